@@ -1,0 +1,171 @@
+"""The command line: list, render, check, plan and build image variants."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+
+from rich.console import Console
+
+from pytorch_cuda.engine.build_client import find_build_client
+from pytorch_cuda.engine.ca_bundle import find_ca_bundle
+from pytorch_cuda.engine.connection import connect
+from pytorch_cuda.engine.docker_engine import DockerEngine
+from pytorch_cuda.engine.index_probe import probe_index
+from pytorch_cuda.engine.progress import console_progress
+from pytorch_cuda.errors import EXIT_USER_ERROR, UserError
+from pytorch_cuda.gitinfo import build_facts
+from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.pipeline import PipelineHooks, execute
+from pytorch_cuda.plan import BuildPlan, make_plan
+from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
+from pytorch_cuda.report import dumps, matrix_rows, outcome_dict, print_matrix, print_outcome, print_stale
+from pytorch_cuda.variants import select_variant
+
+ROOT = Path(__file__).resolve().parent.parent
+
+EPILOG = """\
+examples:
+  python build.py --target cu12              build, check and tag pytorch-cuda:v2.9
+  python build.py --target cu12 --dry-run    show the plan; run nothing
+  python build.py --list                     targets, aliases, pins and tags
+  python build.py --render                   render templates/ into images/
+  python build.py --check-render             fail (exit 1) when images/ is stale
+
+exit status: 0 success, 1 stale images/ or failed checks, 2 bad input or engine problem.
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="build.py",
+        description="Build PyTorch 2.9 + CUDA images from matrix.yaml on a Docker engine with BuildKit, run the "
+        "conformance suite's CPU checks inside each candidate, and only then move its tags.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    action = p.add_mutually_exclusive_group(required=True)
+    action.add_argument("--target", metavar="NAME", help="target to build: a name or alias from --list (e.g. cu12)")
+    action.add_argument("--list", action="store_true", help="list targets, aliases, pins and tags")
+    action.add_argument("--render", action="store_true", help="render templates/ into images/")
+    action.add_argument("--check-render", action="store_true", help="exit 1 when images/ differs from the templates")
+    p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
+    p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)")
+    p.add_argument("--ca-bundle", type=Path, metavar="PATH", help="CA bundle for pip (default: $PIP_CERT, "
+                   "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image")
+    p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
+    p.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml", metavar="PATH", help="matrix file")
+    p.add_argument("--log-dir", type=Path, default=ROOT / "build-output", metavar="DIR", help="where build logs go")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    out = _console(stderr=False)
+    err = _console(stderr=True)
+    if args.dry_run and not args.target:
+        parser().error("--dry-run goes with --target")
+    try:
+        matrix = load_matrix(args.matrix)
+        if args.list:
+            return _list(matrix, out, args.json)
+        if args.render:
+            return _render(matrix, out, args.json)
+        if args.check_render:
+            return _check_render(matrix, out, args.json)
+        return _build(matrix, args, out, err)
+    except UserError as error:
+        if args.json:
+            print(dumps({"error": type(error).__name__, "cause": error.cause, "fix": error.fix}))
+        err.print(error.paragraph(), style="bold red", highlight=False, markup=False)
+        return EXIT_USER_ERROR
+    except KeyboardInterrupt:
+        err.print("interrupted; no tag was moved", style="red")
+        return 130
+
+
+def _console(*, stderr: bool) -> Console:
+    probe = Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True, width=None if probe.is_terminal else 160)
+
+
+def _list(matrix: Matrix, out: Console, as_json: bool) -> int:
+    if as_json:
+        print(dumps(matrix_rows(matrix)))
+    else:
+        print_matrix(out, matrix)
+    return 0
+
+
+def _render(matrix: Matrix, out: Console, as_json: bool) -> int:
+    changed = write_rendered(render_all(matrix, ROOT / "templates"), ROOT)
+    if as_json:
+        print(dumps({"changed": [str(p) for p in changed]}))
+    else:
+        out.print("\n".join(f"rendered {p}" for p in changed) or "images/ is up to date", highlight=False)
+    return 0
+
+
+def _check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
+    stale = find_stale(render_all(matrix, ROOT / "templates"), ROOT)
+    if as_json:
+        print(dumps({"up_to_date": not stale, "stale": [{"path": str(s.path), "reason": s.reason} for s in stale]}))
+    elif stale:
+        print_stale(out, stale)
+        out.print("images/ is stale: run `python build.py --render` and commit the result", style="red")
+    else:
+        out.print("images/ matches templates/ and matrix.yaml")
+    return 1 if stale else 0
+
+
+def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
+    variant = select_variant(matrix, args.target, args.flavour)
+    stale = find_stale(render_variant(matrix, variant, ROOT / "templates"), ROOT, leftovers=False)
+    if stale:
+        raise UserError(
+            cause=f"images/{variant.key} does not match the templates and matrix.yaml "
+            f"({', '.join(f'{s.path} {s.reason}' for s in stale)})",
+            fix="run `python build.py --render` (and commit images/) before building",
+        )
+    ca = find_ca_bundle(args.ca_bundle)
+    return make_plan(
+        matrix,
+        variant,
+        ROOT,
+        build_facts(ROOT),
+        uuid.uuid4().hex[:8],
+        ca.path if ca else None,
+        ca.source if ca else None,
+        run_checks=not args.skip_checks,
+    )
+
+
+def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console) -> int:
+    plan = _plan(matrix, args)
+    if args.dry_run:
+        if args.json:
+            print(dumps(plan.as_dict()))
+        else:
+            out.print_json(dumps(plan.as_dict()))
+        return 0
+    engine = DockerEngine(connect(), find_build_client())
+    hooks = PipelineHooks(
+        log=lambda message: err.print(f"[bold]>[/bold] {message}", highlight=False),
+        progress=console_progress(err),
+        index_probe=lambda: probe_index(plan.index_url, find_ca_bundle(args.ca_bundle)),
+        log_dir=args.log_dir,
+    )
+    outcome = execute(plan, engine, hooks)
+    if args.json:
+        print(dumps(outcome_dict(outcome)))
+    else:
+        print_outcome(out, outcome)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Make sure the base image exists: use it if present, pull it if possible, else bootstrap it offline."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytorch_cuda.engine.protocol import Engine
+from pytorch_cuda.errors import EngineError
+from pytorch_cuda.matrix import Base
+
+IMPORT_CHANGES = ('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["/bin/bash"]')
+
+
+@dataclass(frozen=True)
+class BaseOutcome:
+    ref: str
+    image_id: str
+    how: str  # "present", "pulled" or "bootstrapped"
+    detail: str = ""
+
+
+def bootstrap_command(base: Base, output: Path) -> list[str]:
+    recipe = base.bootstrap
+    return [
+        "mmdebstrap",
+        f"--variant={recipe.variant}",
+        f"--components={','.join(recipe.components)}",
+        "--aptopt=Acquire::Retries \"3\"",
+        "--dpkgopt=path-exclude=/usr/share/doc/*",
+        "--dpkgopt=path-include=/usr/share/doc/*/copyright",
+        "--dpkgopt=path-exclude=/usr/share/man/*",
+        "--dpkgopt=path-exclude=/usr/share/locale/*",
+        recipe.suite,
+        str(output),
+        str(recipe.mirror),
+    ]
+
+
+def ensure_base(
+    engine: Engine,
+    base: Base,
+    *,
+    allow_pull: bool = True,
+    log: Callable[[str], None] = print,
+    run: Callable[[list[str]], subprocess.CompletedProcess[str]] | None = None,
+) -> BaseOutcome:
+    existing = engine.image_id(base.image)
+    if existing:
+        return BaseOutcome(base.image, existing, "present")
+    pull_reason = "pulling disabled"
+    if allow_pull and base.upstream:
+        log(f"base {base.image} is not here; pulling {base.upstream}")
+        pull_reason = engine.pull(base.upstream) or ""
+        if not pull_reason:
+            upstream_id = engine.image_id(base.upstream)
+            if upstream_id:
+                engine.tag(upstream_id, base.image)
+                return BaseOutcome(base.image, upstream_id, "pulled", base.upstream)
+    log(f"cannot pull {base.upstream} ({pull_reason}); bootstrapping {base.image} from {base.bootstrap.mirror}")
+    return _bootstrap(engine, base, run or _run_command, log)
+
+
+def _run_command(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, check=False)
+
+
+def _bootstrap(
+    engine: Engine,
+    base: Base,
+    run: Callable[[list[str]], subprocess.CompletedProcess[str]],
+    log: Callable[[str], None],
+) -> BaseOutcome:
+    if shutil.which("mmdebstrap") is None:
+        raise EngineError(
+            cause=f"the base image {base.image} is not here, cannot be pulled, and mmdebstrap (to bootstrap it from "
+            "the Debian archive) is not installed",
+            fix="install it with `sudo apt-get install mmdebstrap` (scripts/setup-docker.sh does), or load the base "
+            f"image yourself (`docker load` / `docker tag <image> {base.image}`)",
+        )
+    with tempfile.TemporaryDirectory(prefix="pytorch-cuda-base-") as workdir:
+        tarball = Path(workdir) / "rootfs.tar"
+        argv = bootstrap_command(base, tarball)
+        log("running " + " ".join(argv))
+        result = run(argv)
+        if result.returncode != 0 or not tarball.exists():
+            tail = " / ".join((result.stderr or result.stdout or "").strip().splitlines()[-3:])
+            raise EngineError(
+                cause=f"bootstrapping {base.image} with mmdebstrap failed (exit {result.returncode}): {tail}",
+                fix=f"check that {base.bootstrap.mirror} is reachable and that this runs as root (or install uidmap "
+                "for unprivileged mmdebstrap), then build again",
+            )
+        image_id = engine.import_rootfs(tarball, base.image, IMPORT_CHANGES)
+    return BaseOutcome(base.image, image_id, "bootstrapped", str(base.bootstrap.mirror))

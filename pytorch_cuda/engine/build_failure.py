@@ -1,0 +1,75 @@
+"""Explain a failed build from its log: one paragraph with the cause and the fix."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytorch_cuda.errors import EngineError
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    regex: re.Pattern[str]
+    cause: str
+    fix: str
+
+
+_PATTERNS = (
+    _Pattern(
+        re.compile(r"No space left on device|no space left on device"),
+        "the disk under the Docker engine filled up during the build",
+        "free space: `docker image prune -f`, `docker builder prune -f` (a CUDA image needs about 8 GB free "
+        "plus the build cache), then build again",
+    ),
+    _Pattern(
+        re.compile(r"CERTIFICATE_VERIFY_FAILED|SSLError|certificate verify failed"),
+        "pip inside the build could not verify the package index's TLS certificate",
+        "pass the CA bundle that your proxy or network needs with --ca-bundle PATH (or PIP_CERT / SSL_CERT_FILE / "
+        "REQUESTS_CA_BUNDLE); it goes in as a BuildKit secret and never lands in a layer",
+    ),
+    _Pattern(
+        re.compile(r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (\S+)"),
+        "the package index has no wheel for the pinned requirement {0}",
+        "check the pin in matrix.yaml against the index of that target (a torch build for this Python version "
+        "and platform must exist there), re-render with `python build.py --render`, then build again",
+    ),
+    _Pattern(
+        re.compile(
+            r"(Failed to establish a new connection|Temporary failure in name resolution|Max retries exceeded|"
+            r"Network is unreachable|Connection reset by peer|Read timed out|ReadTimeoutError|"
+            r"Could not fetch URL|IncompleteRead|THESE PACKAGES DO NOT MATCH THE HASHES)"
+        ),
+        "a download inside the build failed ({0})",
+        "check that the package index and the Debian archive are reachable from the Docker engine (proxy settings, "
+        "DNS), then build again; finished downloads stay in the build cache",
+    ),
+    _Pattern(
+        re.compile(r"(Unable to fetch some archives|Failed to fetch \S+|E: Unable to locate package \S+)"),
+        "apt inside the build failed: {0}",
+        "check that the Debian archive named in the base image's sources is reachable and that the package "
+        "names in matrix.yaml exist in that Debian release",
+    ),
+    _Pattern(
+        re.compile(r"(pull access denied|failed to resolve source metadata for \S+|not found: manifest unknown)"),
+        "the build could not get its base image ({0})",
+        "run the build through `python build.py`, which bootstraps the base image offline when it cannot be pulled",
+    ),
+)
+
+
+def explain_build_failure(log_text: str, log_path: Path | None, failed_step: str) -> EngineError:
+    where = f"; the full log is {log_path}" if log_path else ""
+    for pattern in _PATTERNS:
+        match = pattern.regex.search(log_text)
+        if match:
+            detail = match.group(1) if match.groups() else match.group(0)
+            return EngineError(cause=pattern.cause.format(detail) + where, fix=pattern.fix)
+    last_lines = [line for line in log_text.splitlines() if line.strip()][-3:]
+    tail = " / ".join(line.strip()[:200] for line in last_lines)
+    step = f" at step {failed_step}" if failed_step else ""
+    return EngineError(
+        cause=f"the image build failed{step}: {tail}{where}",
+        fix="read the error above, correct the template or matrix entry it points to, re-render, and build again",
+    )

@@ -1,0 +1,179 @@
+"""The real engine: BuildKit through the docker CLI for builds, the Docker SDK for everything else."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import tarfile
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import docker
+import docker.errors
+import requests.exceptions
+
+from pytorch_cuda.engine.build_client import BuildClient
+from pytorch_cuda.engine.build_failure import explain_build_failure
+from pytorch_cuda.engine.progress import BuildKitParser
+from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink, RunResult
+from pytorch_cuda.errors import EngineError
+
+
+class DockerEngine:
+    def __init__(self, client: docker.DockerClient, build_client: BuildClient) -> None:
+        self._client = client
+        self._build_client = build_client
+        self._info: dict[str, object] = client.info()
+
+    def describe(self) -> str:
+        return (
+            f"Docker Engine {self._info.get('ServerVersion')} ({self._info.get('Driver')}), "
+            f"builds with {' '.join(self._build_client.argv[1:])}"
+            f"{' (DOCKER_BUILDKIT=1)' if self._build_client.env else ''}"
+        )
+
+    def image_id(self, ref: str) -> str | None:
+        try:
+            image = self._client.images.get(ref)
+        except docker.errors.ImageNotFound:
+            return None
+        return str(image.id)
+
+    def image_labels(self, ref: str) -> Mapping[str, str]:
+        return dict(self._client.images.get(ref).labels or {})
+
+    def image_size(self, ref: str) -> int:
+        return int(self._client.images.get(ref).attrs["Size"])
+
+    def pull(self, ref: str) -> str | None:
+        repository, _, tag = ref.rpartition(":") if ":" in ref.split("/")[-1] else (ref, "", "latest")
+        try:
+            self._client.images.pull(repository, tag=tag or "latest")
+        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+            return str(exc).splitlines()[0][:300]
+        return None
+
+    def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
+        repository, _, tag = ref.rpartition(":")
+        with tarball.open("rb") as stream:
+            response = self._client.api.import_image_from_stream(
+                stream, repository=repository, tag=tag, changes=list(changes)
+            )
+        image_id = self.image_id(ref)
+        if image_id is None:
+            raise EngineError(
+                cause=f"`docker import` of {tarball} did not produce {ref}: {str(response)[:300]}",
+                fix="check the engine's log (dockerd) and the free disk space, then build again",
+            )
+        return image_id
+
+    def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+        argv = self._build_client.command(request)
+        env = {**os.environ, **self._build_client.env}
+        parser = BuildKitParser()
+        started = time.monotonic()
+        failed_step = ""
+        cached = total = 0
+        log_lines: list[str] = []
+        log_file = request.log_path.open("w", encoding="utf-8") if request.log_path else None
+        try:
+            process = subprocess.Popen(
+                argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, bufsize=1
+            )
+            assert process.stdout is not None
+            for line in process.stdout:
+                log_lines.append(line)
+                if log_file:
+                    log_file.write(line)
+                event = parser.feed(line)
+                if event is None:
+                    continue
+                if event.kind == "step" and "[internal]" not in event.step:
+                    total += 1
+                elif event.kind == "cached":
+                    cached += 1
+                elif event.kind == "error":
+                    failed_step = event.step
+                on_progress(event)
+            code = process.wait()
+        except KeyboardInterrupt:
+            process.terminate()
+            raise
+        finally:
+            if log_file:
+                log_file.close()
+        if code != 0:
+            raise explain_build_failure("".join(log_lines[-400:]), request.log_path, failed_step)
+        image_id = self.image_id(request.tag)
+        if image_id is None:
+            raise EngineError(
+                cause=f"the build reported success but {request.tag} does not exist",
+                fix="check that the build client loads images into this engine (buildx: a 'docker' driver or --load)",
+            )
+        return BuildResult(image_id, time.monotonic() - started, cached, total)
+
+    def run(
+        self,
+        ref: str,
+        command: Sequence[str],
+        *,
+        shm_size: str,
+        timeout_s: float,
+        collect: Sequence[str] = (),
+        user: str | None = None,
+    ) -> RunResult:
+        container = self._client.containers.run(
+            ref, list(command), detach=True, shm_size=shm_size, user=user or "", network_disabled=True
+        )
+        timed_out = False
+        try:
+            try:
+                status = container.wait(timeout=timeout_s)
+                exit_code = int(status.get("StatusCode", -1))
+            except requests.exceptions.RequestException:
+                timed_out = True
+                container.kill()
+                exit_code = 124
+            output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")
+            files = {path: data for path in collect if (data := _read_file(container, path)) is not None}
+        finally:
+            container.remove(force=True)
+        return RunResult(exit_code, output, files, timed_out)
+
+    def tag(self, image_id: str, ref: str) -> None:
+        repository, _, tag = ref.rpartition(":")
+        self._client.images.get(image_id).tag(repository, tag)
+
+    def untag(self, ref: str) -> None:
+        try:
+            self._client.images.remove(ref, noprune=False)
+        except docker.errors.ImageNotFound:
+            pass
+        except docker.errors.APIError as exc:
+            # The image is still used by a container: dropping the tag is all we wanted.
+            if exc.status_code != 409:
+                raise
+
+    def free_disk_bytes(self) -> int | None:
+        root = str(self._info.get("DockerRootDir") or "/var/lib/docker")
+        try:
+            stats = os.statvfs(root)
+        except OSError:
+            return None
+        return stats.f_bavail * stats.f_frsize
+
+
+def _read_file(container: docker.models.containers.Container, path: str) -> bytes | None:
+    try:
+        chunks, _ = container.get_archive(path)
+    except docker.errors.NotFound:
+        return None
+    buffer = io.BytesIO(b"".join(chunks))
+    with tarfile.open(fileobj=buffer) as archive:
+        member = archive.next()
+        if member is None or not member.isfile():
+            return None
+        extracted = archive.extractfile(member)
+        return extracted.read() if extracted else None

@@ -1,0 +1,53 @@
+"""Checks that run inside a candidate image before any tag moves: the conformance suite's CPU part."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pytorch_cuda.engine.protocol import Engine
+
+RESULTS_PATH = "/tmp/conformance/results.json"
+JUNIT_PATH = "/tmp/conformance/junit.xml"
+CHECK_SHM_SIZE = "2g"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    passed: bool
+    exit_code: int
+    counts: dict[str, int]
+    failures: tuple[str, ...]
+    output_tail: str
+    results: dict[str, Any] | None
+
+
+def run_cpu_conformance(engine: Engine, ref: str, timeout_s: float = 1800.0) -> CheckReport:
+    """Run `conformance -m cpu` in the image (no GPU needed) and read its JSON result file back."""
+    result = engine.run(
+        ref,
+        ["conformance", "-m", "cpu", "-q", "-rfEs", "-p", "no:randomly"],
+        shm_size=CHECK_SHM_SIZE,
+        timeout_s=timeout_s,
+        collect=(RESULTS_PATH, JUNIT_PATH),
+    )
+    raw = result.files.get(RESULTS_PATH)
+    results: dict[str, Any] | None = json.loads(raw) if raw else None
+    counts, failures = _summarise(results)
+    tail = "\n".join(result.output.strip().splitlines()[-25:])
+    passed = result.exit_code == 0 and not result.timed_out and results is not None and counts.get("passed", 0) > 0
+    return CheckReport(passed, result.exit_code, counts, failures, tail, results)
+
+
+def _summarise(results: dict[str, Any] | None) -> tuple[dict[str, int], tuple[str, ...]]:
+    if not results:
+        return {}, ()
+    counts: dict[str, int] = {}
+    failures: list[str] = []
+    for test in results.get("tests", []):
+        outcome = str(test.get("outcome", "unknown"))
+        counts[outcome] = counts.get(outcome, 0) + 1
+        if outcome in ("failed", "error"):
+            failures.append(f"{test.get('nodeid')}: {str(test.get('message', ''))[:300]}")
+    return counts, tuple(failures)

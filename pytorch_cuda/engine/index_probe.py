@@ -1,0 +1,39 @@
+"""Check, before a long build, that the target's package index answers from here."""
+
+from __future__ import annotations
+
+import ssl
+import urllib.error
+import urllib.request
+
+from pytorch_cuda.engine.ca_bundle import CaBundle
+from pytorch_cuda.errors import EngineError
+
+
+def probe_index(index_url: str, ca: CaBundle | None, timeout_s: float = 20.0) -> None:
+    """Raise EngineError("index unreachable") unless the index's torch page answers."""
+    url = index_url.rstrip("/") + "/torch/"
+    context = ssl.create_default_context(cafile=str(ca.path) if ca else None)
+    request = urllib.request.Request(url, method="GET", headers={"User-Agent": "pytorch-cuda-build"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
+            status = response.status
+    except urllib.error.HTTPError as exc:
+        status = exc.code
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        certificate = isinstance(reason, ssl.SSLCertVerificationError)
+        raise EngineError(
+            cause=f"the package index {index_url} is unreachable from this machine ({reason})",
+            fix=(
+                "pass the CA bundle your network needs with --ca-bundle PATH"
+                if certificate
+                else "build where that index can be reached, mirror it and point the target's 'index' in matrix.yaml "
+                "at the mirror, or choose a target whose index is reachable (cu128 uses PyPI)"
+            ),
+        ) from exc
+    if status >= 400:
+        raise EngineError(
+            cause=f"the package index {index_url} is unreachable: {url} answered HTTP {status}",
+            fix="check the target's 'index' in matrix.yaml, or build a target whose index answers (cu128 uses PyPI)",
+        )

@@ -1,0 +1,71 @@
+"""Parse BuildKit's plain progress output and show it: steps, cache hits, and the long step's latest line."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+
+from rich.console import Console
+
+from pytorch_cuda.engine.protocol import ProgressEvent
+
+_LINE = re.compile(r"^#(?P<id>\d+) (?P<rest>.*)$")
+_TIMED = re.compile(r"^\d+\.\d+ (?P<text>.*)$")
+_INTERESTING = re.compile(r"(Downloading|Collecting|Installing collected|Successfully installed|Setting up |Get:\d+|ERROR|error:)")
+
+
+class BuildKitParser:
+    """Turns `--progress=plain` lines into ProgressEvents."""
+
+    def __init__(self) -> None:
+        self._names: dict[str, str] = {}
+
+    def feed(self, line: str) -> ProgressEvent | None:
+        match = _LINE.match(line.rstrip("\n"))
+        if not match:
+            return ProgressEvent("log", "", line.rstrip("\n")) if line.strip() else None
+        step_id, rest = match.group("id"), match.group("rest")
+        if rest.startswith("["):
+            self._names[step_id] = rest
+            return ProgressEvent("step", rest)
+        name = self._names.get(step_id, f"#{step_id}")
+        if rest.startswith("DONE"):
+            return ProgressEvent("done", name, rest.removeprefix("DONE ").strip())
+        if rest == "CACHED":
+            return ProgressEvent("cached", name)
+        if rest.startswith("ERROR"):
+            return ProgressEvent("error", name, rest.removeprefix("ERROR").lstrip(": "))
+        timed = _TIMED.match(rest)
+        if timed:
+            return ProgressEvent("log", name, timed.group("text"))
+        return None
+
+
+def console_progress(console: Console) -> Callable[[ProgressEvent], None]:
+    """A sink that prints each real step once and, for long steps, their notable lines (throttled)."""
+    started: dict[str, float] = {}
+    last_log = [0.0]
+
+    def sink(event: ProgressEvent) -> None:
+        if event.kind == "step" and "[internal]" not in event.step and not event.step.startswith("[auth]"):
+            started[event.step] = time.monotonic()
+            console.print(f"[bold]build[/bold] {_short(event.step)}", highlight=False)
+        elif event.kind == "cached" and event.step in started:
+            console.print(f"      cached: {_short(event.step, 60)}", style="dim", highlight=False)
+        elif event.kind == "done" and event.step in started:
+            console.print(f"      done in {event.text}: {_short(event.step, 60)}", style="green", highlight=False)
+        elif event.kind == "error":
+            console.print(f"      failed: {_short(event.step, 60)}: {event.text}", style="red", highlight=False)
+        elif event.kind == "log" and _INTERESTING.search(event.text):
+            now = time.monotonic()
+            if now - last_log[0] >= 2.0 or "Successfully" in event.text or "rror" in event.text:
+                last_log[0] = now
+                console.print(f"      | {event.text[:150]}", style="dim", highlight=False)
+
+    return sink
+
+
+def _short(text: str, width: int = 110) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 3] + "..."

@@ -1,0 +1,41 @@
+"""Move tags from a checked candidate to the full tag and the aliases, all or nothing."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pytorch_cuda.engine.protocol import Engine
+from pytorch_cuda.errors import EngineError
+
+
+@dataclass(frozen=True)
+class TagMove:
+    ref: str
+    previous_id: str | None
+    new_id: str
+
+
+def promote(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]:
+    """Point every ref at image_id. If any move fails, every ref goes back to where it pointed."""
+    moves: list[TagMove] = []
+    try:
+        for ref in refs:
+            previous = engine.image_id(ref)
+            engine.tag(image_id, ref)
+            moves.append(TagMove(ref, previous, image_id))
+    except Exception as exc:
+        _roll_back(engine, moves)
+        raise EngineError(
+            cause=f"moving the tag {ref} failed ({exc}); every tag was put back where it was",
+            fix="check the engine (`docker info`) and its free disk, then run the build again; layers are cached",
+        ) from exc
+    return moves
+
+
+def _roll_back(engine: Engine, moves: list[TagMove]) -> None:
+    for move in reversed(moves):
+        if move.previous_id is None:
+            engine.untag(move.ref)
+        else:
+            engine.tag(move.previous_id, move.ref)

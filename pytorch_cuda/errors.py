@@ -1,0 +1,36 @@
+"""User-facing errors: one paragraph naming the cause and the fix, exit status 2."""
+
+from __future__ import annotations
+
+import textwrap
+
+EXIT_USER_ERROR = 2
+
+
+class UserError(Exception):
+    """An error caused by input or environment that the user can fix.
+
+    ``cause`` says what went wrong, ``fix`` says what to do about it. The CLI
+    prints them as one paragraph and exits with status 2.
+    """
+
+    def __init__(self, cause: str, fix: str) -> None:
+        super().__init__(cause)
+        self.cause = cause.strip().rstrip(".")
+        self.fix = fix.strip().rstrip(".")
+
+    def paragraph(self, width: int = 100) -> str:
+        text = f"error: {self.cause}. Fix: {self.fix}."
+        return textwrap.fill(text, width=width, break_on_hyphens=False, break_long_words=False)
+
+
+class MatrixError(UserError):
+    """matrix.yaml is missing, malformed or invalid."""
+
+
+class EngineError(UserError):
+    """The Docker engine is missing, down, refusing us, or a build step failed."""
+
+
+class CheckFailed(UserError):
+    """The in-image checks of a candidate image failed; no alias was moved."""

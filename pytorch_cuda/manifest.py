@@ -1,0 +1,61 @@
+"""The build manifest baked into every image at /etc/pytorch-cuda/manifest.json.
+
+It holds every pin of the variant. The conformance suite reads it and checks
+the image against it; its format is the contract documented in conformance/README.md.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.variants import Variant
+
+MANIFEST_SCHEMA = 1
+MANIFEST_PATH = "/etc/pytorch-cuda/manifest.json"
+VENV_PATH = "/opt/pytorch"
+
+
+def build_manifest(matrix: Matrix, variant: Variant) -> dict[str, Any]:
+    family = variant.target.wheel_family
+    return {
+        "schema": MANIFEST_SCHEMA,
+        "project": matrix.project.name,
+        "target": variant.target_name,
+        "flavour": variant.flavour_name,
+        "python": variant.base.python,
+        "venv": VENV_PATH,
+        "pins": {
+            "torch": variant.torch_version,
+            "cuda": variant.target.cuda,
+            "cudnn": variant.target.cudnn,
+            "nccl": variant.target.nccl,
+            "triton": variant.target.triton,
+        },
+        "wheels": {
+            "cudnn": f"nvidia-cudnn-{family}",
+            "nccl": f"nvidia-nccl-{family}",
+            "cublas": f"nvidia-cublas-{family}" if family == "cu12" else "nvidia-cublas",
+        },
+        "min_driver": variant.target.min_driver,
+        "cuda_compat_driver": variant.target.compat_driver,
+    }
+
+
+def manifest_json(matrix: Matrix, variant: Variant) -> str:
+    return json.dumps(build_manifest(matrix, variant), indent=2, sort_keys=False) + "\n"
+
+
+def requirements_txt(matrix: Matrix, variant: Variant) -> str:
+    """Exact pins for pip: torch and the CUDA wheels it must resolve to, plus the suite's tools."""
+    manifest = build_manifest(matrix, variant)
+    lines = [
+        "# Generated from matrix.yaml by `python build.py --render`. Do not edit.",
+        f"torch=={variant.target.torch}",
+        f"triton=={variant.target.triton}",
+        f"{manifest['wheels']['cudnn']}=={variant.target.cudnn}",
+        f"{manifest['wheels']['nccl']}=={variant.target.nccl}",
+        *(f"{name}=={version}" for name, version in sorted(matrix.image_tools.items())),
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,247 @@
+"""The build matrix: typed, validated objects loaded from matrix.yaml."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+import yaml
+from packaging.version import InvalidVersion, Version
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    ValidationError,
+    model_validator,
+)
+
+from pytorch_cuda.errors import MatrixError
+
+SUPPORTED_SCHEMA = 1
+TORCH_SERIES = "2.9"
+
+
+def _check_version(value: str) -> str:
+    try:
+        Version(value)
+    except InvalidVersion as exc:
+        raise ValueError(f"{value!r} is not a PEP 440 version (e.g. '2.9.1')") from exc
+    return value
+
+
+def _check_cuda(value: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+", value):
+        raise ValueError(f"{value!r} is not a CUDA major.minor version (e.g. '12.8')")
+    return value
+
+
+def _check_driver(value: str) -> str:
+    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
+        raise ValueError(f"{value!r} is not an NVIDIA driver version (e.g. '570.26')")
+    return value
+
+
+def _check_name(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", value):
+        raise ValueError(f"{value!r} must be lower-case letters, digits, '.', '_' or '-'")
+    return value
+
+
+def _check_deb_package(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", value):
+        raise ValueError(f"{value!r} is not a Debian package name")
+    return value
+
+
+def _check_image_ref(value: str) -> str:
+    if not re.fullmatch(r"[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?", value):
+        raise ValueError(f"{value!r} is not a Docker image reference (e.g. 'repo/name:tag')")
+    return value
+
+
+PepVersion = Annotated[str, AfterValidator(_check_version)]
+CudaVersion = Annotated[str, AfterValidator(_check_cuda)]
+DriverVersion = Annotated[str, AfterValidator(_check_driver)]
+Name = Annotated[str, AfterValidator(_check_name)]
+DebPackage = Annotated[str, AfterValidator(_check_deb_package)]
+ImageRef = Annotated[str, AfterValidator(_check_image_ref)]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Project(_Frozen):
+    name: Name
+    repository: Name
+    source: HttpUrl
+    series: str
+    default_target: Name
+    default_flavour: Name
+
+    @model_validator(mode="after")
+    def _series_is_ours(self) -> Project:
+        if self.series != TORCH_SERIES:
+            raise ValueError(f"series {self.series!r} is not supported; this tool builds PyTorch {TORCH_SERIES}.x")
+        return self
+
+
+class Bootstrap(_Frozen):
+    tool: Literal["mmdebstrap"]
+    suite: Name
+    variant: Literal["minbase", "essential", "apt", "required", "buildd", "important", "standard"]
+    mirror: HttpUrl
+    components: tuple[Name, ...] = ("main",)
+
+
+class Base(_Frozen):
+    image: ImageRef
+    upstream: ImageRef | None = None
+    python: CudaVersion = Field(description="major.minor of the base's python3")
+    bootstrap: Bootstrap
+
+    @model_validator(mode="after")
+    def _local_name_is_not_docker_hub(self) -> Base:
+        if self.image.startswith(("docker.io/", "library/")) or "/" not in self.image.split(":")[0]:
+            raise ValueError(
+                f"image {self.image!r} looks like a Docker Hub name; use a local namespace such as "
+                "'pytorch-cuda-base/debian:trixie' so a bootstrapped base never pretends to be Docker Hub's"
+            )
+        return self
+
+
+class Target(_Frozen):
+    aliases: tuple[Name, ...] = ()
+    index: HttpUrl
+    torch: PepVersion
+    local_version: Name
+    cuda: CudaVersion
+    cudnn: PepVersion
+    nccl: PepVersion
+    triton: PepVersion
+    wheel_family: Literal["cu12", "cu13"]
+    min_driver: DriverVersion
+    compat_driver: DriverVersion
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Target:
+        if not self.torch.startswith(TORCH_SERIES + "."):
+            raise ValueError(f"torch {self.torch!r} is not a PyTorch {TORCH_SERIES}.x release")
+        if self.local_version != "cu" + self.cuda.replace(".", ""):
+            raise ValueError(
+                f"local_version {self.local_version!r} does not match cuda {self.cuda!r} "
+                f"(expected 'cu{self.cuda.replace('.', '')}')"
+            )
+        if self.wheel_family != "cu" + self.cuda.split(".")[0]:
+            raise ValueError(f"wheel_family {self.wheel_family!r} does not match cuda {self.cuda!r}")
+        if Version(self.compat_driver) > Version(self.min_driver):
+            raise ValueError("compat_driver must not be newer than min_driver")
+        return self
+
+
+class Flavour(_Frozen):
+    template: str = Field(pattern=r"^[a-z0-9_-]+\.Dockerfile\.j2$")
+    description: str
+    apt_packages: tuple[DebPackage, ...]
+
+
+class User(_Frozen):
+    name: Name
+    uid: int = Field(ge=1, le=65533)
+
+
+class Matrix(_Frozen):
+    schema_: Literal[1] = Field(alias="schema")
+    project: Project
+    bases: dict[Name, Base]
+    default_base: Name
+    targets: dict[Name, Target]
+    flavours: dict[Name, Flavour]
+    image_tools: dict[Name, PepVersion]
+    user: User
+
+    @model_validator(mode="after")
+    def _references_resolve(self) -> Matrix:
+        if self.default_base not in self.bases:
+            raise ValueError(f"default_base {self.default_base!r} is not one of bases: {sorted(self.bases)}")
+        if self.project.default_target not in self.targets:
+            raise ValueError(
+                f"project.default_target {self.project.default_target!r} is not one of targets: {sorted(self.targets)}"
+            )
+        if self.project.default_flavour not in self.flavours:
+            raise ValueError(
+                f"project.default_flavour {self.project.default_flavour!r} is not one of flavours: "
+                f"{sorted(self.flavours)}"
+            )
+        seen: dict[str, str] = {}
+        for name, target in self.targets.items():
+            for label in (name, *target.aliases):
+                if label in seen:
+                    raise ValueError(f"target name or alias {label!r} is used by both {seen[label]!r} and {name!r}")
+                seen[label] = name
+        return self
+
+    def target_names(self) -> dict[str, str]:
+        """Every accepted --target value (names and aliases) -> canonical target name."""
+        names = {name: name for name in self.targets}
+        for name, target in self.targets.items():
+            names.update({alias: name for alias in target.aliases})
+        return names
+
+
+def _key_path(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(p) for p in loc) or "(top level)"
+
+
+def _format_validation_error(path: Path, exc: ValidationError) -> MatrixError:
+    problems = []
+    for err in exc.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+        value = err.get("input")
+        shown = repr(value) if not isinstance(value, dict) else "a mapping"
+        message = err["msg"].removeprefix("Value error, ")
+        problems.append(f"at key {_key_path(loc)!r} the value {shown} is invalid: {message}")
+    listed = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
+    return MatrixError(
+        cause=f"{path} does not validate: {listed}",
+        fix=f"edit {path} so every key holds an allowed value (see the comments in that file), "
+        "then run `python build.py --list` to check it",
+    )
+
+
+def load_matrix(path: Path) -> Matrix:
+    """Load and validate matrix.yaml, raising MatrixError with a one-paragraph explanation."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise MatrixError(
+            cause=f"the matrix file {path} does not exist",
+            fix="run from the repository root or pass --matrix PATH to an existing matrix.yaml",
+        ) from None
+    except OSError as exc:
+        raise MatrixError(cause=f"cannot read {path}: {exc.strerror}", fix="check the path and its permissions") from exc
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise MatrixError(
+            cause=f"{path} is not valid YAML{where}: {problem}",
+            fix="correct the YAML syntax (indentation, colons, quotes) at that place",
+        ) from exc
+    if not isinstance(data, dict):
+        raise MatrixError(cause=f"{path} must hold a mapping at the top level", fix="start from the committed matrix.yaml")
+    schema = data.get("schema")
+    if schema != SUPPORTED_SCHEMA:
+        raise MatrixError(
+            cause=f"at key 'schema' of {path} the value {schema!r} is not supported (allowed: {SUPPORTED_SCHEMA})",
+            fix=f"set 'schema: {SUPPORTED_SCHEMA}' or use the version of pytorch-cuda that wrote this matrix",
+        )
+    try:
+        return Matrix.model_validate(data)
+    except ValidationError as exc:
+        raise _format_validation_error(path, exc) from exc

@@ -1,0 +1,118 @@
+"""Execute a build plan: engine checks -> base -> BuildKit build -> in-image checks -> tags."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytorch_cuda.engine.base_image import BaseOutcome, ensure_base
+from pytorch_cuda.engine.in_image_checks import CheckReport, run_cpu_conformance
+from pytorch_cuda.engine.promote import TagMove, promote
+from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
+from pytorch_cuda.errors import CheckFailed, EngineError
+from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
+
+MIN_FREE_DISK_BYTES = 12 * 1024**3
+
+
+@dataclass(frozen=True)
+class BuildOutcome:
+    plan: BuildPlan
+    image_id: str
+    size_bytes: int
+    base: BaseOutcome
+    build_seconds: float
+    cached_steps: int
+    total_steps: int
+    checks: CheckReport | None
+    moves: tuple[TagMove, ...]
+    total_seconds: float
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PipelineHooks:
+    log: Callable[[str], None]
+    progress: ProgressSink
+    index_probe: Callable[[], None]
+    log_dir: Path
+
+
+def check_disk(engine: Engine, needed: int = MIN_FREE_DISK_BYTES) -> None:
+    free = engine.free_disk_bytes()
+    if free is not None and free < needed:
+        raise EngineError(
+            cause=f"only {free / 1024**3:.1f} GiB is free under the Docker engine's data root; a CUDA image build "
+            f"needs at least {needed / 1024**3:.0f} GiB (about 7.5 GB image plus the build cache)",
+            fix="free space with `docker image prune -f` and `docker builder prune -f`, or move the data root",
+        )
+
+
+def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutcome:
+    started = time.monotonic()
+    timings: dict[str, float] = {}
+
+    def timed(name: str, began: float) -> None:
+        timings[name] = round(time.monotonic() - began, 1)
+
+    hooks.log(f"engine: {engine.describe()}")
+    check_disk(engine)
+    began = time.monotonic()
+    hooks.index_probe()
+    timed("index_probe", began)
+
+    began = time.monotonic()
+    base = ensure_base(engine, plan.variant.base, log=hooks.log)
+    timed("base", began)
+    hooks.log(f"base {base.ref}: {base.how} {base.detail}".rstrip())
+
+    request = BuildRequest(
+        dockerfile=plan.dockerfile,
+        context=plan.context,
+        tag=plan.candidate,
+        labels=plan.labels,
+        secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
+        log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
+    )
+    hooks.log_dir.mkdir(parents=True, exist_ok=True)
+    hooks.log(f"building {plan.candidate} from {plan.dockerfile} (log: {request.log_path})")
+    result = engine.build(request, hooks.progress)
+    timings["build"] = round(result.seconds, 1)
+
+    checks: CheckReport | None = None
+    try:
+        if plan.run_checks:
+            hooks.log(f"running `conformance -m cpu` inside {plan.candidate}")
+            began = time.monotonic()
+            checks = run_cpu_conformance(engine, plan.candidate)
+            timed("checks", began)
+            if not checks.passed:
+                raise CheckFailed(
+                    cause=f"the in-image checks failed in {plan.candidate} (exit {checks.exit_code}, "
+                    f"{_counts(checks)}): {'; '.join(checks.failures[:3]) or checks.output_tail[-400:]}; "
+                    "no tag was moved",
+                    fix="fix what the failing checks name (matrix pins, template), re-render and build again; run "
+                    f"`docker run --rm --shm-size=1g <image> conformance -m cpu` on the image to see the details",
+                )
+        moves = promote(engine, result.image_id, plan.tags.all_refs)
+    finally:
+        engine.untag(plan.candidate)
+    return BuildOutcome(
+        plan=plan,
+        image_id=result.image_id,
+        size_bytes=engine.image_size(plan.tags.full_ref),
+        base=base,
+        build_seconds=result.seconds,
+        cached_steps=result.cached_steps,
+        total_steps=result.total_steps,
+        checks=checks,
+        moves=tuple(moves),
+        total_seconds=time.monotonic() - started,
+        timings=timings,
+    )
+
+
+def _counts(checks: CheckReport) -> str:
+    return ", ".join(f"{count} {outcome}" for outcome, count in sorted(checks.counts.items())) or "no results"

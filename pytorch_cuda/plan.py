@@ -1,0 +1,82 @@
+"""The build plan: everything a build of one variant will do, computed without touching the engine."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from pytorch_cuda.labels import BuildFacts, build_labels
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.tags import TagSet, candidate_ref, tag_set
+from pytorch_cuda.variants import Variant
+
+PIP_CA_SECRET = "pip_ca"
+
+
+@dataclass(frozen=True)
+class BuildPlan:
+    variant: Variant
+    dockerfile: Path
+    context: Path
+    base_ref: str
+    base_upstream: str | None
+    index_url: str
+    tags: TagSet
+    candidate: str
+    labels: dict[str, str]
+    ca_bundle: Path | None
+    ca_source: str | None
+    run_checks: bool
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "variant": self.variant.key,
+            "target": self.variant.target_name,
+            "flavour": self.variant.flavour_name,
+            "dockerfile": str(self.dockerfile),
+            "context": str(self.context),
+            "base": {"image": self.base_ref, "upstream": self.base_upstream, "fallback": "mmdebstrap bootstrap"},
+            "index": self.index_url,
+            "ca_bundle": {"path": str(self.ca_bundle), "from": self.ca_source, "as": f"secret {PIP_CA_SECRET}"}
+            if self.ca_bundle
+            else None,
+            "candidate": self.candidate,
+            "tags": list(self.tags.all_refs),
+            "labels": self.labels,
+            "checks": "conformance -m cpu (inside the candidate)" if self.run_checks else "skipped (--skip-checks)",
+            "steps": [
+                "check that images/ matches the templates",
+                "check the engine, its disk and the package index",
+                f"ensure base {self.base_ref} (local, else pull, else bootstrap)",
+                f"build {self.dockerfile} -> {self.candidate}",
+                "run the in-image checks" if self.run_checks else "skip the in-image checks",
+                f"tag {', '.join(self.tags.all_refs)} and drop the candidate tag",
+            ],
+        }
+
+
+def make_plan(
+    matrix: Matrix,
+    variant: Variant,
+    root: Path,
+    facts: BuildFacts,
+    build_id: str,
+    ca_bundle: Path | None,
+    ca_source: str | None,
+    run_checks: bool = True,
+) -> BuildPlan:
+    tags = tag_set(matrix, variant)
+    return BuildPlan(
+        variant=variant,
+        dockerfile=root / "images" / variant.key / "Dockerfile",
+        context=root,
+        base_ref=variant.base.image,
+        base_upstream=variant.base.upstream,
+        index_url=str(variant.target.index).rstrip("/"),
+        tags=tags,
+        candidate=candidate_ref(matrix, variant, build_id),
+        labels=build_labels(variant, tags.full, facts),
+        ca_bundle=ca_bundle,
+        ca_source=ca_source,
+        run_checks=run_checks,
+    )

@@ -1,0 +1,154 @@
+"""Render templates/ into images/<variant>/ and check that images/ is up to date."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.labels import static_labels
+from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.variants import Variant, all_variants
+
+EXTRA_INDEX_FOR_NON_PYPI = "https://pypi.org/simple"
+EXECUTABLE_FILES = frozenset({"conformance"})
+
+
+@dataclass(frozen=True)
+class RenderedFile:
+    path: Path  # relative to the repository root
+    content: str
+
+    @property
+    def executable(self) -> bool:
+        return self.path.name in EXECUTABLE_FILES
+
+
+@dataclass(frozen=True)
+class StaleFile:
+    path: Path
+    reason: str
+    diff: str
+
+
+def _environment(templates_dir: Path) -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(templates_dir)),
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=False,
+        autoescape=False,
+    )
+
+
+def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
+    index_url = str(variant.target.index).rstrip("/")
+    extra = [] if index_url == EXTRA_INDEX_FOR_NON_PYPI else [EXTRA_INDEX_FOR_NON_PYPI]
+    return {
+        "project": matrix.project,
+        "variant": variant,
+        "target": variant.target,
+        "flavour": variant.flavour,
+        "base": variant.base,
+        "user": matrix.user,
+        "venv": VENV_PATH,
+        "index_url": index_url,
+        "extra_index_urls": extra,
+        "static_labels": static_labels(matrix, variant),
+    }
+
+
+def _render_template(env: jinja2.Environment, name: str, context: dict[str, object]) -> str:
+    try:
+        text = env.get_template(name).render(context)
+    except jinja2.TemplateNotFound as exc:
+        raise UserError(
+            cause=f"template {exc.name!r} does not exist under templates/",
+            fix="add the template or correct the flavour's 'template' key in matrix.yaml",
+        ) from exc
+    except jinja2.UndefinedError as exc:
+        raise UserError(
+            cause=f"template {name!r} uses an undefined value: {exc.message}",
+            fix="define the value in matrix.yaml or correct the template",
+        ) from exc
+    except jinja2.TemplateSyntaxError as exc:
+        raise UserError(
+            cause=f"template {exc.filename or name} has a syntax error at line {exc.lineno}: {exc.message}",
+            fix="correct the Jinja syntax there",
+        ) from exc
+    lines = [line.rstrip() for line in text.splitlines()]
+    collapsed = [line for i, line in enumerate(lines) if line or (i > 0 and lines[i - 1])]
+    return "\n".join(collapsed).strip("\n") + "\n"
+
+
+def render_variant(matrix: Matrix, variant: Variant, templates_dir: Path) -> list[RenderedFile]:
+    env = _environment(templates_dir)
+    context = _context(matrix, variant)
+    folder = Path("images") / variant.key
+    return [
+        RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
+        RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
+        RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
+        RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
+    ]
+
+
+def render_all(matrix: Matrix, templates_dir: Path) -> list[RenderedFile]:
+    return [file for variant in all_variants(matrix) for file in render_variant(matrix, variant, templates_dir)]
+
+
+def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
+    """Write the files; remove variant folders the matrix no longer has. Returns the changed paths."""
+    changed: list[Path] = []
+    wanted_dirs = {file.path.parent for file in files}
+    images_dir = root / "images"
+    if images_dir.is_dir():
+        for folder in sorted(images_dir.iterdir()):
+            if folder.is_dir() and folder.relative_to(root) not in wanted_dirs:
+                for child in folder.iterdir():
+                    child.unlink()
+                folder.rmdir()
+                changed.append(folder.relative_to(root))
+    for file in files:
+        target = root / file.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists() or target.read_text(encoding="utf-8") != file.content:
+            target.write_text(file.content, encoding="utf-8")
+            changed.append(file.path)
+        target.chmod(0o755 if file.executable else 0o644)
+    return changed
+
+
+def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True) -> list[StaleFile]:
+    """Compare what the templates render with what images/ holds (and, with leftovers, flag extra files)."""
+    stale: list[StaleFile] = []
+    wanted = {file.path for file in files}
+    images_dir = root / "images"
+    if leftovers and images_dir.is_dir():
+        for path in sorted(images_dir.rglob("*")):
+            relative = path.relative_to(root)
+            if path.is_file() and relative not in wanted:
+                stale.append(StaleFile(relative, "not rendered from the matrix (left over)", ""))
+    for file in files:
+        target = root / file.path
+        if not target.exists():
+            stale.append(StaleFile(file.path, "missing", ""))
+            continue
+        current = target.read_text(encoding="utf-8")
+        if current != file.content:
+            diff = "".join(
+                difflib.unified_diff(
+                    current.splitlines(keepends=True),
+                    file.content.splitlines(keepends=True),
+                    fromfile=f"{file.path} (committed)",
+                    tofile=f"{file.path} (rendered)",
+                )
+            )
+            stale.append(StaleFile(file.path, "differs from the templates", diff))
+        elif file.executable and not target.stat().st_mode & 0o100:
+            stale.append(StaleFile(file.path, "is not executable", ""))
+    return stale

@@ -1,0 +1,110 @@
+"""Present results: a readable summary for people, JSON for machines."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.pipeline import BuildOutcome
+from pytorch_cuda.render import StaleFile
+from pytorch_cuda.tags import tag_set
+from pytorch_cuda.variants import all_variants
+
+
+def matrix_rows(matrix: Matrix) -> list[dict[str, Any]]:
+    rows = []
+    for variant in all_variants(matrix):
+        target = variant.target
+        rows.append(
+            {
+                "variant": variant.key,
+                "target": variant.target_name,
+                "aliases": list(target.aliases),
+                "flavour": variant.flavour_name,
+                "torch": variant.torch_version,
+                "cuda": target.cuda,
+                "cudnn": target.cudnn,
+                "nccl": target.nccl,
+                "triton": target.triton,
+                "python": variant.base.python,
+                "base": variant.base.image,
+                "index": str(target.index).rstrip("/"),
+                "min_driver": target.min_driver,
+                "tags": list(tag_set(matrix, variant).all_refs),
+            }
+        )
+    return rows
+
+
+def print_matrix(console: Console, matrix: Matrix) -> None:
+    table = Table(title=f"{matrix.project.name} {matrix.project.series} targets", show_lines=False)
+    for column in ("target", "aliases", "flavour", "torch", "CUDA", "cuDNN", "NCCL", "Triton", "Python", "index"):
+        table.add_column(column)
+    for row in matrix_rows(matrix):
+        table.add_row(
+            row["target"],
+            ", ".join(row["aliases"]) or "-",
+            row["flavour"],
+            row["torch"],
+            row["cuda"],
+            row["cudnn"],
+            row["nccl"],
+            row["triton"],
+            row["python"],
+            row["index"],
+        )
+    console.print(table)
+    for row in matrix_rows(matrix):
+        console.print(f"{row['variant']}: " + ", ".join(row["tags"]), highlight=False)
+
+
+def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
+    checks = outcome.checks
+    return {
+        "variant": outcome.plan.variant.key,
+        "image_id": outcome.image_id,
+        "size_bytes": outcome.size_bytes,
+        "tags": list(outcome.plan.tags.all_refs),
+        "moved": [{"ref": m.ref, "previous": m.previous_id, "now": m.new_id} for m in outcome.moves],
+        "base": {"ref": outcome.base.ref, "how": outcome.base.how, "id": outcome.base.image_id},
+        "build_seconds": round(outcome.build_seconds, 1),
+        "cached_steps": outcome.cached_steps,
+        "total_steps": outcome.total_steps,
+        "total_seconds": round(outcome.total_seconds, 1),
+        "timings": outcome.timings,
+        "labels": outcome.plan.labels,
+        "checks": None
+        if checks is None
+        else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts},
+    }
+
+
+def print_outcome(console: Console, outcome: BuildOutcome) -> None:
+    data = outcome_dict(outcome)
+    console.print(
+        f"[bold green]built[/bold green] {outcome.plan.tags.full_ref} ({outcome.image_id[:19]}), "
+        f"{outcome.size_bytes / 1e9:.2f} GB, build {data['build_seconds']} s "
+        f"({outcome.cached_steps}/{outcome.total_steps} steps cached), total {data['total_seconds']} s",
+        highlight=False,
+    )
+    if outcome.checks is not None:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(outcome.checks.counts.items()))
+        console.print(f"in-image checks (conformance -m cpu): {counts}", highlight=False)
+    for move in outcome.moves:
+        note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
+        console.print(f"  tag {move.ref} ({note})", highlight=False)
+
+
+def print_stale(console: Console, stale: list[StaleFile]) -> None:
+    for item in stale:
+        console.print(f"stale: {item.path}: {item.reason}", highlight=False)
+        if item.diff:
+            console.print(item.diff, highlight=False, markup=False)
+
+
+def dumps(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=False)
