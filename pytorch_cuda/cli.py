@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rich.console import Console
+from rich.text import Text
 
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.ca_bundle import find_ca_bundle
@@ -55,8 +56,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
     p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)")
-    p.add_argument("--ca-bundle", type=Path, metavar="PATH", help="CA bundle for pip (default: $PIP_CERT, "
-                   "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image")
+    p.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PATH",
+        help="CA bundle for pip (default: $PIP_CERT, "
+        "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image",
+    )
     p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
     p.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml", metavar="PATH", help="matrix file")
     p.add_argument("--log-dir", type=Path, default=ROOT / "build-output", metavar="DIR", help="where build logs go")
@@ -135,11 +141,11 @@ def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
     return make_plan(
         matrix,
         variant,
-        ROOT,
-        build_facts(ROOT),
-        uuid.uuid4().hex[:8],
-        ca.path if ca else None,
-        ca.source if ca else None,
+        root=ROOT,
+        facts=build_facts(ROOT),
+        build_id=uuid.uuid4().hex[:8],
+        ca_bundle=ca.path if ca else None,
+        ca_source=ca.source if ca else None,
         run_checks=not args.skip_checks,
     )
 
@@ -154,7 +160,7 @@ def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console)
         return 0
     engine = DockerEngine(connect(), find_build_client())
     hooks = PipelineHooks(
-        log=lambda message: err.print(f"[bold]>[/bold] {message}", highlight=False),
+        log=lambda message: err.print(Text("> ", style="bold") + Text(message), highlight=False),
         progress=console_progress(err),
         index_probe=lambda: probe_index(plan.index_url, find_ca_bundle(args.ca_bundle)),
         log_dir=args.log_dir,

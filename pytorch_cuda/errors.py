@@ -32,5 +32,5 @@ class EngineError(UserError):
     """The Docker engine is missing, down, refusing us, or a build step failed."""
 
 
-class CheckFailed(UserError):
+class ChecksFailedError(UserError):
     """The in-image checks of a candidate image failed; no alias was moved."""

@@ -56,6 +56,6 @@ def requirements_txt(matrix: Matrix, variant: Variant) -> str:
         f"triton=={variant.target.triton}",
         f"{manifest['wheels']['cudnn']}=={variant.target.cudnn}",
         f"{manifest['wheels']['nccl']}=={variant.target.nccl}",
-        *(f"{name}=={version}" for name, version in sorted(matrix.image_tools.items())),
+        *(f"{name}=={version}" for name, version in sorted(matrix.python_packages.items())),
     ]
     return "\n".join(lines) + "\n"

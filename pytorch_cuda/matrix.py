@@ -160,7 +160,7 @@ class Matrix(_Frozen):
     default_base: Name
     targets: dict[Name, Target]
     flavours: dict[Name, Flavour]
-    image_tools: dict[Name, PepVersion]
+    python_packages: dict[Name, PepVersion]
     user: User
 
     @model_validator(mode="after")
@@ -188,7 +188,7 @@ class Matrix(_Frozen):
         """Every accepted --target value (names and aliases) -> canonical target name."""
         names = {name: name for name in self.targets}
         for name, target in self.targets.items():
-            names.update({alias: name for alias in target.aliases})
+            names.update(dict.fromkeys(target.aliases, name))
         return names
 
 
@@ -222,7 +222,9 @@ def load_matrix(path: Path) -> Matrix:
             fix="run from the repository root or pass --matrix PATH to an existing matrix.yaml",
         ) from None
     except OSError as exc:
-        raise MatrixError(cause=f"cannot read {path}: {exc.strerror}", fix="check the path and its permissions") from exc
+        raise MatrixError(
+            cause=f"cannot read {path}: {exc.strerror}", fix="check the path and its permissions"
+        ) from exc
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -234,7 +236,9 @@ def load_matrix(path: Path) -> Matrix:
             fix="correct the YAML syntax (indentation, colons, quotes) at that place",
         ) from exc
     if not isinstance(data, dict):
-        raise MatrixError(cause=f"{path} must hold a mapping at the top level", fix="start from the committed matrix.yaml")
+        raise MatrixError(
+            cause=f"{path} must hold a mapping at the top level", fix="start from the committed matrix.yaml"
+        )
     schema = data.get("schema")
     if schema != SUPPORTED_SCHEMA:
         raise MatrixError(

@@ -11,7 +11,7 @@ from pytorch_cuda.engine.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.engine.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.engine.promote import TagMove, promote
 from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
-from pytorch_cuda.errors import CheckFailed, EngineError
+from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
 
 MIN_FREE_DISK_BYTES = 12 * 1024**3
@@ -89,12 +89,12 @@ def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutco
             checks = run_cpu_conformance(engine, plan.candidate)
             timed("checks", began)
             if not checks.passed:
-                raise CheckFailed(
+                raise ChecksFailedError(
                     cause=f"the in-image checks failed in {plan.candidate} (exit {checks.exit_code}, "
                     f"{_counts(checks)}): {'; '.join(checks.failures[:3]) or checks.output_tail[-400:]}; "
                     "no tag was moved",
                     fix="fix what the failing checks name (matrix pins, template), re-render and build again; run "
-                    f"`docker run --rm --shm-size=1g <image> conformance -m cpu` on the image to see the details",
+                    "`docker run --rm --shm-size=1g <image> conformance -m cpu` on the image to see the details",
                 )
         moves = promote(engine, result.image_id, plan.tags.all_refs)
     finally:

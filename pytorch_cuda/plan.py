@@ -58,6 +58,7 @@ class BuildPlan:
 def make_plan(
     matrix: Matrix,
     variant: Variant,
+    *,
     root: Path,
     facts: BuildFacts,
     build_id: str,

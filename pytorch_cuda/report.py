@@ -59,7 +59,7 @@ def print_matrix(console: Console, matrix: Matrix) -> None:
         )
     console.print(table)
     for row in matrix_rows(matrix):
-        console.print(f"{row['variant']}: " + ", ".join(row["tags"]), highlight=False)
+        console.print(f"{row['variant']}: " + ", ".join(row["tags"]), highlight=False, markup=False)
 
 
 def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
@@ -93,15 +93,15 @@ def print_outcome(console: Console, outcome: BuildOutcome) -> None:
     )
     if outcome.checks is not None:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(outcome.checks.counts.items()))
-        console.print(f"in-image checks (conformance -m cpu): {counts}", highlight=False)
+        console.print(f"in-image checks (conformance -m cpu): {counts}", highlight=False, markup=False)
     for move in outcome.moves:
         note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
-        console.print(f"  tag {move.ref} ({note})", highlight=False)
+        console.print(f"  tag {move.ref} ({note})", highlight=False, markup=False)
 
 
 def print_stale(console: Console, stale: list[StaleFile]) -> None:
     for item in stale:
-        console.print(f"stale: {item.path}: {item.reason}", highlight=False)
+        console.print(f"stale: {item.path}: {item.reason}", highlight=False, markup=False)
         if item.diff:
             console.print(item.diff, highlight=False, markup=False)
 

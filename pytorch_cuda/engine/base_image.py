@@ -13,7 +13,7 @@ from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix import Base
 
-IMPORT_CHANGES = ('ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin', 'CMD ["/bin/bash"]')
+IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["/bin/bash"]')
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,7 @@ def bootstrap_command(base: Base, output: Path) -> list[str]:
         "mmdebstrap",
         f"--variant={recipe.variant}",
         f"--components={','.join(recipe.components)}",
-        "--aptopt=Acquire::Retries \"3\"",
+        '--aptopt=Acquire::Retries "3"',
         "--dpkgopt=path-exclude=/usr/share/doc/*",
         "--dpkgopt=path-include=/usr/share/doc/*/copyright",
         "--dpkgopt=path-exclude=/usr/share/man/*",

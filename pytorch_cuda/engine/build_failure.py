@@ -30,7 +30,9 @@ _PATTERNS = (
         "REQUESTS_CA_BUNDLE); it goes in as a BuildKit secret and never lands in a layer",
     ),
     _Pattern(
-        re.compile(r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (\S+)"),
+        re.compile(
+            r"(?:Could not find a version that satisfies the requirement|No matching distribution found for) (\S+)"
+        ),
         "the package index has no wheel for the pinned requirement {0}",
         "check the pin in matrix.yaml against the index of that target (a torch build for this Python version "
         "and platform must exist there), re-render with `python build.py --render`, then build again",

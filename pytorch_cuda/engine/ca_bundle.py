@@ -35,7 +35,7 @@ def _checked(path: Path, source: str) -> CaBundle:
             cause=f"the CA bundle {path} (from {source}) does not exist or is not a file",
             fix=f"point {source} at a PEM bundle, or unset it to use the image's own CA certificates",
         )
-    head = path.read_bytes()[:1 << 16]
+    head = path.read_bytes()[: 1 << 16]
     if b"-----BEGIN CERTIFICATE-----" not in head:
         raise UserError(
             cause=f"the CA bundle {path} (from {source}) holds no PEM certificate",

@@ -10,7 +10,9 @@ import requests.exceptions
 
 from pytorch_cuda.errors import EngineError
 
-SETUP_HINT = "run `sudo scripts/setup-docker.sh` (installs Debian's docker.io where no engine exists and starts dockerd)"
+SETUP_HINT = (
+    "run `sudo scripts/setup-docker.sh` (installs Debian's docker.io where no engine exists and starts dockerd)"
+)
 
 
 def connect() -> docker.DockerClient:
@@ -31,7 +33,8 @@ def _explain(host: str, exc: Exception) -> EngineError:
     if "Permission denied" in text or isinstance(exc.__context__, PermissionError):
         return EngineError(
             cause=f"the Docker engine at {host} refused this user (permission denied on its socket)",
-            fix="run as root, or add this user to the 'docker' group (`sudo usermod -aG docker $USER`, then log in again)",
+            fix="run as root, or add this user to the 'docker' group "
+            "(`sudo usermod -aG docker $USER`, then log in again)",
         )
     if "No such file" in text or "Connection refused" in text or "FileNotFoundError" in text:
         return EngineError(cause=f"no Docker engine is running at {host}", fix=SETUP_HINT)

@@ -48,7 +48,7 @@ class DockerEngine:
         return int(self._client.images.get(ref).attrs["Size"])
 
     def pull(self, ref: str) -> str | None:
-        repository, _, tag = ref.rpartition(":") if ":" in ref.split("/")[-1] else (ref, "", "latest")
+        repository, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", maxsplit=1)[-1] else (ref, "", "latest")
         try:
             self._client.images.pull(repository, tag=tag or "latest")
         except (docker.errors.APIError, requests.exceptions.RequestException) as exc:

@@ -7,12 +7,15 @@ import time
 from collections.abc import Callable
 
 from rich.console import Console
+from rich.text import Text
 
 from pytorch_cuda.engine.protocol import ProgressEvent
 
 _LINE = re.compile(r"^#(?P<id>\d+) (?P<rest>.*)$")
 _TIMED = re.compile(r"^\d+\.\d+ (?P<text>.*)$")
-_INTERESTING = re.compile(r"(Downloading|Collecting|Installing collected|Successfully installed|Setting up |Get:\d+|ERROR|error:)")
+_INTERESTING = re.compile(
+    r"(Downloading|Collecting|Installing collected|Successfully installed|Setting up |Get:\d+|ERROR|error:)"
+)
 
 
 class BuildKitParser:
@@ -50,18 +53,22 @@ def console_progress(console: Console) -> Callable[[ProgressEvent], None]:
     def sink(event: ProgressEvent) -> None:
         if event.kind == "step" and "[internal]" not in event.step and not event.step.startswith("[auth]"):
             started[event.step] = time.monotonic()
-            console.print(f"[bold]build[/bold] {_short(event.step)}", highlight=False)
+            console.print(Text("build ", style="bold") + Text(_short(event.step)), highlight=False)
         elif event.kind == "cached" and event.step in started:
-            console.print(f"      cached: {_short(event.step, 60)}", style="dim", highlight=False)
+            console.print(f"      cached: {_short(event.step, 60)}", style="dim", highlight=False, markup=False)
         elif event.kind == "done" and event.step in started:
-            console.print(f"      done in {event.text}: {_short(event.step, 60)}", style="green", highlight=False)
+            console.print(
+                f"      done in {event.text}: {_short(event.step, 60)}", style="green", highlight=False, markup=False
+            )
         elif event.kind == "error":
-            console.print(f"      failed: {_short(event.step, 60)}: {event.text}", style="red", highlight=False)
+            console.print(
+                f"      failed: {_short(event.step, 60)}: {event.text}", style="red", highlight=False, markup=False
+            )
         elif event.kind == "log" and _INTERESTING.search(event.text):
             now = time.monotonic()
             if now - last_log[0] >= 2.0 or "Successfully" in event.text or "rror" in event.text:
                 last_log[0] = now
-                console.print(f"      | {event.text[:150]}", style="dim", highlight=False)
+                console.print(f"      | {event.text[:150]}", style="dim", highlight=False, markup=False)
 
     return sink
 

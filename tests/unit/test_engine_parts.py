@@ -1,0 +1,94 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.engine.build_client import BuildClient
+from pytorch_cuda.engine.build_failure import explain_build_failure
+from pytorch_cuda.engine.ca_bundle import find_ca_bundle
+from pytorch_cuda.engine.progress import BuildKitParser
+from pytorch_cuda.engine.protocol import BuildRequest
+from pytorch_cuda.errors import UserError
+
+PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
+
+
+def test_classic_buildkit_command(tmp_path: Path) -> None:
+    client = BuildClient("docker-build", ("/usr/bin/docker", "build"), {"DOCKER_BUILDKIT": "1"})
+    request = BuildRequest(
+        dockerfile=tmp_path / "Dockerfile",
+        context=tmp_path,
+        tag="r:candidate",
+        labels={"b": "2", "a": "1"},
+        secrets={"pip_ca": Path("/ca.pem")},
+    )
+    argv = client.command(request)
+    assert argv[:3] == ["/usr/bin/docker", "build", "--progress=plain"]
+    assert argv[argv.index("--secret") + 1] == "id=pip_ca,src=/ca.pem"
+    assert argv.index("a=1") < argv.index("b=2")
+    assert argv[-1] == str(tmp_path)
+
+
+def test_buildx_command_loads_into_the_engine(tmp_path: Path) -> None:
+    client = BuildClient("buildx", ("docker", "buildx", "build", "--load"))
+    argv = client.command(BuildRequest(tmp_path / "D", tmp_path, "r:t", {}))
+    assert argv[:4] == ["docker", "buildx", "build", "--load"]
+    assert "--secret" not in argv
+
+
+def test_parser_tracks_steps_cache_and_errors() -> None:
+    parser = BuildKitParser()
+    lines = [
+        "#5 [stage-0 2/6] RUN apt-get update",
+        "#5 CACHED",
+        "#6 [stage-0 3/6] RUN pip install torch",
+        "#6 12.3 Downloading torch (899.7 MB)",
+        "#6 ERROR: executor failed running",
+        "#7 DONE 1.5s",
+    ]
+    events = [parser.feed(line) for line in lines]
+    kinds = [(e.kind, e.step, e.text) for e in events if e]
+    assert kinds[0] == ("step", "[stage-0 2/6] RUN apt-get update", "")
+    assert kinds[1] == ("cached", "[stage-0 2/6] RUN apt-get update", "")
+    assert kinds[3] == ("log", "[stage-0 3/6] RUN pip install torch", "Downloading torch (899.7 MB)")
+    assert kinds[4][0] == "error"
+    assert kinds[5] == ("done", "#7", "1.5s")
+
+
+@pytest.mark.parametrize(
+    ("log", "cause", "fix"),
+    [
+        ("write /var/lib/docker/x: no space left on device", "disk", "prune"),
+        ("SSLError(SSLCertVerificationError('certificate verify failed'))", "TLS certificate", "--ca-bundle"),
+        ("ERROR: No matching distribution found for torch==2.9.7", "torch==2.9.7", "matrix.yaml"),
+        ("Failed to establish a new connection: [Errno 111]", "download", "reachable"),
+        ("E: Unable to locate package pyhton3", "apt", "package"),
+        ("something odd happened", "failed at step", "correct"),
+    ],
+)
+def test_build_failures_are_explained(log: str, cause: str, fix: str) -> None:
+    error = explain_build_failure(log, Path("/logs/b.log"), "[6/6] RUN pip")
+    assert cause in error.cause
+    assert fix in error.fix
+    assert "/logs/b.log" in error.cause
+
+
+def test_ca_bundle_precedence(tmp_path: Path) -> None:
+    flag, env = tmp_path / "flag.pem", tmp_path / "env.pem"
+    flag.write_text(PEM)
+    env.write_text(PEM)
+    assert find_ca_bundle(flag, {"PIP_CERT": str(env)}).source == "--ca-bundle"  # type: ignore[union-attr]
+    found = find_ca_bundle(None, {"SSL_CERT_FILE": str(env), "REQUESTS_CA_BUNDLE": "/x"})
+    assert found is not None
+    assert found.source == "SSL_CERT_FILE"
+    assert find_ca_bundle(None, {}) is None
+
+
+def test_bad_ca_bundles_are_user_errors(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match="does not exist"):
+        find_ca_bundle(tmp_path / "missing.pem", {})
+    junk = tmp_path / "junk.pem"
+    junk.write_text("not a cert")
+    with pytest.raises(UserError, match="no PEM certificate"):
+        find_ca_bundle(None, {"PIP_CERT": str(junk)})

@@ -1,0 +1,92 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
+from pytorch_cuda.variants import select_variant
+
+
+def test_committed_images_are_up_to_date(matrix: Matrix, root: Path) -> None:
+    assert find_stale(render_all(matrix, root / "templates"), root) == []
+
+
+def test_rendering_is_deterministic(matrix: Matrix, root: Path) -> None:
+    first = render_all(matrix, root / "templates")
+    assert first == render_all(matrix, root / "templates")
+    assert {f.path.parent.name for f in first} == {"cu126-runtime", "cu128-runtime", "cu130-runtime"}
+
+
+def _copy_repo(root: Path, tmp_path: Path) -> Path:
+    for name in ("templates", "images"):
+        shutil.copytree(root / name, tmp_path / name)
+    return tmp_path
+
+
+def test_stale_file_is_reported_with_a_diff(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    copy = _copy_repo(root, tmp_path)
+    dockerfile = copy / "images/cu128-runtime/Dockerfile"
+    dockerfile.write_text(dockerfile.read_text().replace("torch 2.9.1", "torch 2.9.0"))
+    stale = find_stale(render_all(matrix, copy / "templates"), copy)
+    assert [s.path for s in stale] == [Path("images/cu128-runtime/Dockerfile")]
+    assert "-# pytorch-cuda cu128-runtime: torch 2.9.0+cu128" in stale[0].diff
+
+
+def test_leftover_and_missing_and_mode(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    copy = _copy_repo(root, tmp_path)
+    (copy / "images/cu999-runtime").mkdir()
+    (copy / "images/cu999-runtime/Dockerfile").write_text("FROM scratch\n")
+    (copy / "images/cu126-runtime/manifest.json").unlink()
+    (copy / "images/cu130-runtime/conformance").chmod(0o644)
+    reasons = {str(s.path): s.reason for s in find_stale(render_all(matrix, copy / "templates"), copy)}
+    assert reasons == {
+        "images/cu999-runtime/Dockerfile": "not rendered from the matrix (left over)",
+        "images/cu126-runtime/manifest.json": "missing",
+        "images/cu130-runtime/conformance": "is not executable",
+    }
+    write_rendered(render_all(matrix, copy / "templates"), copy)
+    assert find_stale(render_all(matrix, copy / "templates"), copy) == []
+    assert not (copy / "images/cu999-runtime").exists()
+
+
+def test_undefined_template_value_is_a_user_error(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    copy = _copy_repo(root, tmp_path)
+    runtime = copy / "templates/runtime.Dockerfile.j2"
+    runtime.write_text(runtime.read_text().replace("{%- endblock %}", "{{ target.no_such_pin }}{%- endblock %}"))
+    with pytest.raises(UserError, match="undefined value"):
+        render_variant(matrix, select_variant(matrix, "cu12"), copy / "templates")
+
+
+def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
+    files = {f.path.name: f.content for f in render_variant(matrix, select_variant(matrix, "cu12"), root / "templates")}
+    dockerfile = files["Dockerfile"]
+    assert dockerfile.startswith("# Generated from templates/runtime.Dockerfile.j2")
+    assert "Do not edit" in dockerfile
+    assert "--mount=type=secret,id=pip_ca" in dockerfile
+    assert "--mount=type=cache,id=pip-cu128" in dockerfile
+    assert "--compile" in dockerfile
+    assert "/etc/ssl" not in dockerfile  # the CA only ever arrives as a secret
+    assert "python3-dev" in dockerfile
+    assert "g++" in dockerfile
+    assert "\nUSER torch\nWORKDIR /home/torch\n" in dockerfile
+    assert "# syntax=" not in dockerfile  # the frontend image cannot be pulled offline
+    assert "torch==2.9.1\n" in files["requirements.txt"]
+    assert "nvidia-cudnn-cu12==9.10.2.21" in files["requirements.txt"]
+    assert '"torch": "2.9.1+cu128"' in files["manifest.json"]
+
+
+def test_non_pypi_targets_keep_pypi_as_extra_index(matrix: Matrix, root: Path) -> None:
+    files = render_variant(matrix, select_variant(matrix, "cu13"), root / "templates")
+    dockerfile = next(f.content for f in files if f.path.name == "Dockerfile")
+    assert "--index-url https://download.pytorch.org/whl/cu130 --extra-index-url https://pypi.org/simple" in dockerfile
+    assert "nvidia-nccl-cu13==2.27.7" in next(f.content for f in files if f.path.name == "requirements.txt")
+
+
+def test_variants_share_one_template(root: Path) -> None:
+    runtime = (root / "templates/runtime.Dockerfile.j2").read_text()
+    assert '{% extends "base.Dockerfile.j2" %}' in runtime
+    assert "FROM" not in runtime
