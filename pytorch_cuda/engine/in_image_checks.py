@@ -45,9 +45,10 @@ def _summarise(results: dict[str, Any] | None) -> tuple[dict[str, int], tuple[st
         return {}, ()
     counts: dict[str, int] = {}
     failures: list[str] = []
-    for test in results.get("tests", []):
+    tests: dict[str, dict[str, Any]] = results.get("tests", {})
+    for nodeid, test in tests.items():
         outcome = str(test.get("outcome", "unknown"))
         counts[outcome] = counts.get(outcome, 0) + 1
         if outcome in ("failed", "error"):
-            failures.append(f"{test.get('nodeid')}: {str(test.get('message', ''))[:300]}")
+            failures.append(f"{nodeid}: {str(test.get('message', ''))[:300]}")
     return counts, tuple(failures)

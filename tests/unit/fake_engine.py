@@ -12,8 +12,8 @@ from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEven
 
 
 def conformance_results(outcomes: Mapping[str, str]) -> bytes:
-    tests = [{"nodeid": nodeid, "outcome": outcome, "message": f"{nodeid} {outcome}"} for nodeid, outcome in outcomes.items()]
-    return json.dumps({"tests": tests}).encode()
+    tests = {nodeid: {"outcome": outcome, "message": f"{nodeid} {outcome}"} for nodeid, outcome in outcomes.items()}
+    return json.dumps({"schema": 1, "tests": tests}).encode()
 
 
 @dataclass

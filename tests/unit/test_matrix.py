@@ -50,11 +50,21 @@ def test_unknown_schema(tmp_path: Path, matrix_text: str) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "key", "value"),
     [
-        ('torch: "2.9.1"\n    local_version: cu128', 'torch: "two"\n    local_version: cu128', "targets.cu128.torch", "'two'"),
+        (
+            'torch: "2.9.1"\n    local_version: cu128',
+            'torch: "two"\n    local_version: cu128',
+            "targets.cu128.torch",
+            "'two'",
+        ),
         ('cuda: "12.8"', 'cuda: "12"', "targets.cu128.cuda", "'12'"),
         ("local_version: cu128", "local_version: cu129", "targets.cu128", "local_version"),
         ("wheel_family: cu13", "wheel_family: cu14", "targets.cu130.wheel_family", "'cu14'"),
-        ('torch: "2.9.1"\n    local_version: cu126', 'torch: "2.8.0"\n    local_version: cu126', "targets.cu126", "2.9"),
+        (
+            'torch: "2.9.1"\n    local_version: cu126',
+            'torch: "2.8.0"\n    local_version: cu126',
+            "targets.cu126",
+            "2.9",
+        ),
         ("default_target: cu128", "default_target: cu999", "(top level)", "cu999"),
         ("aliases: [cu13]", "aliases: [cu12]", "(top level)", "cu12"),
         ("image: pytorch-cuda-base/debian:trixie", "image: debian:trixie", "bases.trixie", "Docker Hub"),
@@ -62,7 +72,7 @@ def test_unknown_schema(tmp_path: Path, matrix_text: str) -> None:
         ("uid: 1000", "uid: 0", "user.uid", "0"),
     ],
 )
-def test_invalid_values_name_key_value_and_rule(
+def test_invalid_values_name_key_value_and_rule(  # noqa: PLR0917 - parametrized
     tmp_path: Path, matrix_text: str, old: str, new: str, key: str, value: str
 ) -> None:
     assert old in matrix_text, old
@@ -81,4 +91,4 @@ def test_unknown_key_is_rejected(tmp_path: Path, matrix_text: str) -> None:
 
 def test_matrix_objects_are_frozen(matrix: Matrix) -> None:
     with pytest.raises(Exception, match="frozen"):
-        matrix.targets["cu128"].torch = "2.9.0"  # type: ignore[misc]
+        matrix.targets["cu128"].torch = "2.9.0"

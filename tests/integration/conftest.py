@@ -1,0 +1,87 @@
+"""Integration fixtures: a real Docker engine and the cu12 image built through build.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from tests.integration.containers import ImageRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+IMAGE = "pytorch-cuda:v2.9"
+TIMINGS = ROOT / "build-output" / "integration-timings.json"
+
+
+@dataclass(frozen=True)
+class BuiltImage:
+    ref: str
+    result: dict[str, Any]
+    seconds: float
+
+
+def run_build_py(*args: str) -> tuple[dict[str, Any], float]:
+    """Run build.py for real, its progress going to our stderr, and return its JSON and wall time."""
+    started = time.monotonic()
+    process = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), *args, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=None,  # progress shows in the test log
+        text=True,
+        timeout=3600,
+    )
+    seconds = time.monotonic() - started
+    data = json.loads(process.stdout) if process.stdout.strip() else {}
+    assert process.returncode == 0, f"build.py {' '.join(args)} failed ({process.returncode}): {data}"
+    return data, seconds
+
+
+def record_timing(name: str, value: object) -> None:
+    TIMINGS.parent.mkdir(parents=True, exist_ok=True)
+    data = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    data[name] = value
+    TIMINGS.write_text(json.dumps(data, indent=2))
+
+
+@pytest.fixture(scope="session")
+def client() -> docker.DockerClient:
+    try:
+        engine = docker.from_env(timeout=900)
+        engine.ping()
+    except docker.errors.DockerException as exc:
+        pytest.fail(f"integration tests need a running Docker engine (run sudo scripts/setup-docker.sh): {exc}")
+    return engine
+
+
+@pytest.fixture(scope="session")
+def built(client: docker.DockerClient) -> BuiltImage:
+    """Build the cu12 runtime image through the README's command (cold in CI, warm locally)."""
+    result, seconds = run_build_py("--target", "cu12")
+    record_timing("build_cu12_seconds", round(seconds, 1))
+    record_timing("image_size_bytes", result["size_bytes"])
+    print(f"\nbuild.py --target cu12: {seconds:.1f} s, {result['size_bytes'] / 1e9:.2f} GB", file=sys.stderr)
+    return BuiltImage(IMAGE, result, seconds)
+
+
+@pytest.fixture(scope="session")
+def runner(client: docker.DockerClient) -> Iterator[ImageRunner]:
+    with ImageRunner(client) as images:
+        yield images
+
+
+@pytest.fixture(scope="session")
+def ca_bundle() -> Path | None:
+    for variable in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
+        value = os.environ.get(variable)
+        if value and Path(value).is_file():
+            return Path(value)
+    return None
