@@ -57,10 +57,11 @@ class DockerEngine:
 
     def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
         repository, _, tag = ref.rpartition(":")
-        with tarball.open("rb") as stream:
-            response = self._client.api.import_image_from_stream(
-                stream, repository=repository, tag=tag, changes=list(changes)
-            )
+        # From a path, the SDK sends the file with a Content-Length; its stream variant
+        # claims chunked encoding without chunking, which the engine rejects.
+        response = self._client.api.import_image_from_file(
+            str(tarball), repository=repository, tag=tag, changes=list(changes)
+        )
         image_id = self.image_id(ref)
         if image_id is None:
             raise EngineError(

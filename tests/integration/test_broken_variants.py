@@ -1,0 +1,178 @@
+"""Broken variants of the real image: each must make the conformance check that guards it fail.
+
+Every case derives a small image from the real cu12 image (or runs it with a
+broken setting), runs the suite's CPU checks in it, and asserts that the named
+checks fail while a control check still passes, so a failure is the right one.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import tarfile
+from pathlib import Path
+from typing import Any
+
+import docker
+import pytest
+
+from pytorch_cuda.engine.build_client import find_build_client
+from pytorch_cuda.engine.docker_engine import DockerEngine
+from pytorch_cuda.errors import ChecksFailedError
+from pytorch_cuda.labels import BuildFacts
+from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.pipeline import PipelineHooks, execute
+from pytorch_cuda.plan import make_plan
+from pytorch_cuda.tags import TagSet
+from pytorch_cuda.variants import select_variant
+from tests.integration.conftest import ROOT, BuiltImage
+from tests.integration.containers import ImageRunner
+from tests.integration.layers import private_certificates, scan_saved_image
+
+SITE = "/opt/pytorch/lib/python3.13/site-packages"
+CONTROL = "test_cuda_runtime_matches_pin"
+
+# name -> (Dockerfile instructions run as root, `-k` selection, checks that must fail)
+DERIVED = {
+    "compiler removed": (
+        "RUN rm -f /usr/bin/gcc* /usr/bin/cc /usr/bin/c++ /usr/bin/g++* /usr/bin/x86_64-linux-gnu-gcc* "
+        "/usr/bin/x86_64-linux-gnu-g++* /etc/alternatives/cc /etc/alternatives/c++",
+        "compiler or inductor_cpu",
+        {"test_c_compiler_builds_against_python_h", "test_inductor_cpu_generates_cpp_and_matches_eager"},
+    ),
+    "Python.h removed": (
+        "RUN rm -f /usr/include/python3.13/Python.h",
+        "compiler",
+        {"test_c_compiler_builds_against_python_h"},
+    ),
+    "manifest lies about torch": (
+        "RUN sed -i 's/2.9.1+cu128/2.9.0+cu128/' /etc/pytorch-cuda/manifest.json",
+        "matches_pin",
+        {"test_torch_version_matches_pin"},
+    ),
+    "NCCL pin drifted": (
+        'RUN sed -i \'s/"nccl": "2.27.5"/"nccl": "2.27.3"/\' /etc/pytorch-cuda/manifest.json',
+        "nccl",
+        {"test_nccl_matches_pin"},
+    ),
+    "second cuDNN on the loader path": (
+        f"RUN cp {SITE}/nvidia/cudnn/lib/libcudnn.so.9 /usr/local/lib/ && ldconfig",
+        "ldconfig",
+        {"test_ldconfig_has_no_second_cuda_library"},
+    ),
+    "broken dependency (pip check)": (
+        f"RUN {SITE}/../../../bin/pip uninstall -y -q jinja2",
+        "pip_check",
+        {"test_pip_check_is_clean"},
+    ),
+}
+
+# name -> (docker run settings, `-k` selection, checks that must fail)
+RUN_SETTINGS: dict[str, tuple[dict[str, Any], str, set[str]]] = {
+    "tiny /dev/shm (Docker's 64 MB default)": ({"shm_size": "64m"}, "shm", {"test_dev_shm_is_large_enough"}),
+    "TF32 forced by the environment": (
+        {"environment": {"NVIDIA_TF32_OVERRIDE": "1"}},
+        "fp32_matmul_policy",
+        {"test_fp32_matmul_policy_is_ieee_by_default"},
+    ),
+    "foreign CUDA libraries on LD_LIBRARY_PATH": (
+        {"environment": {"LD_LIBRARY_PATH": f"{SITE}/nvidia/cublas/lib"}},
+        "ld_library_path",
+        {"test_ld_library_path_has_no_foreign_cuda_libraries"},
+    ),
+}
+
+
+def _assert_caught(finished_failed: set[str], outcomes: dict[str, str], expected: set[str], output: str) -> None:
+    assert expected <= finished_failed, f"expected {sorted(expected)} to fail; outcomes {outcomes}\n{output[-2500:]}"
+    assert outcomes.get(CONTROL) == "passed", f"control check did not pass: {outcomes}"
+
+
+@pytest.mark.parametrize("case", sorted(DERIVED))
+def test_derived_breakage_is_caught(case: str, built: BuiltImage, runner: ImageRunner) -> None:
+    instructions, selection, expected = DERIVED[case]
+    broken = runner.derive(built.ref, f"USER root\n{instructions}\nUSER torch")
+    finished = runner.conformance(broken, "-k", f"{selection} or {CONTROL}")
+    assert finished.exit_code != 0, finished.output[-2000:]
+    _assert_caught(finished.failed(), finished.outcomes(), expected, finished.output)
+
+
+@pytest.mark.parametrize("case", sorted(RUN_SETTINGS))
+def test_runtime_breakage_is_caught(case: str, built: BuiltImage, runner: ImageRunner) -> None:
+    settings, selection, expected = RUN_SETTINGS[case]
+    finished = runner.conformance(built.ref, "-k", f"{selection} or {CONTROL}", **settings)
+    assert finished.exit_code != 0, finished.output[-2000:]
+    _assert_caught(finished.failed(), finished.outcomes(), expected, finished.output)
+
+
+def test_deleted_cudnn_fails_the_suite(built: BuiltImage, runner: ImageRunner) -> None:
+    broken = runner.derive(built.ref, f"USER root\nRUN rm -f {SITE}/nvidia/cudnn/lib/libcudnn.so.9\nUSER torch")
+    finished = runner.conformance(broken, "-k", "cudnn")
+    assert finished.exit_code != 0
+    assert "libcudnn" in finished.output or "test_cudnn_matches_pin" in finished.failed(), finished.output[-2000:]
+
+
+def test_failed_checks_move_no_tag_on_the_real_engine(built: BuiltImage, client: docker.DockerClient) -> None:
+    """A candidate whose manifest lies fails its in-image checks: the old alias stays, nothing new is tagged."""
+    repository = "pytorch-cuda-gatetest"
+    old_id = client.images.get("pytorch-cuda-base/debian:trixie").id
+    client.images.get(old_id).tag(repository, "alias")
+    context = ROOT / "build-output" / "gatetest"
+    context.mkdir(parents=True, exist_ok=True)
+    (context / "Dockerfile").write_text(
+        f"FROM {built.ref}\nUSER root\nRUN sed -i 's/2.9.1+cu128/2.9.0+cu128/' /etc/pytorch-cuda/manifest.json\n"
+        "USER torch\n"
+    )
+    matrix = load_matrix(ROOT / "matrix.yaml")
+    plan = make_plan(
+        matrix,
+        select_variant(matrix, "cu12"),
+        root=ROOT,
+        facts=BuildFacts("test", "2026-01-01T00:00:00Z"),
+        build_id="gatetest",
+        ca_bundle=None,
+        ca_source=None,
+    )
+    plan = dataclasses.replace(
+        plan,
+        dockerfile=context / "Dockerfile",
+        context=context,
+        tags=TagSet(repository, "full", ("alias",)),
+        candidate=f"{repository}:candidate",
+    )
+    hooks = PipelineHooks(log=lambda _: None, progress=lambda _: None, index_probe=lambda: None, log_dir=context)
+    try:
+        with pytest.raises(ChecksFailedError, match="test_torch_version_matches_pin"):
+            execute(plan, DockerEngine(client, find_build_client()), hooks)
+        assert client.images.get(f"{repository}:alias").id == old_id
+        tags = {tag for image in client.images.list(repository) for tag in image.tags}
+        assert tags == {f"{repository}:alias"}
+    finally:
+        for image in client.images.list(repository):
+            for tag in image.tags:
+                if tag.startswith(f"{repository}:"):  # the base image keeps its own tag
+                    client.images.remove(tag)
+
+
+def test_ca_scanner_finds_a_planted_bundle(client: docker.DockerClient, ca_bundle: Path | None) -> None:
+    """The CA check can fail: a bundle copied into a layer is found by the same scanner."""
+    assert ca_bundle is not None
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as archive:
+        dockerfile = b"FROM pytorch-cuda-base/debian:trixie\nCOPY bundle.pem /usr/local/share/leaked.pem\n"
+        for name, data in (("Dockerfile", dockerfile), ("bundle.pem", ca_bundle.read_bytes())):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    image, _ = client.images.build(fileobj=context, custom_context=True, tag="pytorch-cuda-broken:leaked-ca", rm=True)
+    try:
+        found = scan_saved_image(
+            client,
+            "pytorch-cuda-broken:leaked-ca",
+            whole_file=ca_bundle.read_bytes(),
+            needles=private_certificates(ca_bundle.read_bytes(), b""),
+        )
+        assert any("leaked.pem" in hit for hit in found.hits), found.hits
+    finally:
+        client.images.remove(image.id, force=True)
