@@ -6,6 +6,7 @@ import io
 import os
 import subprocess
 import tarfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -17,8 +18,10 @@ import requests.exceptions
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.progress import BuildKitParser
-from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink, RunResult
+from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
 from pytorch_cuda.errors import EngineError
+
+HEARTBEAT_SECONDS = 30.0
 
 
 class DockerEngine:
@@ -79,6 +82,16 @@ class DockerEngine:
         cached = total = 0
         log_lines: list[str] = []
         log_file = request.log_path.open("w", encoding="utf-8") if request.log_path else None
+        current = ["starting"]
+        finished = threading.Event()
+
+        def heartbeat() -> None:
+            while not finished.wait(HEARTBEAT_SECONDS):
+                elapsed = int(time.monotonic() - started)
+                on_progress(ProgressEvent("tick", current[0], f"{elapsed // 60}m{elapsed % 60:02d}s"))
+
+        ticker = threading.Thread(target=heartbeat, name="build-heartbeat", daemon=True)
+        ticker.start()
         try:
             process = subprocess.Popen(
                 argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env, bufsize=1
@@ -93,6 +106,7 @@ class DockerEngine:
                     continue
                 if event.kind == "step" and "[internal]" not in event.step:
                     total += 1
+                    current[0] = event.step
                 elif event.kind == "cached":
                     cached += 1
                 elif event.kind == "error":
@@ -103,6 +117,7 @@ class DockerEngine:
             process.terminate()
             raise
         finally:
+            finished.set()
             if log_file:
                 log_file.close()
         if code != 0:

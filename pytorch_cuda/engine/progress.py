@@ -60,6 +60,13 @@ def console_progress(console: Console) -> Callable[[ProgressEvent], None]:
             console.print(
                 f"      done in {event.text}: {_short(event.step, 60)}", style="green", highlight=False, markup=False
             )
+        elif event.kind == "tick":
+            console.print(
+                f"      ... still running after {event.text}: {_short(event.step, 70)}",
+                style="dim",
+                highlight=False,
+                markup=False,
+            )
         elif event.kind == "error":
             console.print(
                 f"      failed: {_short(event.step, 60)}: {event.text}", style="red", highlight=False, markup=False

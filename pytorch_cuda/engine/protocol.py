@@ -40,7 +40,7 @@ class RunResult:
 class ProgressEvent:
     """One line of build progress: a step started, finished, was cached, or printed output."""
 
-    kind: str  # "step", "done", "cached", "log", "error"
+    kind: str  # "step", "done", "cached", "log", "error", "tick" (a heartbeat during long steps)
     step: str
     text: str = ""
 

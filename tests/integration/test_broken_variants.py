@@ -60,6 +60,12 @@ DERIVED = {
         "ldconfig",
         {"test_ldconfig_has_no_second_cuda_library"},
     ),
+    "foreign cuBLAS on LD_LIBRARY_PATH (a CUDA toolkit base)": (
+        f"RUN mkdir -p /usr/local/cuda/lib64 && cp {SITE}/nvidia/cublas/lib/libcublas.so.12 /usr/local/cuda/lib64/\n"
+        "ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64",
+        "ld_library_path",
+        {"test_ld_library_path_has_no_foreign_cuda_libraries"},
+    ),
     "broken dependency (pip check)": (
         f"RUN {SITE}/../../../bin/pip uninstall -y -q jinja2",
         "pip_check",
@@ -74,11 +80,6 @@ RUN_SETTINGS: dict[str, tuple[dict[str, Any], str, set[str]]] = {
         {"environment": {"NVIDIA_TF32_OVERRIDE": "1"}},
         "fp32_matmul_policy",
         {"test_fp32_matmul_policy_is_ieee_by_default"},
-    ),
-    "foreign CUDA libraries on LD_LIBRARY_PATH": (
-        {"environment": {"LD_LIBRARY_PATH": f"{SITE}/nvidia/cublas/lib"}},
-        "ld_library_path",
-        {"test_ld_library_path_has_no_foreign_cuda_libraries"},
     ),
 }
 
@@ -146,7 +147,7 @@ def test_failed_checks_move_no_tag_on_the_real_engine(built: BuiltImage, client:
             execute(plan, DockerEngine(client, find_build_client()), hooks)
         assert client.images.get(f"{repository}:alias").id == old_id
         tags = {tag for image in client.images.list(repository) for tag in image.tags}
-        assert tags == {f"{repository}:alias"}
+        assert {tag for tag in tags if tag.startswith(f"{repository}:")} == {f"{repository}:alias"}
     finally:
         for image in client.images.list(repository):
             for tag in image.tags:

@@ -1,0 +1,222 @@
+"""Simulated broken environments: the right conformance check must fail (or skip) and say why.
+
+Each case runs the suite in a subprocess (`python -m pytest <repo>/conformance -m cpu ...`)
+from a temporary directory and reads its `--conformance-json` output.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from tests.conformance.harness import SuiteRun, manifest_document, run_suite, write_manifest
+
+PIN_TESTS = (
+    "test_torch_version_matches_pin",
+    "test_cuda_runtime_matches_pin",
+    "test_cudnn_matches_pin",
+    "test_nccl_matches_pin",
+    "test_triton_matches_pin",
+    "test_python_and_venv_match_manifest",
+)
+PIN_KEYWORD = "matches_pin or matches_wheel or match_manifest"
+CPU_ONLY_TORCH = torch.version.cuda is None
+
+
+@pytest.fixture(scope="module")
+def no_manifest_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    workdir = tmp_path_factory.mktemp("no-manifest")
+    return run_suite(
+        workdir,
+        "--junitxml",
+        str(workdir / "junit.xml"),
+        keyword=f"{PIN_KEYWORD} or dev_shm",
+        env={"NCCL_NVLS_ENABLE": "1", "PYTORCH_CUDA_MANIFEST": ""},
+    )
+
+
+def test_no_manifest_skips_pin_checks_with_reason(no_manifest_run: SuiteRun) -> None:
+    for name in PIN_TESTS:
+        assert no_manifest_run.outcome(name) == "skipped"
+        assert no_manifest_run.message(name) == (
+            "no build manifest (/etc/pytorch-cuda/manifest.json); pass --manifest FILE to check pins"
+        )
+
+
+def test_json_document_shape(no_manifest_run: SuiteRun) -> None:
+    document = no_manifest_run.document
+    assert document["schema"] == 1
+    assert document["markexpr"] == "cpu"
+    assert document["environment"]["torch"] == torch.__version__
+    assert document["manifest"] == {
+        "path": "/etc/pytorch-cuda/manifest.json",
+        "origin": "default",
+        "found": False,
+        "error": None,
+        "content": None,
+    }
+    totals = document["totals"]
+    assert totals["total"] == totals["passed"] + totals["failed"] + totals["skipped"] == len(document["tests"])
+    shm = no_manifest_run.result("test_dev_shm_is_large_enough")
+    assert shm["markers"] == ["cpu"]
+    assert shm["metrics"]["dev_shm_size"]["unit"] == "MiB"
+    assert isinstance(document["wall_time_s"], float)
+    junit = (
+        Path(no_manifest_run.document["argv"][no_manifest_run.document["argv"].index("--junitxml") + 1])
+    ).read_text()
+    assert "metric.dev_shm_size" in junit
+
+
+def test_nvlink_multicast_is_forced_off(no_manifest_run: SuiteRun) -> None:
+    assert no_manifest_run.document["environment"]["distributed_env"] == {
+        "NCCL_NVLS_ENABLE": "0",
+        "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1",
+    }
+
+
+@pytest.fixture(scope="module")
+def lying_manifest_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
+    workdir = tmp_path_factory.mktemp("lying-manifest")
+    manifest = write_manifest(workdir, manifest_document())
+    return run_suite(workdir, "--manifest", str(manifest), keyword=PIN_KEYWORD)
+
+
+def test_wrong_torch_pin_fails_naming_both_versions(lying_manifest_run: SuiteRun) -> None:
+    assert lying_manifest_run.outcome("test_torch_version_matches_pin") == "failed"
+    message = lying_manifest_run.message("test_torch_version_matches_pin")
+    assert "2.9.1+cu128" in message
+    assert torch.__version__ in message
+
+
+@pytest.mark.skipif(not CPU_ONLY_TORCH, reason="needs CPU-only torch (no cuDNN/NCCL/Triton)")
+def test_cuda_library_pins_fail_when_torch_lacks_them(lying_manifest_run: SuiteRun) -> None:
+    run = lying_manifest_run
+    assert run.outcome("test_cuda_runtime_matches_pin") == "failed"
+    assert "12.8" in run.message("test_cuda_runtime_matches_pin")
+    assert run.outcome("test_cudnn_matches_pin") == "failed"
+    assert "torch.backends.cudnn.version() is None" in run.message("test_cudnn_matches_pin")
+    assert "91002" in run.message("test_cudnn_matches_pin")
+    assert run.outcome("test_nccl_matches_pin") == "failed"
+    assert "torch has no NCCL" in run.message("test_nccl_matches_pin")
+    assert run.outcome("test_triton_matches_pin") == "failed"
+    assert "3.5.1" in run.message("test_triton_matches_pin")
+    for name in ("test_torch_cudnn_matches_wheel", "test_torch_nccl_matches_wheel"):
+        assert run.outcome(name) == "failed"
+        assert "is not installed" in run.message(name)
+    assert run.outcome("test_python_and_venv_match_manifest") == "failed"
+
+
+def test_matching_manifest_passes_and_absent_pins_skip(tmp_path: Path) -> None:
+    python = f"{sys.version_info.major}.{sys.version_info.minor}"
+    pins = {"torch": torch.__version__, "cuda": None, "cudnn": None, "nccl": None, "triton": None}
+    document = manifest_document(target="cpu", python=python, venv=sys.prefix, pins=pins, wheels={})
+    run = run_suite(tmp_path, "--manifest", str(write_manifest(tmp_path, document)), keyword=PIN_KEYWORD)
+    assert run.outcome("test_torch_version_matches_pin") == "passed"
+    assert run.outcome("test_python_and_venv_match_manifest") == "passed"
+    assert run.outcome("test_cudnn_matches_pin") == "skipped"
+    assert run.message("test_cudnn_matches_pin") == "manifest cpu has no cudnn pin"
+    assert run.document["manifest"]["origin"] == "--manifest"
+
+
+def test_missing_named_manifest_fails_pin_checks(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--manifest", str(tmp_path / "absent.json"), keyword="torch_version_matches_pin")
+    assert run.outcome("test_torch_version_matches_pin") == "failed"
+    assert "absent.json (from --manifest) does not exist" in run.message("test_torch_version_matches_pin")
+
+
+def test_manifest_from_environment_variable(tmp_path: Path) -> None:
+    manifest = write_manifest(tmp_path, manifest_document())
+    run = run_suite(tmp_path, keyword="torch_version_matches_pin", env={"PYTORCH_CUDA_MANIFEST": str(manifest)})
+    assert run.outcome("test_torch_version_matches_pin") == "failed"
+    assert run.document["manifest"]["origin"] == "$PYTORCH_CUDA_MANIFEST"
+
+
+def test_cc_pointing_to_missing_compiler_fails_compiler_check(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, keyword="c_compiler", env={"CC": "/nonexistent/bin/cc"})
+    assert run.outcome("test_c_compiler_builds_against_python_h") == "failed"
+    assert "CC='/nonexistent/bin/cc' is not an executable compiler" in run.message(
+        "test_c_compiler_builds_against_python_h"
+    )
+
+
+def test_path_without_compilers_fails_compiler_check_and_cpu_inductor(tmp_path: Path) -> None:
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    env = {"PATH": str(empty_bin), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor-cache")}
+    run = run_suite(tmp_path, keyword="c_compiler or inductor_cpu", env=env)
+    assert run.outcome("test_c_compiler_builds_against_python_h") == "failed"
+    assert "no C compiler" in run.message("test_c_compiler_builds_against_python_h")
+    assert run.outcome("test_inductor_cpu_generates_cpp_and_matches_eager") == "failed"
+
+
+@pytest.fixture
+def fake_cudnn_dir(tmp_path: Path) -> Path:
+    directory = tmp_path / "foreign-cuda" / "lib64"
+    directory.mkdir(parents=True)
+    (directory / "libcudnn.so.9").write_bytes(b"not really cuDNN")
+    return directory
+
+
+def test_foreign_cudnn_on_ld_library_path_fails_shadowing_check(tmp_path: Path, fake_cudnn_dir: Path) -> None:
+    run = run_suite(tmp_path, keyword="ld_library_path", env={"LD_LIBRARY_PATH": str(fake_cudnn_dir)})
+    assert run.outcome("test_ld_library_path_has_no_foreign_cuda_libraries") == "failed"
+    message = run.message("test_ld_library_path_has_no_foreign_cuda_libraries")
+    assert str(fake_cudnn_dir) in message
+    assert "libcudnn.so.9" in message
+
+
+def test_cuda_stubs_on_ld_library_path_fail_shadowing_check(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, keyword="ld_library_path", env={"LD_LIBRARY_PATH": "/usr/local/cuda/lib64/stubs"})
+    assert run.outcome("test_ld_library_path_has_no_foreign_cuda_libraries") == "failed"
+    assert "stubs" in run.message("test_ld_library_path_has_no_foreign_cuda_libraries")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"), [("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"), ("NVIDIA_TF32_OVERRIDE", "1")]
+)
+def test_tf32_override_env_fails_fp32_policy(tmp_path: Path, variable: str, value: str) -> None:
+    run = run_suite(tmp_path, keyword="fp32_matmul_policy", env={variable: value})
+    assert run.outcome("test_fp32_matmul_policy_is_ieee_by_default") == "failed"
+    assert variable in run.message("test_fp32_matmul_policy_is_ieee_by_default")
+
+
+def test_sitecustomize_forcing_high_precision_fails_fp32_policy(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text("import torch\ntorch.set_float32_matmul_precision('high')\n")
+    run = run_suite(tmp_path, keyword="fp32_matmul_policy", env={"PYTHONPATH": str(site)})
+    assert run.outcome("test_fp32_matmul_policy_is_ieee_by_default") == "failed"
+    assert "was 'high' at startup" in run.message("test_fp32_matmul_policy_is_ieee_by_default")
+
+
+def test_clean_environment_passes_policy_compiler_and_shadowing_checks(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, keyword="fp32_matmul_policy or c_compiler or ld_library_path or dev_shm")
+    for name in (
+        "test_fp32_matmul_policy_is_ieee_by_default",
+        "test_c_compiler_builds_against_python_h",
+        "test_ld_library_path_has_no_foreign_cuda_libraries",
+    ):
+        assert run.outcome(name) == "passed", run.message(name)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_require_gpu_turns_missing_gpu_into_failure(tmp_path: Path) -> None:
+    skipped = run_suite(tmp_path, marker="gpu", keyword="cuda_initialises")
+    assert skipped.outcome("test_cuda_initialises") == "skipped"
+    assert skipped.message("test_cuda_initialises").startswith("no GPU visible")
+    required = run_suite(tmp_path, "--require-gpu", marker="gpu", keyword="cuda_initialises")
+    assert required.returncode != 0
+    assert required.outcome("test_cuda_initialises") == "failed"
+    assert required.message("test_cuda_initialises").startswith("--require-gpu: no GPU visible")
+
+
+def test_suite_runs_from_any_directory_without_project_config(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, keyword="dev_shm")
+    assert run.outcome("test_dev_shm_is_large_enough") in {"passed", "failed"}
+    assert not (tmp_path / ".pytest_cache").exists()
+    assert os.path.realpath(run.document["environment"]["python_executable"]) == os.path.realpath(sys.executable)
