@@ -13,6 +13,7 @@ from pytorch_cuda.engine.protocol import ProgressEvent
 
 _LINE = re.compile(r"^#(?P<id>\d+) (?P<rest>.*)$")
 _TIMED = re.compile(r"^\d+\.\d+ (?P<text>.*)$")
+_EXPORT_STEPS = frozenset({"exporting to image", "exporting to docker image format", "exporting to oci image format"})
 _INTERESTING = re.compile(
     r"(Downloading|Collecting|Installing collected|Successfully installed|Setting up |Get:\d+|ERROR|error:)"
 )
@@ -29,7 +30,7 @@ class BuildKitParser:
         if not match:
             return ProgressEvent("log", "", line.rstrip("\n")) if line.strip() else None
         step_id, rest = match.group("id"), match.group("rest")
-        if rest.startswith("["):
+        if rest.startswith("[") or rest in _EXPORT_STEPS:
             self._names[step_id] = rest
             return ProgressEvent("step", rest)
         name = self._names.get(step_id, f"#{step_id}")

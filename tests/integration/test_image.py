@@ -59,6 +59,9 @@ def test_runs_as_non_root_who_owns_the_venv(
         built.ref, ["sh", "-c", "id -u; test -w /opt/pytorch/lib/python3.13/site-packages && echo writable"]
     )
     assert finished.output.split() == ["1000", "writable"]
+    cache = runner.run(built.ref, ["pip", "cache", "dir"])  # pip disables its cache when ~/.cache is not ours
+    assert cache.exit_code == 0, cache.output
+    assert cache.output.strip() == "/home/torch/.cache/pip"
 
 
 def test_torch_compile_runs_on_cpu(built: BuiltImage, runner: ImageRunner) -> None:
