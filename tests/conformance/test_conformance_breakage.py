@@ -220,3 +220,21 @@ def test_suite_runs_from_any_directory_without_project_config(tmp_path: Path) ->
     assert run.outcome("test_dev_shm_is_large_enough") in {"passed", "failed"}
     assert not (tmp_path / ".pytest_cache").exists()
     assert os.path.realpath(run.document["environment"]["python_executable"]) == os.path.realpath(sys.executable)
+
+
+def test_unimportable_torch_still_writes_a_failing_report(tmp_path: Path) -> None:
+    """Like an image whose libcudnn was deleted: `import torch` fails, every module fails with the reason."""
+    fake_torch = tmp_path / "shadow" / "torch"
+    fake_torch.mkdir(parents=True)
+    (fake_torch / "__init__.py").write_text(
+        'raise ImportError("libcudnn.so.9: cannot open shared object file: No such file or directory")\n'
+    )
+    run = run_suite(tmp_path, env={"PYTHONPATH": str(fake_torch.parent)})
+    assert run.returncode != 0
+    assert run.document["totals"]["passed"] == 0
+    pins = [r for nodeid, r in run.document["tests"].items() if nodeid.endswith("test_pins.py")]
+    assert len(pins) == 1
+    assert pins[0]["outcome"] == "failed"
+    assert pins[0]["phase"] == "collect"
+    assert "libcudnn.so.9: cannot open shared object file" in pins[0]["message"]
+    assert "libcudnn.so.9" in run.document["environment"]["error"]

@@ -1,0 +1,125 @@
+"""GPU inventory through torch, and the arch-list check."""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+import torch
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    capability: tuple[int, int]
+    total_memory_bytes: int
+    multiprocessors: int
+
+    @property
+    def sm(self) -> str:
+        return f"sm_{self.capability[0]}{self.capability[1]}"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "capability": f"{self.capability[0]}.{self.capability[1]}",
+            "total_memory_gib": round(self.total_memory_bytes / 2**30, 2),
+            "multiprocessors": self.multiprocessors,
+        }
+
+
+def gpu_count() -> int:
+    """Visible CUDA devices (0 on CPU-only torch or without a driver)."""
+    if torch.version.cuda is None or not torch.cuda.is_available():
+        return 0
+    return int(torch.cuda.device_count())
+
+
+def list_gpus() -> list[GpuInfo]:
+    gpus = []
+    for index in range(gpu_count()):
+        props = torch.cuda.get_device_properties(index)
+        gpus.append(
+            GpuInfo(
+                index=index,
+                name=str(props.name),
+                capability=(int(props.major), int(props.minor)),
+                total_memory_bytes=int(props.total_memory),
+                multiprocessors=int(props.multi_processor_count),
+            )
+        )
+    return gpus
+
+
+def no_gpu_reason() -> str:
+    """Human-readable reason why no GPU is visible."""
+    if torch.version.cuda is None:
+        return f"no GPU visible: torch {torch.__version__} is a CPU-only build"
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    hint = f", CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    return (
+        f"no GPU visible: torch.cuda.is_available() is False (torch {torch.__version__}, CUDA "
+        f"{torch.version.cuda}{hint}); run the container with --gpus all, or pass --require-gpu "
+        "to make this a failure"
+    )
+
+
+_ARCH = re.compile(r"^(sm|compute)_(\d+)([a-z]?)$")
+
+
+@dataclass(frozen=True)
+class ArchVerdict:
+    ok: bool
+    exact: bool
+    message: str
+
+
+def _split_arch(number: str) -> tuple[int, int]:
+    return int(number[:-1]), int(number[-1])
+
+
+def judge_arch(capability: tuple[int, int], arch_list: list[str]) -> ArchVerdict:
+    """Can kernels in ``arch_list`` run on a device of ``capability``?
+
+    Exact ``sm_XY``: ok.  A cubin ``sm_XZ`` with the same major and Z < Y runs
+    (binary compatibility): ok with a note.  Only PTX ``compute_AB`` with AB <= XY:
+    ok with a note (JIT on first launch).  Otherwise: not ok.
+    """
+    major, minor = capability
+    wanted = f"sm_{major}{minor}"
+    cubins: list[tuple[int, int]] = []
+    ptx: list[tuple[int, int]] = []
+    for entry in arch_list:
+        match = _ARCH.match(entry)
+        if match is None:
+            continue
+        kind, number, suffix = match.groups()
+        arch = _split_arch(number)
+        if kind == "sm":
+            if arch == capability:
+                return ArchVerdict(True, True, f"{wanted} is in the arch list ({entry})")
+            if not suffix and arch[0] == major and arch[1] < minor:
+                cubins.append(arch)
+        elif not suffix and arch <= capability:
+            ptx.append(arch)
+    if cubins:
+        best = max(cubins)
+        return ArchVerdict(
+            True, False, f"{wanted} not in the arch list; runs sm_{best[0]}{best[1]} cubins (binary compatible)"
+        )
+    if ptx:
+        best = max(ptx)
+        return ArchVerdict(
+            True,
+            False,
+            f"{wanted} not in the arch list; runs via PTX JIT from compute_{best[0]}{best[1]} (slow first launch)",
+        )
+    return ArchVerdict(
+        False,
+        False,
+        f"torch {torch.__version__} has no kernels for {wanted} (arch list: {', '.join(arch_list)}); "
+        f"use a torch build/image that includes {wanted}",
+    )

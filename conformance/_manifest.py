@@ -1,0 +1,159 @@
+"""The build manifest (``/etc/pytorch-cuda/manifest.json``, schema 1).
+
+Written by the image builder; on a bare host the same format serves as an
+"expectations file" passed with ``--manifest FILE``.  Lookup order:
+``--manifest`` option, then ``$PYTORCH_CUDA_MANIFEST``, then the default path.
+An explicitly named file that is missing or invalid is an error (pin checks
+fail); a missing default file means "no manifest" (pin checks skip).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+DEFAULT_MANIFEST_PATH: Final = Path("/etc/pytorch-cuda/manifest.json")
+MANIFEST_ENV_VAR: Final = "PYTORCH_CUDA_MANIFEST"
+SUPPORTED_SCHEMA: Final = 1
+PIN_NAMES: Final = ("torch", "cuda", "cudnn", "nccl", "triton")
+
+
+class ManifestError(ValueError):
+    """The manifest file exists but cannot be used."""
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Exact versions the image promises; ``None`` when the manifest has no such pin."""
+
+    torch: str | None
+    cuda: str | None
+    cudnn: str | None
+    nccl: str | None
+    triton: str | None
+
+    def get(self, name: str) -> str | None:
+        value: str | None = getattr(self, name)
+        return value
+
+
+@dataclass(frozen=True)
+class Manifest:
+    schema: int
+    project: str
+    target: str
+    flavour: str
+    python: str | None
+    venv: str | None
+    pins: Pins
+    wheels: Mapping[str, str]
+    min_driver: str | None
+    cuda_compat_driver: str | None
+    raw: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class ManifestLookup:
+    """Where the suite looked for a manifest and what it found."""
+
+    path: Path
+    origin: str  # "--manifest", "$PYTORCH_CUDA_MANIFEST" or "default"
+    manifest: Manifest | None
+    error: str | None
+
+    @property
+    def skip_reason(self) -> str:
+        return f"no build manifest ({self.path}); pass --manifest FILE to check pins"
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "path": str(self.path),
+            "origin": self.origin,
+            "found": self.manifest is not None,
+            "error": self.error,
+            "content": dict(self.manifest.raw) if self.manifest is not None else None,
+        }
+
+
+def _optional_str(data: Mapping[str, object], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ManifestError(f"{where}{key} must be a string, got {value!r}")
+    return value
+
+
+def _required_str(data: Mapping[str, object], key: str) -> str:
+    value = _optional_str(data, key, "")
+    if value is None:
+        raise ManifestError(f"missing required field {key!r}")
+    return value
+
+
+def parse_manifest(data: object) -> Manifest:
+    """Validate decoded JSON and build a :class:`Manifest`."""
+    if not isinstance(data, dict):
+        raise ManifestError("top level must be a JSON object")
+    schema = data.get("schema")
+    if schema != SUPPORTED_SCHEMA:
+        raise ManifestError(f"unsupported schema {schema!r} (this suite reads schema {SUPPORTED_SCHEMA})")
+    pins_data = data.get("pins", {})
+    if not isinstance(pins_data, dict):
+        raise ManifestError("'pins' must be an object")
+    pins = Pins(**{name: _optional_str(pins_data, name, "pins.") for name in PIN_NAMES})
+    wheels_data = data.get("wheels", {})
+    if not isinstance(wheels_data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in wheels_data.items()
+    ):
+        raise ManifestError("'wheels' must map library names to wheel names (strings)")
+    return Manifest(
+        schema=SUPPORTED_SCHEMA,
+        project=_required_str(data, "project"),
+        target=_required_str(data, "target"),
+        flavour=_optional_str(data, "flavour", "") or "",
+        python=_optional_str(data, "python", ""),
+        venv=_optional_str(data, "venv", ""),
+        pins=pins,
+        wheels=dict(wheels_data),
+        min_driver=_optional_str(data, "min_driver", ""),
+        cuda_compat_driver=_optional_str(data, "cuda_compat_driver", ""),
+        raw=data,
+    )
+
+
+def load_manifest(path: Path) -> Manifest:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ManifestError(f"cannot read {path}: {exc}") from exc
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ManifestError(f"{path} is not valid JSON: {exc}") from exc
+    try:
+        return parse_manifest(data)
+    except ManifestError as exc:
+        raise ManifestError(f"{path}: {exc}") from exc
+
+
+def find_manifest(option: str | None, environ: Mapping[str, str]) -> ManifestLookup:
+    """Resolve and load the manifest following the documented lookup order."""
+    if option:
+        path, origin = Path(option), "--manifest"
+    elif environ.get(MANIFEST_ENV_VAR):
+        path, origin = Path(environ[MANIFEST_ENV_VAR]), f"${MANIFEST_ENV_VAR}"
+    else:
+        path, origin = DEFAULT_MANIFEST_PATH, "default"
+    explicit = origin != "default"
+    if not path.exists():
+        error = f"manifest {path} (from {origin}) does not exist" if explicit else None
+        return ManifestLookup(path=path, origin=origin, manifest=None, error=error)
+    try:
+        manifest = load_manifest(path)
+    except ManifestError as exc:
+        return ManifestLookup(path=path, origin=origin, manifest=None, error=f"invalid manifest: {exc}")
+    return ManifestLookup(path=path, origin=origin, manifest=manifest, error=None)

@@ -1,0 +1,83 @@
+"""Launch one process per rank with torch.multiprocessing (spawn), with a free
+port, a deadline, and child failures turned into readable errors."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
+
+from conformance._dist_workers import DistJob, run_rank
+from conformance._env import apply_safe_distributed_env
+
+
+class DistributedRunError(RuntimeError):
+    """A rank failed, crashed or the group hung."""
+
+
+@dataclass(frozen=True)
+class DistributedRun:
+    world_size: int
+    backend: str
+    ranks: tuple[dict[str, object], ...]
+    wall_s: float
+
+
+def find_free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _rank_errors(out_dir: Path) -> str:
+    texts = [f"{p.name}:\n{p.read_text()[-2000:]}" for p in sorted(out_dir.glob("rank*.error"))]
+    return "\n".join(texts)
+
+
+def run_distributed(
+    tasks: tuple[str, ...], backend: str, world_size: int, out_dir: Path, timeout_s: float = 240.0
+) -> DistributedRun:
+    """Run ``tasks`` (see _dist_workers.TASKS) on ``world_size`` ranks and collect each rank's results."""
+    apply_safe_distributed_env()  # spawned children inherit os.environ
+    out_dir.mkdir(parents=True, exist_ok=True)
+    job = DistJob(
+        tasks=tasks,
+        backend=backend,
+        world_size=world_size,
+        port=find_free_port(),
+        out_dir=str(out_dir),
+        timeout_s=timeout_s,
+    )
+    started = time.monotonic()
+    deadline = started + timeout_s
+    context = start_processes(  # type: ignore[no-untyped-call]
+        run_rank, args=(job,), nprocs=world_size, join=False, start_method="spawn"
+    )
+    assert context is not None
+    try:
+        while not context.join(timeout=max(0.1, min(5.0, deadline - time.monotonic()))):
+            if time.monotonic() >= deadline:
+                finished = sorted(p.name for p in out_dir.glob("rank*.json"))
+                raise DistributedRunError(
+                    f"{backend} job {tasks} with {world_size} rank(s) timed out after {timeout_s:.0f}s "
+                    f"(finished: {finished}); rerun with NCCL_DEBUG=INFO to see where it hangs"
+                )
+    except ProcessRaisedException as exc:
+        raise DistributedRunError(f"{backend} rank {exc.error_index} raised:\n{exc}") from None
+    except ProcessExitedException as exc:
+        raise DistributedRunError(
+            f"{backend} rank {exc.error_index} died (exit code {exc.exit_code}, signal {exc.signal_name}):\n"
+            f"{_rank_errors(out_dir)}"
+        ) from None
+    finally:
+        for process in context.processes:
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+    ranks = tuple(json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size))
+    return DistributedRun(world_size, backend, ranks, time.monotonic() - started)

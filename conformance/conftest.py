@@ -1,0 +1,186 @@
+"""Suite plumbing: options, markers, GPU gating, manifest and result fixtures.
+
+Works with ``-p no:cacheprovider`` from any working directory and without any
+pytest.ini/pyproject: everything is registered here.  torch is imported lazily
+so that an image whose torch cannot even be imported (a deleted libcudnn, say)
+still produces a JSON report in which every test module fails with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+import pytest
+
+from conformance._env import apply_safe_distributed_env
+from conformance._manifest import Manifest, ManifestLookup, find_manifest
+from conformance._results import RecordMetric, RecordNote, ResultsRecorder
+
+if TYPE_CHECKING:
+    import torch
+
+# Before any test can start a process: NVLink multicast off (see _env.py).
+DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
+
+SUITE_DIR: Final = Path(__file__).resolve().parent
+MARKERS: Final = {
+    "cpu": "runs without a GPU (CI runs `-m cpu`)",
+    "gpu": "needs one visible GPU; skips without one unless --require-gpu",
+    "multigpu": "needs >= 2 visible GPUs",
+}
+RECORDER_KEY: Final = pytest.StashKey[ResultsRecorder]()
+MANIFEST_KEY: Final = pytest.StashKey[ManifestLookup]()
+FP32_POLICY_AT_START_KEY: Final = pytest.StashKey[dict[str, object]]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("conformance", "pytorch-cuda conformance")
+    group.addoption(
+        "--manifest",
+        default=None,
+        metavar="FILE",
+        help="build manifest / expectations file "
+        "(default: $PYTORCH_CUDA_MANIFEST, then /etc/pytorch-cuda/manifest.json)",
+    )
+    group.addoption("--conformance-json", default=None, metavar="PATH", help="write the JSON result file here")
+    group.addoption(
+        "--require-gpu", action="store_true", default=False, help="no visible GPU is a failure instead of a skip"
+    )
+
+
+def fp32_policy_snapshot() -> dict[str, object]:
+    """The FP32 matmul policy as the process sees it (taken before any test runs)."""
+    try:
+        import torch
+    except Exception as exc:  # reported by the failing test modules
+        return {"error": f"import torch failed: {type(exc).__name__}: {exc}"}
+    return {
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "cuda_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+        "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
+        "NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"),
+    }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    for name, description in MARKERS.items():
+        config.addinivalue_line("markers", f"{name}: {description}")
+    config.stash[FP32_POLICY_AT_START_KEY] = fp32_policy_snapshot()
+    lookup = find_manifest(config.getoption("manifest"), os.environ)
+    config.stash[MANIFEST_KEY] = lookup
+    json_option = config.getoption("conformance_json")
+    recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
+    config.stash[RECORDER_KEY] = recorder
+    config.pluginmanager.register(recorder, "conformance-results")
+
+
+def _in_suite(item: pytest.Item) -> bool:
+    return SUITE_DIR in Path(str(item.path)).resolve().parents
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unmarked = [i.nodeid for i in items if _in_suite(i) and not any(i.get_closest_marker(m) for m in MARKERS)]
+    if unmarked:
+        raise pytest.UsageError(f"conformance tests without a cpu/gpu/multigpu marker: {unmarked}")
+
+
+_GPU_COUNT: list[int] = []
+
+
+def visible_gpu_count() -> int:
+    from conformance._devices import gpu_count
+
+    if not _GPU_COUNT:
+        _GPU_COUNT.append(gpu_count())
+    return _GPU_COUNT[0]
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if not _in_suite(item):
+        return
+    if item.get_closest_marker("multigpu") is not None:
+        needed = 2
+    elif item.get_closest_marker("gpu") is not None:
+        needed = 1
+    else:
+        return
+    found = visible_gpu_count()
+    if found == 0:
+        from conformance._devices import no_gpu_reason
+
+        if item.config.getoption("require_gpu"):
+            pytest.fail(f"--require-gpu: {no_gpu_reason()}", pytrace=False)
+        pytest.skip(no_gpu_reason())
+    if found < needed:
+        pytest.skip(f"needs >= {needed} GPUs, found {found}")
+
+
+@pytest.fixture(scope="session")
+def manifest_lookup(pytestconfig: pytest.Config) -> ManifestLookup:
+    return pytestconfig.stash[MANIFEST_KEY]
+
+
+@pytest.fixture(scope="session")
+def optional_manifest(manifest_lookup: ManifestLookup) -> Manifest | None:
+    """The manifest, None on a bare host; fails if a named manifest is broken."""
+    if manifest_lookup.error is not None:
+        pytest.fail(manifest_lookup.error, pytrace=False)
+    return manifest_lookup.manifest
+
+
+@pytest.fixture(scope="session")
+def manifest(optional_manifest: Manifest | None, manifest_lookup: ManifestLookup) -> Manifest:
+    """The manifest; pin checks skip without one."""
+    if optional_manifest is None:
+        pytest.skip(manifest_lookup.skip_reason)
+    return optional_manifest
+
+
+@pytest.fixture(scope="session")
+def fp32_policy_at_start(pytestconfig: pytest.Config) -> dict[str, object]:
+    return pytestconfig.stash[FP32_POLICY_AT_START_KEY]
+
+
+@pytest.fixture
+def record_metric(request: pytest.FixtureRequest) -> RecordMetric:
+    """``record_metric(name, value, unit)``: a measured number for the JSON report."""
+    recorder = request.config.stash[RECORDER_KEY]
+    node = request.node
+
+    def record(name: str, value: float, unit: str) -> None:
+        recorder.record_metric(node.nodeid, name, float(value), unit)
+        node.user_properties.append((f"metric.{name}", f"{float(value):.6g} {unit}"))
+
+    return record
+
+
+@pytest.fixture
+def record_note(request: pytest.FixtureRequest) -> RecordNote:
+    """``record_note(text)``: a remark (warning-level finding) for the JSON report."""
+    recorder = request.config.stash[RECORDER_KEY]
+    node = request.node
+
+    def record(text: str) -> None:
+        recorder.record_note(node.nodeid, text)
+        node.user_properties.append(("note", text))
+
+    return record
+
+
+@pytest.fixture
+def cuda_device(record_metric: RecordMetric) -> Iterator[torch.device]:
+    """cuda:0; records the test's peak allocated GPU memory and frees the cache afterwards."""
+    import torch
+
+    device = torch.device("cuda", 0)
+    torch.empty(1, device=device)  # initialises the caching allocator before its stats are reset
+    torch.cuda.synchronize(device)
+    torch.cuda.reset_peak_memory_stats(device)
+    yield device
+    torch.cuda.synchronize(device)
+    record_metric("peak_gpu_memory_allocated", torch.cuda.max_memory_allocated(device) / 2**20, "MiB")
+    torch.cuda.empty_cache()

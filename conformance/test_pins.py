@@ -1,0 +1,117 @@
+"""Pins and libraries: torch, CUDA, cuDNN, NCCL and Triton are what the manifest says.
+
+All cpu-marked: inside the image these work without a GPU (cuDNN and NCCL
+versions are read from the libraries, which must load).  Without a manifest the
+pin checks skip; the wheel-consistency checks still run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conformance._inventory import distribution_version, torch_cudnn_version, torch_nccl_version
+from conformance._manifest import Manifest
+from conformance._pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
+from conformance._results import RecordNote
+
+pytestmark = pytest.mark.cpu
+
+
+def _pin(manifest: Manifest, name: str) -> str:
+    value = manifest.pins.get(name)
+    if value is None:
+        pytest.skip(f"manifest {manifest.target} has no {name} pin")
+    return value
+
+
+def test_torch_version_matches_pin(manifest: Manifest) -> None:
+    problem = compare_exact("torch", _pin(manifest, "torch"), torch.__version__, "torch.__version__")
+    assert problem is None, problem
+
+
+def test_cuda_runtime_matches_pin(manifest: Manifest) -> None:
+    problem = compare_exact("CUDA runtime", _pin(manifest, "cuda"), torch.version.cuda, "torch.version.cuda")
+    assert problem is None, problem
+
+
+def test_cudnn_matches_pin(manifest: Manifest) -> None:
+    problem = compare_cudnn(_pin(manifest, "cudnn"), torch_cudnn_version())
+    assert problem is None, problem
+
+
+def test_nccl_matches_pin(manifest: Manifest) -> None:
+    problem = compare_nccl(_pin(manifest, "nccl"), torch_nccl_version())
+    assert problem is None, problem
+
+
+def test_triton_matches_pin(manifest: Manifest) -> None:
+    seen = distribution_version("triton")
+    problem = compare_exact("Triton", _pin(manifest, "triton"), seen, "the installed triton distribution")
+    assert problem is None, problem
+
+
+def test_python_and_venv_match_manifest(manifest: Manifest) -> None:
+    if manifest.python is not None:
+        running = f"{sys.version_info.major}.{sys.version_info.minor}"
+        assert running == manifest.python, (
+            f"Python: manifest says {manifest.python} but the suite runs on {running} ({sys.executable}); "
+            "run it with the image's venv python"
+        )
+    if manifest.venv is not None:
+        prefix = os.path.realpath(sys.prefix)
+        assert prefix == os.path.realpath(manifest.venv), (
+            f"venv: manifest says {manifest.venv} but sys.prefix is {sys.prefix}; run `conformance` "
+            "or activate the venv"
+        )
+        torch_path = os.path.realpath(torch.__file__)
+        assert torch_path.startswith(prefix + os.sep), f"torch is imported from {torch_path}, outside {prefix}"
+
+
+def _wheel_or_skip(library: str, manifest: Manifest | None) -> tuple[str, str]:
+    name, version = pick_wheel(library, manifest.wheels if manifest else None, distribution_version)
+    if name is None:
+        if torch.version.cuda is None:
+            pytest.skip(f"torch {torch.__version__} is a CPU-only build and no manifest names a {library} wheel")
+        pytest.skip(f"no nvidia {library} wheel installed: torch uses a {library} from elsewhere")
+    if version is None:
+        pytest.fail(
+            f"manifest names wheel {name} for {library} but it is not installed; reinstall it in the venv",
+            pytrace=False,
+        )
+    return name, version
+
+
+def test_torch_cudnn_matches_wheel(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+    name, version = _wheel_or_skip("cudnn", optional_manifest)
+    record_note(f"{name}=={version}")
+    problem = compare_cudnn(version, torch_cudnn_version())
+    assert problem is None, f"{problem} (wheel {name}=={version})"
+
+
+def test_torch_nccl_matches_wheel(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+    name, version = _wheel_or_skip("nccl", optional_manifest)
+    record_note(f"{name}=={version}")
+    problem = compare_nccl(version, torch_nccl_version())
+    assert problem is None, f"{problem} (wheel {name}=={version})"
+
+
+def test_pip_check_is_clean() -> None:
+    if importlib.util.find_spec("pip") is None:
+        pytest.skip(f"pip is not installed in {sys.prefix}")
+    result = subprocess.run(
+        [sys.executable, "-m", "pip", "check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"},
+    )
+    assert result.returncode == 0, (
+        f"`{sys.executable} -m pip check` reports broken requirements; fix the pins:\n{result.stdout}{result.stderr}"
+    )

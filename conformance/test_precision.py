@@ -1,0 +1,173 @@
+"""Precision kernels: FP16/BF16 GEMM and cuDNN conv against float64, the 65504
+reduced-precision case, and the FP32 (IEEE vs TF32) matmul policy.
+
+Bounds are on the normalized error ||C - ref||_F / ||ref||_F where ref is the
+float64 result of the *same rounded inputs*, so they measure accumulation and
+output rounding only.  Calibration (H200, torch 2.11 + CUDA 13.0) is in the
+comment next to each bound; bounds are about 4x the measured value.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import torch
+
+from conformance._numerics import backward as run_backward
+from conformance._numerics import grad_of, normalized_error, seeded_randn
+from conformance._results import RecordMetric, RecordNote
+
+LOW_PRECISION = {"fp16": torch.float16, "bf16": torch.bfloat16}
+GEMM_SIZE = 4096
+# Measured on H200 (4096^3, randn): fp16 2.08e-4, bf16 1.66e-3 -- the output
+# rounding of fp16 (2^-11) and bf16 (2^-8); fp32 accumulation adds ~nothing.
+GEMM_ERROR_BOUND = {"fp16": 8e-4, "bf16": 6.5e-3}
+# Measured on H200, conv 3x3 (16,64,32,32)->128 channels, forward / grad_input /
+# grad_weight: fp16 2.08e-4 / 2.07e-4 / 2.08e-4, bf16 1.66e-3 / 1.66e-3 / 1.66e-3.
+CONV_ERROR_BOUND = {"fp16": 8e-4, "bf16": 6.5e-3}
+# FP32 matmul 4096^3 vs float64. Measured on H200: IEEE 1.15e-6, TF32 2.94e-4
+# (TF32 rounds inputs to 10 mantissa bits).  The gap is what catches forced TF32.
+FP32_IEEE_BOUND = 5e-6
+TF32_BAND = (5e-5, 1.2e-3)
+
+
+@pytest.fixture
+def restore_matmul_flags() -> Iterator[None]:
+    precision = torch.get_float32_matmul_precision()
+    reduced = torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction
+    yield
+    torch.set_float32_matmul_precision(precision)
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = reduced
+
+
+def _skip_unless_bf16(dtype_name: str) -> None:
+    if dtype_name == "bf16" and torch.cuda.get_device_capability(0) < (8, 0):
+        pytest.skip("bf16 tensor cores need compute capability >= 8.0")
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+def test_low_precision_gemm_error(dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric) -> None:
+    _skip_unless_bf16(dtype_name)
+    dtype = LOW_PRECISION[dtype_name]
+    n = GEMM_SIZE
+    a = seeded_randn((n, n), seed=1, device=cuda_device, dtype=dtype)
+    b = seeded_randn((n, n), seed=2, device=cuda_device, dtype=dtype)
+    out = a @ b
+    reference = a.double() @ b.double()
+    assert out.dtype == dtype
+    assert bool(torch.isfinite(out).all()), f"{dtype_name} GEMM produced non-finite values"
+    error = normalized_error(out, reference)
+    record_metric(f"gemm_{dtype_name}_normalized_error", error, "1")
+    bound = GEMM_ERROR_BOUND[dtype_name]
+    assert error < bound, (
+        f"{dtype_name} GEMM {n}^3 normalized error {error:.3e} exceeds {bound:.1e}: cuBLAS is not accumulating "
+        "in fp32 (reduced-precision reduction forced?) or the kernel is broken"
+    )
+
+
+@pytest.mark.gpu
+def test_fp16_reduction_does_not_overflow_at_65504(
+    cuda_device: torch.device, restore_matmul_flags: None, record_note: RecordNote
+) -> None:
+    """An fp16 addmm whose exact result is 0 but whose partial sums exceed 65504."""
+    k = 16384
+    a = torch.ones(16, k, device=cuda_device, dtype=torch.float16)
+    column = torch.cat([torch.full((k // 2,), 16.0), torch.full((k // 2,), -16.0)])  # partial sums reach 131072
+    b = column.to(device=cuda_device, dtype=torch.float16).unsqueeze(1).repeat(1, 16)
+    bias = torch.zeros(16, 16, device=cuda_device, dtype=torch.float16)
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
+    assert torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction is False
+    exact = torch.addmm(bias, a, b)
+    torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = True
+    relaxed = torch.addmm(bias, a, b)
+    record_note(f"with reduced-precision reduction allowed: max |out| = {float(relaxed.float().abs().max())}")
+    assert bool((exact == 0).all()), (
+        "fp16 addmm with allow_fp16_reduced_precision_reduction=False overflowed (exact result 0, got values "
+        f"max |out| {float(exact.float().abs().max())}): cuBLAS reduces in fp16; check TORCH/cuBLAS overrides"
+    )
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+def test_cudnn_conv_forward_backward_error(
+    dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric
+) -> None:
+    _skip_unless_bf16(dtype_name)
+    assert torch.backends.cudnn.is_available(), "cuDNN is not available to torch"  # type: ignore[no-untyped-call]
+    assert torch.backends.cudnn.enabled, "torch.backends.cudnn.enabled is False"
+    dtype = LOW_PRECISION[dtype_name]
+    x = seeded_randn((16, 64, 32, 32), seed=3, device=cuda_device, dtype=dtype).requires_grad_()
+    w = (seeded_randn((128, 64, 3, 3), seed=4, device=cuda_device, dtype=dtype) / 24).requires_grad_()
+    grad_out = seeded_randn((16, 128, 32, 32), seed=5, device=cuda_device, dtype=dtype)
+    y = torch.nn.functional.conv2d(x, w, padding=1)
+    run_backward(y, grad_out)
+    x64 = x.detach().double().requires_grad_()
+    w64 = w.detach().double().requires_grad_()
+    y64 = torch.nn.functional.conv2d(x64, w64, padding=1)
+    run_backward(y64, grad_out.double())
+    errors = {
+        "forward": normalized_error(y, y64),
+        "grad_input": normalized_error(grad_of(x), grad_of(x64)),
+        "grad_weight": normalized_error(grad_of(w), grad_of(w64)),
+    }
+    bound = CONV_ERROR_BOUND[dtype_name]
+    for name, error in errors.items():
+        record_metric(f"conv_{dtype_name}_{name}_normalized_error", error, "1")
+    bad = {name: f"{error:.3e}" for name, error in errors.items() if not error < bound}
+    assert not bad, f"cuDNN {dtype_name} conv errors above {bound:.1e}: {bad}"
+
+
+FP32_POLICY_FIX = "remove it so FP32 matmuls stay IEEE by default (TF32 only when a program asks)"
+
+
+@pytest.mark.cpu
+def test_fp32_matmul_policy_is_ieee_by_default(fp32_policy_at_start: dict[str, object]) -> None:
+    problems = []
+    if fp32_policy_at_start["float32_matmul_precision"] != "highest":
+        problems.append(
+            f"torch.get_float32_matmul_precision() was {fp32_policy_at_start['float32_matmul_precision']!r} at "
+            "startup, not 'highest': something (sitecustomize/usercustomize, PYTHONSTARTUP or an imported "
+            f"package) called set_float32_matmul_precision; {FP32_POLICY_FIX}"
+        )
+    if fp32_policy_at_start["cuda_matmul_allow_tf32"]:
+        problems.append(f"torch.backends.cuda.matmul.allow_tf32 was True at startup; {FP32_POLICY_FIX}")
+    override = os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
+    if override not in (None, "", "0"):
+        problems.append(f"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE={override!r} forces TF32 in cuBLAS; unset it")
+    if os.environ.get("NVIDIA_TF32_OVERRIDE") == "1":
+        problems.append("NVIDIA_TF32_OVERRIDE=1 is set in the environment; unset it")
+    assert not problems, "; ".join(problems)
+
+
+def _fp32_matmul_error(device: torch.device, precision: str) -> float:
+    torch.set_float32_matmul_precision(precision)
+    n = GEMM_SIZE
+    a = seeded_randn((n, n), seed=6, device=device)
+    b = seeded_randn((n, n), seed=7, device=device)
+    out = a @ b
+    torch.cuda.synchronize(device)
+    return normalized_error(out, a.double() @ b.double())
+
+
+@pytest.mark.gpu
+def test_fp32_ieee_and_tf32_error_bands(
+    cuda_device: torch.device, restore_matmul_flags: None, record_metric: RecordMetric
+) -> None:
+    ieee = _fp32_matmul_error(cuda_device, "highest")
+    record_metric("gemm_fp32_ieee_normalized_error", ieee, "1")
+    assert ieee < FP32_IEEE_BOUND, (
+        f"FP32 matmul with precision 'highest' has normalized error {ieee:.3e} (IEEE fp32 expected < "
+        f"{FP32_IEEE_BOUND:.0e}): TF32 is silently forced (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE / NVIDIA_TF32_OVERRIDE?)"
+    )
+    if torch.cuda.get_device_capability(cuda_device) < (8, 0):
+        pytest.skip("no TF32 before compute capability 8.0 (IEEE part passed)")
+    tf32 = _fp32_matmul_error(cuda_device, "high")
+    record_metric("gemm_tf32_normalized_error", tf32, "1")
+    low, high = TF32_BAND
+    assert low < tf32 < high, (
+        f"FP32 matmul with precision 'high' has normalized error {tf32:.3e}, outside the TF32 band "
+        f"({low:.0e}, {high:.0e}): TF32 was not used when asked (NVIDIA_TF32_OVERRIDE=0?) or is broken"
+    )

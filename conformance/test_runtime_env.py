@@ -1,0 +1,74 @@
+"""Runtime environment: shared memory, DataLoader workers, a C compiler with Python.h, libcuda."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import sysconfig
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from conformance._compiler import CompilerProblem, compile_python_h_probe, resolve_c_compiler
+from conformance._data import ChunkDataset
+from conformance._results import RecordMetric, RecordNote
+from conformance._shm import MIN_SHM_BYTES, shm_problem, shm_size_bytes
+
+
+@pytest.mark.cpu
+def test_dev_shm_is_large_enough(record_metric: RecordMetric) -> None:
+    size = shm_size_bytes()
+    if size is not None:
+        record_metric("dev_shm_size", size / 2**20, "MiB")
+    problem = shm_problem(size, MIN_SHM_BYTES)
+    assert problem is None, problem
+
+
+@pytest.mark.cpu
+def test_dataloader_with_two_workers() -> None:
+    dataset = ChunkDataset(items=16, numel=1 << 19)  # 2 MiB float32 tensors
+    loader = DataLoader(dataset, batch_size=2, num_workers=2, timeout=120)
+    total = 0.0
+    seen = 0
+    for batch in loader:
+        total += float(batch.sum())
+        seen += batch.shape[0]
+    expected = float(sum(range(16))) * (1 << 19)
+    assert (seen, total) == (16, expected), (
+        f"DataLoader with 2 workers returned {seen} items summing to {total}, expected 16 and {expected}"
+    )
+
+
+@pytest.mark.cpu
+def test_c_compiler_builds_against_python_h(tmp_path: Path, record_note: RecordNote) -> None:
+    include = sysconfig.get_paths()["include"]
+    assert Path(include, "Python.h").exists(), (
+        f"Python.h not found in {include}: Triton and torch C++ extensions need the Python headers "
+        "(install the python3-dev package matching this interpreter)"
+    )
+    compiler = resolve_c_compiler(os.environ)
+    assert not isinstance(compiler, CompilerProblem), compiler.message if isinstance(compiler, CompilerProblem) else ""
+    record_note(f"compiler {' '.join(compiler.argv)} (from {compiler.origin})")
+    includes = sorted({include, sysconfig.get_paths()["platinclude"]})
+    result = compile_python_h_probe(compiler, includes, tmp_path)
+    assert result.returncode == 0, (
+        f"{' '.join(compiler.argv)} cannot compile a file including Python.h:\n{result.stderr[-2000:]}"
+    )
+
+
+@pytest.mark.gpu
+def test_libcuda_is_resolvable(record_note: RecordNote) -> None:
+    found = ctypes.util.find_library("cuda")
+    record_note(f"ctypes.util.find_library('cuda') = {found}")
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError as exc:
+        pytest.fail(
+            f"libcuda.so.1 cannot be loaded ({exc}): the NVIDIA container toolkit did not mount the driver; "
+            "run with --gpus all",
+            pytrace=False,
+        )
+    assert torch.cuda.is_available()

@@ -1,0 +1,335 @@
+"""Unit tests of the conformance suite's pure helpers (no GPU, no subprocess)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance._compiler import CompilerChoice, CompilerProblem, resolve_c_compiler
+from conformance._devices import judge_arch
+from conformance._dist_workers import allreduce_expected, allreduce_inputs, bus_bandwidth_gbps
+from conformance._driver import DriverRequirement, judge_driver, requirement_for_cuda
+from conformance._env import apply_safe_distributed_env
+from conformance._libmaps import (
+    cudnn_directories,
+    expected_library_root,
+    group_libraries,
+    parse_ldconfig,
+    parse_proc_maps,
+    scan_ld_library_path,
+    scan_ldconfig,
+)
+from conformance._manifest import ManifestError, find_manifest, parse_manifest
+from conformance._numerics import gemm_tflops, normalized_error
+from conformance._peaks import PEAK_TABLE, lookup_peak
+from conformance._pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
+from conformance._shm import shm_problem
+from conformance._versions import (
+    cudnn_version_int,
+    cudnn_version_string,
+    is_at_least,
+    nccl_version_string,
+    release_prefix,
+    version_tuple,
+)
+from tests.conformance.harness import manifest_document
+
+
+@pytest.mark.parametrize(
+    ("device_name", "gpu"),
+    [
+        ("NVIDIA H200", "H200 SXM"),
+        ("NVIDIA H200 NVL", "H200 NVL"),
+        ("NVIDIA H100 80GB HBM3", "H100 SXM"),
+        ("NVIDIA H100 PCIe", "H100 PCIe"),
+        ("NVIDIA H100 NVL", "H100 NVL"),
+        ("NVIDIA A100-SXM4-80GB", "A100"),
+        ("NVIDIA A100 80GB PCIe", "A100"),
+        ("NVIDIA A10", "A10"),
+        ("NVIDIA A10G", "A10G"),
+        ("NVIDIA L4", "L4"),
+        ("NVIDIA L40S", "L40S"),
+        ("Tesla T4", "T4"),
+        ("Tesla V100-SXM2-16GB", "V100 SXM2"),
+        ("Tesla V100-PCIE-32GB", "V100 PCIe"),
+        ("NVIDIA B200", "B200"),
+    ],
+)
+def test_peak_lookup(device_name: str, gpu: str) -> None:
+    spec = lookup_peak(device_name)
+    assert spec is not None
+    assert spec.gpu == gpu
+
+
+def test_peak_values_from_datasheets() -> None:
+    h200 = lookup_peak("NVIDIA H200")
+    a100 = lookup_peak("NVIDIA A100-SXM4-40GB")
+    assert h200 is not None
+    assert a100 is not None
+    assert (h200.fp32, h200.tf32, h200.fp16, h200.bf16) == (67.0, 494.7, 989.4, 989.4)
+    assert (a100.fp32, a100.tf32, a100.fp16, a100.bf16) == (19.5, 156.0, 312.0, 312.0)
+    t4 = lookup_peak("Tesla T4")
+    assert t4 is not None
+    assert t4.peak("bf16") is None
+    assert t4.peak("tf32") is None
+
+
+@pytest.mark.parametrize("name", ["NVIDIA L40", "NVIDIA GeForce RTX 4090", "NVIDIA A1000", "Radeon"])
+def test_unknown_gpu_has_no_peak(name: str) -> None:
+    assert lookup_peak(name) is None
+
+
+def test_peak_table_is_dense_and_ordered() -> None:
+    for spec in PEAK_TABLE:
+        assert spec.fp16 >= spec.fp32
+        if spec.tf32 is not None:
+            assert spec.fp16 == pytest.approx(2 * spec.tf32, rel=0.05)
+
+
+@pytest.mark.parametrize(
+    ("version", "encoded"),
+    [("9.10.2.21", 91002), ("9.1.0.70", 90100), ("9.19.0.56", 91900), ("8.9.2.26", 8902), ("9.0.0", 90000)],
+)
+def test_cudnn_encoding(version: str, encoded: int) -> None:
+    assert cudnn_version_int(version) == encoded
+    assert cudnn_version_string(encoded) == release_prefix(version, 3)
+
+
+def test_nccl_version_forms() -> None:
+    assert nccl_version_string((2, 27, 5)) == "2.27.5"
+    assert nccl_version_string((2, 21, 5, "")) == "2.21.5"  # type: ignore[arg-type]
+    assert nccl_version_string(22705) == "2.27.5"
+    assert nccl_version_string(2708) == "2.7.8"
+
+
+def test_version_helpers() -> None:
+    assert version_tuple("2.9.1+cu128") == (2, 9, 1)
+    assert version_tuple("580.159.03") == (580, 159, 3)
+    assert is_at_least("580.159.03", "570.26")
+    assert not is_at_least("560.35.03", "570.26")
+    with pytest.raises(ValueError, match="not a dotted version"):
+        version_tuple("cu128")
+
+
+def test_pin_comparisons_name_both_values() -> None:
+    assert compare_exact("torch", "2.9.1+cu128", "2.9.1+cu128", "torch.__version__") is None
+    message = compare_exact("torch", "2.9.1+cu128", "2.9.0+cu128", "torch.__version__")
+    assert message is not None
+    assert "2.9.1+cu128" in message
+    assert "2.9.0+cu128" in message
+    assert compare_cudnn("9.10.2.21", 91002) is None
+    wrong_cudnn = compare_cudnn("9.10.2.21", 90800)
+    assert wrong_cudnn is not None
+    assert "91002" in wrong_cudnn
+    assert "9.8.0" in wrong_cudnn
+    missing_cudnn = compare_cudnn("9.10.2.21", None)
+    assert missing_cudnn is not None
+    assert "is None" in missing_cudnn
+    assert compare_nccl("2.27.5", "2.27.5") is None
+    wrong_nccl = compare_nccl("2.27.5", "2.26.2")
+    assert wrong_nccl is not None
+    assert "2.26.2" in wrong_nccl
+
+
+def test_pick_wheel_prefers_manifest_then_autodetects() -> None:
+    installed = {"nvidia-cudnn-cu12": "9.10.2.21", "nvidia-nccl-cu13": "2.28.9"}
+    assert pick_wheel("cudnn", {"cudnn": "nvidia-cudnn-cu12"}, installed.get) == ("nvidia-cudnn-cu12", "9.10.2.21")
+    assert pick_wheel("cudnn", {"cudnn": "nvidia-cudnn-cu11"}, installed.get) == ("nvidia-cudnn-cu11", None)
+    assert pick_wheel("nccl", None, installed.get) == ("nvidia-nccl-cu13", "2.28.9")
+    assert pick_wheel("nccl", None, lambda name: None) == (None, None)
+
+
+def test_driver_verdicts() -> None:
+    requirement = DriverRequirement(min_driver="570.26", compat_driver="525.60.13", source="manifest")
+    assert judge_driver("580.159.04", "12.8", requirement).status == "ok"
+    compat = judge_driver("535.183.01", "12.8", requirement)
+    assert compat.status == "compat"
+    too_old = judge_driver("470.256.02", "12.8", requirement)
+    assert too_old.status == "too_old"
+    assert "upgrade the NVIDIA driver to >= 570.26 or use the cu126 image" in too_old.message
+    builtin = requirement_for_cuda("12.8")
+    assert builtin is not None
+    assert (builtin.min_driver, builtin.compat_driver) == ("570.26", "525.60.13")
+    assert requirement_for_cuda("10.2") is None
+
+
+@pytest.mark.parametrize(
+    ("capability", "arch_list", "ok", "exact"),
+    [
+        ((9, 0), ["sm_80", "sm_86", "sm_90", "sm_100"], True, True),
+        ((8, 9), ["sm_80", "sm_86", "sm_90"], True, False),  # L4/L40S run sm_86 cubins
+        ((12, 1), ["sm_90", "compute_120"], True, False),  # PTX JIT
+        ((7, 0), ["sm_75", "sm_80", "sm_90"], False, False),  # V100 dropped
+        ((9, 0), ["sm_80", "sm_90a"], True, True),
+        ((10, 0), ["sm_80", "sm_90a"], False, False),  # arch-specific cubins do not carry over
+    ],
+)
+def test_arch_judgement(capability: tuple[int, int], arch_list: list[str], ok: bool, exact: bool) -> None:
+    verdict = judge_arch(capability, arch_list)
+    assert (verdict.ok, verdict.exact) == (ok, exact), verdict.message
+
+
+SITE = "/opt/pytorch/lib/python3.13/site-packages/nvidia"
+MAPS = "\n".join(
+    [
+        f"7f0000000000-7f0000001000 r--p 00000000 08:01 1 {SITE}/cublas/lib/libcublas.so.12",
+        f"7f0000001000-7f0000002000 r-xp 00001000 08:01 1 {SITE}/cublas/lib/libcublas.so.12",
+        f"7f0000002000-7f0000003000 r--p 00000000 08:01 2 {SITE}/cublas/lib/libcublasLt.so.12",
+        "7f0000003000-7f0000004000 r--p 00000000 08:01 3 /usr/local/cuda/lib64/libcublas.so.12 (deleted)",
+        f"7f0000004000-7f0000005000 r--p 00000000 08:01 4 {SITE}/cudnn/lib/libcudnn.so.9",
+        f"7f0000005000-7f0000006000 r--p 00000000 08:01 5 {SITE}/cudnn/lib/libcudnn_graph.so.9",
+        f"7f0000006000-7f0000007000 r--p 00000000 08:01 6 {SITE}/nccl/lib/libnccl.so.2",
+        "7f0000007000-7f0000008000 rw-p 00000000 00:00 0 [heap]",
+        "7f0000008000-7f0000009000 r--p 00000000 08:01 7 /tmp/dir with space/libfoo.so",
+    ]
+)
+
+
+def test_proc_maps_parsing_and_grouping() -> None:
+    paths = parse_proc_maps(MAPS)
+    assert "/usr/local/cuda/lib64/libcublas.so.12" in paths
+    assert "/tmp/dir with space/libfoo.so" in paths
+    assert "[heap]" not in paths
+    assert len(paths) == len(set(paths))
+    groups = group_libraries(paths, resolve=lambda p: p)
+    assert len(groups["cublas"]) == 2  # the foreign copy is detected
+    assert len(groups["cublasLt"]) == 1
+    assert groups["nccl"] == [f"{SITE}/nccl/lib/libnccl.so.2"]
+    assert cudnn_directories(paths, resolve=lambda p: p) == [f"{SITE}/cudnn/lib"]
+
+
+def test_ld_library_path_scan() -> None:
+    listings = {"/foreign/lib64": ["libcudnn.so.9", "libz.so"], "/opt/ok": ["libcublas.so.12"], "/empty": []}
+
+    def listdir(path: str) -> list[str]:
+        if path not in listings:
+            raise FileNotFoundError(path)
+        return listings[path]
+
+    value = "/foreign/lib64::/opt/ok:/usr/local/cuda/lib64/stubs:/empty:/missing"
+    findings = scan_ld_library_path(value, ["/opt/ok"], listdir=listdir)
+    assert [f.location for f in findings] == ["/foreign/lib64", "/usr/local/cuda/lib64/stubs"]
+    assert "libcudnn.so.9" in findings[0].detail
+    assert scan_ld_library_path("", ["/opt/ok"], listdir=listdir) == []
+
+
+def test_ldconfig_scan() -> None:
+    text = (
+        "3 libs found in cache `/etc/ld.so.cache'\n"
+        "\tlibnccl.so.2 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libnccl.so.2\n"
+        "\tlibcudnn_graph.so.9 (libc6,x86-64) => /usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9\n"
+        "\tlibz.so.1 (libc6,x86-64) => /lib/x86_64-linux-gnu/libz.so.1\n"
+    )
+    pairs = parse_ldconfig(text)
+    assert len(pairs) == 3
+    findings = scan_ldconfig(pairs, ["/opt/pytorch"])
+    assert [f.location for f in findings] == [
+        "/usr/lib/x86_64-linux-gnu/libnccl.so.2",
+        "/usr/lib/x86_64-linux-gnu/libcudnn_graph.so.9",
+    ]
+
+
+def test_expected_library_root() -> None:
+    assert expected_library_root("/opt/pytorch", "3.13", "/x/torch/__init__.py") == (
+        "/opt/pytorch/lib/python3.13/site-packages/nvidia"
+    )
+    root = expected_library_root(None, None, torch.__file__)
+    assert root.endswith("site-packages/nvidia")
+
+
+def test_bus_bandwidth_formula() -> None:
+    assert bus_bandwidth_gbps(10**9, 1.0, 2) == pytest.approx(1.0)
+    assert bus_bandwidth_gbps(10**9, 0.5, 8) == pytest.approx(2.0 * 2 * 7 / 8)
+    assert bus_bandwidth_gbps(10**9, 1.0, 1) == 0.0
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("op", ["sum", "max", "avg"])
+def test_allreduce_expectations_are_exact_in_bf16(world_size: int, op: str) -> None:
+    expected = allreduce_expected(op, 64, world_size, torch.device("cpu"))
+    if op != "avg" or world_size in (1, 2, 4, 8):
+        assert torch.equal(expected.to(torch.bfloat16).float(), expected)
+        assert torch.equal(expected.to(torch.float16).float(), expected)
+    assert allreduce_inputs(0, 64, torch.device("cpu")).abs().max() <= 8
+
+
+def test_normalized_error_and_tflops() -> None:
+    reference = torch.tensor([3.0, 4.0])
+    assert normalized_error(reference, reference) == 0.0
+    assert normalized_error(torch.tensor([3.0, 4.5]), reference) == pytest.approx(0.1)
+    assert gemm_tflops(8192, 8192, 8192, 1.0) == pytest.approx(2 * 8192**3 / 1e-3 / 1e12)
+
+
+def test_shm_messages_name_the_fix() -> None:
+    assert shm_problem(2 * 2**30) is None
+    message = shm_problem(64 * 2**20)
+    assert message is not None
+    assert "64 MiB" in message
+    assert "--shm-size=1g" in message
+    assert "--ipc=host" in message
+    assert shm_problem(None) is not None
+
+
+def test_compiler_resolution() -> None:
+    def which(name: str) -> str | None:
+        return {"gcc": "/usr/bin/gcc", "ccache": "/usr/bin/ccache"}.get(name)
+
+    assert resolve_c_compiler({}, which) == CompilerChoice(("/usr/bin/gcc",), "PATH")
+    assert resolve_c_compiler({"CC": "ccache gcc"}, which) == CompilerChoice(("/usr/bin/ccache", "gcc"), "CC")
+    missing = resolve_c_compiler({"CC": "/nope/cc"}, which)
+    assert isinstance(missing, CompilerProblem)
+    assert "CC='/nope/cc'" in missing.message
+    none = resolve_c_compiler({"PATH": "/empty"}, lambda name: None)
+    assert isinstance(none, CompilerProblem)
+    assert "no C compiler" in none.message
+
+
+def test_manifest_parsing() -> None:
+    manifest = parse_manifest(manifest_document())
+    assert manifest.pins.torch == "2.9.1+cu128"
+    assert manifest.pins.get("cudnn") == "9.10.2.21"
+    assert manifest.wheels["nccl"] == "nvidia-nccl-cu12"
+    assert manifest.venv == "/opt/pytorch"
+    with pytest.raises(ManifestError, match="unsupported schema 2"):
+        parse_manifest(manifest_document(schema=2))
+    with pytest.raises(ManifestError, match=r"pins\.cuda must be a string"):
+        parse_manifest(manifest_document(pins={"cuda": 12.8}))
+    with pytest.raises(ManifestError, match="missing required field 'target'"):
+        parse_manifest({k: v for k, v in manifest_document().items() if k != "target"})
+
+
+def test_manifest_lookup_order(tmp_path: Path) -> None:
+    option_file = tmp_path / "option.json"
+    env_file = tmp_path / "env.json"
+    option_file.write_text(json.dumps(manifest_document(target="cu126")))
+    env_file.write_text(json.dumps(manifest_document(target="cu128")))
+    by_option = find_manifest(str(option_file), {"PYTORCH_CUDA_MANIFEST": str(env_file)})
+    assert by_option.origin == "--manifest"
+    assert by_option.manifest is not None
+    assert by_option.manifest.target == "cu126"
+    by_env = find_manifest(None, {"PYTORCH_CUDA_MANIFEST": str(env_file)})
+    assert by_env.origin == "$PYTORCH_CUDA_MANIFEST"
+    assert by_env.manifest is not None
+    assert by_env.manifest.target == "cu128"
+    missing = find_manifest(str(tmp_path / "nope.json"), {})
+    assert missing.error is not None
+    assert "does not exist" in missing.error
+    broken = tmp_path / "broken.json"
+    broken.write_text("{")
+    assert "not valid JSON" in str(find_manifest(str(broken), {}).error)
+
+
+def test_safe_distributed_env_overrides_user_values() -> None:
+    environ = {"NCCL_NVLS_ENABLE": "1", "NVSHMEM_DISABLE_NVLS": "0"}
+    assert apply_safe_distributed_env(environ) == {
+        "NCCL_NVLS_ENABLE": "0",
+        "TORCH_SYMM_MEM_DISABLE_MULTICAST": "1",
+        "NVSHMEM_DISABLE_NVLS": "1",
+    }
+    opted_out = {"NCCL_NVLS_ENABLE": "1", "CONFORMANCE_ALLOW_NVLS": "1"}
+    applied = apply_safe_distributed_env(opted_out)
+    assert applied["NCCL_NVLS_ENABLE"] == "1"
+    assert applied["TORCH_SYMM_MEM_DISABLE_MULTICAST"] == "1"
