@@ -67,7 +67,8 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert dockerfile.startswith("# Generated from templates/runtime.Dockerfile.j2")
     assert "Do not edit" in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
-    assert "--mount=type=cache,id=pip-cu128" in dockerfile
+    assert "--mount=type=cache,id=pip-cu128,target=/var/cache/pip-build" in dockerfile
+    assert "/home/torch/.cache/pip" not in dockerfile  # a root-owned mount point there turns pip's cache off
     assert "--compile" in dockerfile
     assert "/etc/ssl" not in dockerfile  # the CA only ever arrives as a secret
     assert "python3-dev" in dockerfile
