@@ -32,42 +32,26 @@ def _check_version(value: str) -> str:
     return value
 
 
-def _check_cuda(value: str) -> str:
-    if not re.fullmatch(r"\d+\.\d+", value):
-        raise ValueError(f"{value!r} is not a CUDA major.minor version (e.g. '12.8')")
-    return value
+def _matching(pattern: str, what: str) -> AfterValidator:
+    """A validator that accepts strings matching ``pattern`` and otherwise says what was expected."""
+    compiled = re.compile(pattern)
 
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not {what}")
+        return value
 
-def _check_driver(value: str) -> str:
-    if not re.fullmatch(r"\d+\.\d+(\.\d+)?", value):
-        raise ValueError(f"{value!r} is not an NVIDIA driver version (e.g. '570.26')")
-    return value
-
-
-def _check_name(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9._-]*", value):
-        raise ValueError(f"{value!r} must be lower-case letters, digits, '.', '_' or '-'")
-    return value
-
-
-def _check_deb_package(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9+.-]+", value):
-        raise ValueError(f"{value!r} is not a Debian package name")
-    return value
-
-
-def _check_image_ref(value: str) -> str:
-    if not re.fullmatch(r"[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?", value):
-        raise ValueError(f"{value!r} is not a Docker image reference (e.g. 'repo/name:tag')")
-    return value
+    return AfterValidator(check)
 
 
 PepVersion = Annotated[str, AfterValidator(_check_version)]
-CudaVersion = Annotated[str, AfterValidator(_check_cuda)]
-DriverVersion = Annotated[str, AfterValidator(_check_driver)]
-Name = Annotated[str, AfterValidator(_check_name)]
-DebPackage = Annotated[str, AfterValidator(_check_deb_package)]
-ImageRef = Annotated[str, AfterValidator(_check_image_ref)]
+CudaVersion = Annotated[str, _matching(r"\d+\.\d+", "a CUDA major.minor version (e.g. '12.8')")]
+DriverVersion = Annotated[str, _matching(r"\d+\.\d+(\.\d+)?", "an NVIDIA driver version (e.g. '570.26')")]
+Name = Annotated[str, _matching(r"[a-z0-9][a-z0-9._-]*", "a name of lower-case letters, digits, '.', '_' or '-'")]
+DebPackage = Annotated[str, _matching(r"[a-z0-9][a-z0-9+.-]+", "a Debian package name")]
+ImageRef = Annotated[
+    str, _matching(r"[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?", "a Docker image reference (e.g. 'repo/name:tag')")
+]
 
 
 class _Frozen(BaseModel):
