@@ -22,13 +22,13 @@ def connect() -> docker.DockerClient:
         client = docker.from_env(timeout=600)
         client.ping()
     except docker.errors.DockerException as exc:
-        raise _explain(host, exc) from exc
+        raise explain_connection_error(host, exc) from exc
     except requests.exceptions.ConnectionError as exc:
-        raise _explain(host, exc) from exc
+        raise explain_connection_error(host, exc) from exc
     return client
 
 
-def _explain(host: str, exc: Exception) -> EngineError:
+def explain_connection_error(host: str, exc: Exception) -> EngineError:
     text = str(exc)
     if "Permission denied" in text or isinstance(exc.__context__, PermissionError):
         return EngineError(

@@ -2,11 +2,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import docker.errors
 import pytest
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.ca_bundle import find_ca_bundle
+from pytorch_cuda.engine.connection import explain_connection_error
 from pytorch_cuda.engine.progress import BuildKitParser
 from pytorch_cuda.engine.protocol import BuildRequest
 from pytorch_cuda.errors import UserError
@@ -92,3 +94,26 @@ def test_bad_ca_bundles_are_user_errors(tmp_path: Path) -> None:
     junk.write_text("not a cert")
     with pytest.raises(UserError, match="no PEM certificate"):
         find_ca_bundle(None, {"PIP_CERT": str(junk)})
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "fix"),
+    [
+        (
+            "Error while fetching server API version: "
+            "('Connection aborted.', PermissionError(13, 'Permission denied'))",
+            "refused this user",
+            "docker' group",
+        ),
+        (
+            "Error while fetching server API version: ('Connection aborted.', FileNotFoundError(2, 'No such file'))",
+            "no Docker engine is running",
+            "setup-docker.sh",
+        ),
+        ("Error while fetching server API version: Read timed out", "did not answer", "setup-docker.sh"),
+    ],
+)
+def test_engine_connection_errors_name_cause_and_fix(text: str, cause: str, fix: str) -> None:
+    error = explain_connection_error("unix:///var/run/docker.sock", docker.errors.DockerException(text))
+    assert cause in error.cause
+    assert fix in error.fix
