@@ -121,5 +121,6 @@ def test_rebuild_with_nothing_changed_is_cached_and_identical(built: BuiltImage)
     again, seconds = run_build_py("--target", "cu12", "--skip-checks")
     record_timing("rebuild_cu12_seconds", round(seconds, 1))
     assert again["image_id"] == built.result["image_id"]
-    assert again["cached_steps"] >= again["total_steps"] - 1, again
+    # Every Dockerfile step comes from the cache; FROM and the export report DONE, not CACHED.
+    assert again["cached_steps"] >= again["total_steps"] - 2, again
     assert all(move["previous"] == move["now"] for move in again["moved"])
