@@ -54,7 +54,9 @@ class DockerEngine:
         repository, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", maxsplit=1)[-1] else (ref, "", "latest")
         try:
             self._client.images.pull(repository, tag=tag or "latest")
-        except (docker.errors.APIError, requests.exceptions.RequestException) as exc:
+        except docker.errors.APIError as exc:
+            return str(exc.explanation or exc).splitlines()[0][:300]
+        except requests.exceptions.RequestException as exc:
             return str(exc).splitlines()[0][:300]
         return None
 
