@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import docker
+import pytest
 
 from tests.integration.conftest import ROOT, BuiltImage, record_timing, run_build_py
 from tests.integration.containers import ImageRunner
@@ -124,3 +125,26 @@ def test_rebuild_with_nothing_changed_is_cached_and_identical(built: BuiltImage)
     # Every Dockerfile step comes from the cache; FROM and the export report DONE, not CACHED.
     assert again["cached_steps"] >= again["total_steps"] - 2, again
     assert all(move["previous"] == move["now"] for move in again["moved"])
+
+
+def test_target_with_unreachable_index_fails_cleanly(client: docker.DockerClient) -> None:
+    """cu13 comes from PyTorch's own index; where it cannot be reached, exit 2 and build nothing."""
+    import subprocess
+
+    from pytorch_cuda.engine.index_probe import probe_index
+    from pytorch_cuda.errors import EngineError
+
+    try:
+        probe_index("https://download.pytorch.org/whl/cu130", None, timeout_s=10)
+    except EngineError:
+        pass
+    else:
+        pytest.skip("download.pytorch.org is reachable here; this test is about an air-gapped index")
+    before = {tag for image in client.images.list("pytorch-cuda") for tag in image.tags}
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "--target", "cu13", "--json"], capture_output=True, text=True
+    )
+    assert result.returncode == 2
+    error = json.loads(result.stdout)
+    assert "download.pytorch.org/whl/cu130 is unreachable" in error["cause"]
+    assert {tag for image in client.images.list("pytorch-cuda") for tag in image.tags} == before
