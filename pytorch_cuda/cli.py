@@ -70,11 +70,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    cli = parser()
+    args = cli.parse_args(argv)
     out = _console(stderr=False)
     err = _console(stderr=True)
     if args.dry_run and not args.target:
-        parser().error("--dry-run goes with --target")
+        cli.error("--dry-run goes with --target")
     try:
         matrix = load_matrix(args.matrix)
         if args.list:
@@ -162,7 +163,7 @@ def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console)
     hooks = PipelineHooks(
         log=lambda message: err.print(Text("> ", style="bold") + Text(message), highlight=False),
         progress=console_progress(err),
-        index_probe=lambda: probe_index(plan.index_url, find_ca_bundle(args.ca_bundle)),
+        index_probe=lambda: probe_index(plan.index_url, plan.ca_bundle),
         log_dir=args.log_dir,
     )
     outcome = execute(plan, engine, hooks)

@@ -44,7 +44,8 @@ def print_matrix(console: Console, matrix: Matrix) -> None:
     table = Table(title=f"{matrix.project.name} {matrix.project.series} targets", show_lines=False)
     for column in ("target", "aliases", "flavour", "torch", "CUDA", "cuDNN", "NCCL", "Triton", "Python", "index"):
         table.add_column(column)
-    for row in matrix_rows(matrix):
+    rows = matrix_rows(matrix)
+    for row in rows:
         table.add_row(
             row["target"],
             ", ".join(row["aliases"]) or "-",
@@ -58,7 +59,7 @@ def print_matrix(console: Console, matrix: Matrix) -> None:
             row["index"],
         )
     console.print(table)
-    for row in matrix_rows(matrix):
+    for row in rows:
         console.print(f"{row['variant']}: " + ", ".join(row["tags"]), highlight=False, markup=False)
 
 

@@ -35,12 +35,6 @@ class Variant:
     def cudnn_major_minor(self) -> str:
         return ".".join(self.target.cudnn.split(".")[:2])
 
-    @property
-    def cudnn_int(self) -> int:
-        """``torch.backends.cudnn.version()`` for this cuDNN, e.g. 91002 for 9.10.2."""
-        major, minor, patch = (int(p) for p in self.target.cudnn.split(".")[:3])
-        return major * 10000 + minor * 100 + patch
-
 
 def all_variants(matrix: Matrix) -> list[Variant]:
     """Every target x flavour the matrix declares, on the default base, in a stable order."""

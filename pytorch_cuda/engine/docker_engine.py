@@ -8,7 +8,8 @@ import subprocess
 import tarfile
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections import deque
+from collections.abc import Sequence
 from pathlib import Path
 
 import docker
@@ -22,6 +23,7 @@ from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEven
 from pytorch_cuda.errors import EngineError
 
 HEARTBEAT_SECONDS = 30.0
+FAILURE_LOG_LINES = 400  # how much of the log a failed build is explained from
 
 
 class DockerEngine:
@@ -43,9 +45,6 @@ class DockerEngine:
         except docker.errors.ImageNotFound:
             return None
         return str(image.id)
-
-    def image_labels(self, ref: str) -> Mapping[str, str]:
-        return dict(self._client.images.get(ref).labels or {})
 
     def image_size(self, ref: str) -> int:
         return int(self._client.images.get(ref).attrs["Size"])
@@ -82,7 +81,7 @@ class DockerEngine:
         started = time.monotonic()
         failed_step = ""
         cached = total = 0
-        log_lines: list[str] = []
+        log_tail: deque[str] = deque(maxlen=FAILURE_LOG_LINES)
         log_file = request.log_path.open("w", encoding="utf-8") if request.log_path else None
         current = ["starting"]
         finished = threading.Event()
@@ -100,7 +99,7 @@ class DockerEngine:
             )
             assert process.stdout is not None
             for line in process.stdout:
-                log_lines.append(line)
+                log_tail.append(line)
                 if log_file:
                     log_file.write(line)
                 event = parser.feed(line)
@@ -123,7 +122,7 @@ class DockerEngine:
             if log_file:
                 log_file.close()
         if code != 0:
-            raise explain_build_failure("".join(log_lines[-400:]), request.log_path, failed_step)
+            raise explain_build_failure("".join(log_tail), request.log_path, failed_step)
         image_id = self.image_id(request.tag)
         if image_id is None:
             raise EngineError(
@@ -140,10 +139,9 @@ class DockerEngine:
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
-        user: str | None = None,
     ) -> RunResult:
         container = self._client.containers.run(
-            ref, list(command), detach=True, shm_size=shm_size, user=user or "", network_disabled=True
+            ref, list(command), detach=True, shm_size=shm_size, network_disabled=True
         )
         timed_out = False
         try:
@@ -155,7 +153,7 @@ class DockerEngine:
                 container.kill()
                 exit_code = 124
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")
-            files = {path: data for path in collect if (data := _read_file(container, path)) is not None}
+            files = {path: data for path in collect if (data := read_container_file(container, path)) is not None}
         finally:
             container.remove(force=True)
         return RunResult(exit_code, output, files, timed_out)
@@ -183,7 +181,7 @@ class DockerEngine:
         return stats.f_bavail * stats.f_frsize
 
 
-def _read_file(container: docker.models.containers.Container, path: str) -> bytes | None:
+def read_container_file(container: docker.models.containers.Container, path: str) -> bytes | None:
     try:
         chunks, _ = container.get_archive(path)
     except docker.errors.NotFound:

@@ -5,15 +5,15 @@ from __future__ import annotations
 import ssl
 import urllib.error
 import urllib.request
+from pathlib import Path
 
-from pytorch_cuda.engine.ca_bundle import CaBundle
 from pytorch_cuda.errors import EngineError
 
 
-def probe_index(index_url: str, ca: CaBundle | None, timeout_s: float = 20.0) -> None:
+def probe_index(index_url: str, ca_bundle: Path | None, timeout_s: float = 20.0) -> None:
     """Raise EngineError("index unreachable") unless the index's torch page answers."""
     url = index_url.rstrip("/") + "/torch/"
-    context = ssl.create_default_context(cafile=str(ca.path) if ca else None)
+    context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else None)
     request = urllib.request.Request(url, method="GET", headers={"User-Agent": "pytorch-cuda-build"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:

@@ -55,8 +55,6 @@ class Engine(Protocol):
     def image_id(self, ref: str) -> str | None:
         """The image ID a reference points to, or None when it does not exist."""
 
-    def image_labels(self, ref: str) -> Mapping[str, str]: ...
-
     def image_size(self, ref: str) -> int: ...
 
     def pull(self, ref: str) -> str | None:
@@ -75,7 +73,6 @@ class Engine(Protocol):
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
-        user: str | None = None,
     ) -> RunResult: ...
 
     def tag(self, image_id: str, ref: str) -> None: ...

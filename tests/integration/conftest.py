@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from typing import Any
 import docker
 import pytest
 
+from pytorch_cuda.engine.ca_bundle import find_ca_bundle
 from tests.integration.containers import ImageRunner
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,8 +80,6 @@ def runner(client: docker.DockerClient) -> Iterator[ImageRunner]:
 
 @pytest.fixture(scope="session")
 def ca_bundle() -> Path | None:
-    for variable in ("PIP_CERT", "SSL_CERT_FILE", "REQUESTS_CA_BUNDLE"):
-        value = os.environ.get(variable)
-        if value and Path(value).is_file():
-            return Path(value)
-    return None
+    """The CA bundle the build passes as a secret, found the way build.py finds it."""
+    found = find_ca_bundle(None)
+    return found.path if found else None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import tarfile
 import uuid
 from dataclasses import dataclass
 from types import TracebackType
@@ -14,6 +13,9 @@ from typing import Any
 import docker
 import docker.errors
 import requests.exceptions
+
+from pytorch_cuda.engine.docker_engine import read_container_file
+from pytorch_cuda.engine.in_image_checks import RESULTS_PATH
 
 
 @dataclass(frozen=True)
@@ -68,16 +70,8 @@ class ImageRunner:
                 container.kill()
                 raise TimeoutError(f"{command} in {image} ran past {timeout_s} s") from None
             output = container.logs().decode("utf-8", "replace")
-            results = None
-            if results_path:
-                try:
-                    chunks, _ = container.get_archive(results_path)
-                    with tarfile.open(fileobj=io.BytesIO(b"".join(chunks))) as archive:
-                        member = archive.next()
-                        extracted = archive.extractfile(member) if member else None
-                        results = json.loads(extracted.read()) if extracted else None
-                except docker.errors.NotFound:
-                    results = None
+            raw = read_container_file(container, results_path) if results_path else None
+            results = json.loads(raw) if raw else None
         finally:
             container.remove(force=True)
         return Finished(exit_code, output, results)
@@ -86,7 +80,7 @@ class ImageRunner:
         return self.run(
             image,
             ["conformance", "-m", "cpu", "-q", "-rfE", *args],
-            results_path="/tmp/conformance/results.json",
+            results_path=RESULTS_PATH,
             **kwargs,
         )
 

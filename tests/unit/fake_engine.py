@@ -35,9 +35,6 @@ class FakeEngine:
     def image_id(self, ref: str) -> str | None:
         return self.images.get(ref)
 
-    def image_labels(self, ref: str) -> Mapping[str, str]:
-        return {}
-
     def image_size(self, ref: str) -> int:
         return 7_500_000_000
 
@@ -70,7 +67,6 @@ class FakeEngine:
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
-        user: str | None = None,
     ) -> RunResult:
         self.calls.append(f"run {ref} {' '.join(command)} shm={shm_size}")
         files = {RESULTS_PATH: self.run_results} if self.run_results is not None else {}
