@@ -15,8 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-DEFAULT_MANIFEST_PATH: Final = Path("/etc/pytorch-cuda/manifest.json")
-MANIFEST_ENV_VAR: Final = "PYTORCH_CUDA_MANIFEST"
+from conformance import contract
+
+DEFAULT_MANIFEST_PATH: Final = Path(contract.MANIFEST_PATH)
+MANIFEST_ENV_VAR: Final = contract.MANIFEST_ENV
 SUPPORTED_SCHEMA: Final = 1
 PIN_NAMES: Final = ("torch", "cuda", "cudnn", "nccl", "triton")
 

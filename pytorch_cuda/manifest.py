@@ -9,12 +9,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from conformance import contract
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant
 
 MANIFEST_SCHEMA = 1
-MANIFEST_PATH = "/etc/pytorch-cuda/manifest.json"
-VENV_PATH = "/opt/pytorch"
+MANIFEST_PATH = contract.MANIFEST_PATH
+VENV_PATH = contract.VENV_PATH
 
 
 def build_manifest(matrix: Matrix, variant: Variant) -> dict[str, Any]:

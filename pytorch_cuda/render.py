@@ -8,6 +8,7 @@ from pathlib import Path
 
 import jinja2
 
+from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.labels import static_labels
 from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
@@ -56,6 +57,7 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "base": variant.base,
         "user": matrix.user,
         "venv": VENV_PATH,
+        "paths": contract.as_template_context(),
         "index_url": index_url,
         "extra_index_urls": extra,
         "static_labels": static_labels(matrix, variant),

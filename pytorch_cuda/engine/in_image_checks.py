@@ -6,10 +6,11 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import contract
 from pytorch_cuda.engine.protocol import Engine
 
-RESULTS_PATH = "/tmp/conformance/results.json"
-JUNIT_PATH = "/tmp/conformance/junit.xml"
+RESULTS_PATH = contract.RESULTS_PATH
+JUNIT_PATH = contract.JUNIT_PATH
 CHECK_SHM_SIZE = "2g"
 
 

@@ -1,0 +1,51 @@
+"""The in-image contract: paths and file names that the builder, the templates, the
+tests and the reports share. Standard library only; this is their one home.
+
+The builder (``pytorch_cuda``) and the host-side report may import this module; the
+suite itself reads it too. Nothing here may import torch, pytest or the builder.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Where things live inside every image.
+ETC_DIR: Final = "/etc/pytorch-cuda"
+MANIFEST_PATH: Final = f"{ETC_DIR}/manifest.json"
+REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements.txt"
+SBOM_PATH: Final = f"{ETC_DIR}/sbom.cdx.json"
+SHARE_DIR: Final = "/opt/pytorch-cuda"
+SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
+VENV_PATH: Final = "/opt/pytorch"
+
+# The `conformance` command writes its results here unless $CONFORMANCE_OUT says otherwise.
+RESULTS_DIR_ENV: Final = "CONFORMANCE_OUT"
+DEFAULT_RESULTS_DIR: Final = "/tmp/conformance"
+RESULTS_FILE: Final = "results.json"
+JUNIT_FILE: Final = "junit.xml"
+SUMMARY_FILE: Final = "summary.md"
+RESULTS_PATH: Final = f"{DEFAULT_RESULTS_DIR}/{RESULTS_FILE}"
+JUNIT_PATH: Final = f"{DEFAULT_RESULTS_DIR}/{JUNIT_FILE}"
+SUMMARY_PATH: Final = f"{DEFAULT_RESULTS_DIR}/{SUMMARY_FILE}"
+
+# The environment variable that points the suite at a manifest.
+MANIFEST_ENV: Final = "PYTORCH_CUDA_MANIFEST"
+
+
+def as_template_context() -> dict[str, str]:
+    """The paths as the render step hands them to the templates (``{{ paths.manifest }}``)."""
+    return {
+        "etc_dir": ETC_DIR,
+        "manifest": MANIFEST_PATH,
+        "requirements": REQUIREMENTS_PATH,
+        "sbom": SBOM_PATH,
+        "share_dir": SHARE_DIR,
+        "suite_dir": SUITE_DIR,
+        "venv": VENV_PATH,
+        "results_dir_env": RESULTS_DIR_ENV,
+        "results_dir": DEFAULT_RESULTS_DIR,
+        "results_file": RESULTS_FILE,
+        "junit_file": JUNIT_FILE,
+        "summary_file": SUMMARY_FILE,
+        "manifest_env": MANIFEST_ENV,
+    }
