@@ -11,19 +11,19 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
+from pytorch_cuda.console.progress import console_progress
+from pytorch_cuda.console.report import dumps, matrix_rows, outcome_dict, print_matrix, print_outcome, print_stale
 from pytorch_cuda.engine.build_client import find_build_client
-from pytorch_cuda.engine.ca_bundle import find_ca_bundle
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.engine.index_probe import probe_index
-from pytorch_cuda.engine.progress import console_progress
 from pytorch_cuda.errors import EXIT_USER_ERROR, UserError
 from pytorch_cuda.gitinfo import build_facts
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.pipeline import PipelineHooks, execute
 from pytorch_cuda.plan import BuildPlan, make_plan
+from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
-from pytorch_cuda.report import dumps, matrix_rows, outcome_dict, print_matrix, print_outcome, print_stale
 from pytorch_cuda.variants import select_variant
 
 ROOT = Path(__file__).resolve().parent.parent

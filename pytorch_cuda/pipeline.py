@@ -7,12 +7,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytorch_cuda.engine.base_image import BaseOutcome, ensure_base
-from pytorch_cuda.engine.in_image_checks import CheckReport, run_cpu_conformance
-from pytorch_cuda.engine.promote import TagMove, promote
 from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
+from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
+from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
+from pytorch_cuda.steps.promote import TagMove, promote
 
 MIN_FREE_DISK_BYTES = 12 * 1024**3
 

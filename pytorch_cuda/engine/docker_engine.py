@@ -18,7 +18,7 @@ import requests.exceptions
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
-from pytorch_cuda.engine.progress import BuildKitParser
+from pytorch_cuda.engine.buildkit_log import BuildKitParser
 from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
 from pytorch_cuda.errors import EngineError
 

@@ -14,7 +14,7 @@ from typing import Any
 import docker
 import pytest
 
-from pytorch_cuda.engine.ca_bundle import find_ca_bundle
+from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from tests.integration.containers import ImageRunner
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -15,7 +15,7 @@ import docker.errors
 import requests.exceptions
 
 from pytorch_cuda.engine.docker_engine import read_container_file
-from pytorch_cuda.engine.in_image_checks import RESULTS_PATH
+from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 
 
 @dataclass(frozen=True)

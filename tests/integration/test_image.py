@@ -131,8 +131,8 @@ def test_target_with_unreachable_index_fails_cleanly(client: docker.DockerClient
     """cu13 comes from PyTorch's own index; where it cannot be reached, exit 2 and build nothing."""
     import subprocess
 
-    from pytorch_cuda.engine.index_probe import probe_index
     from pytorch_cuda.errors import EngineError
+    from pytorch_cuda.probes.index_probe import probe_index
 
     try:
         probe_index("https://download.pytorch.org/whl/cu130", None, timeout_s=10)

@@ -7,8 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytorch_cuda.engine.in_image_checks import RESULTS_PATH
 from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
+from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 
 
 def conformance_results(outcomes: Mapping[str, str]) -> bytes:

@@ -7,11 +7,11 @@ import pytest
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
-from pytorch_cuda.engine.ca_bundle import find_ca_bundle
+from pytorch_cuda.engine.buildkit_log import BuildKitParser
 from pytorch_cuda.engine.connection import explain_connection_error
-from pytorch_cuda.engine.progress import BuildKitParser
 from pytorch_cuda.engine.protocol import BuildRequest
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

@@ -1,0 +1,1 @@
+"""Console output: progress lines and the build report."""
