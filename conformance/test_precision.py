@@ -10,6 +10,7 @@ comment next to each bound; bounds are about 4x the measured value.
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Iterator
 
 import pytest
@@ -123,23 +124,48 @@ def test_cudnn_conv_forward_backward_error(
 FP32_POLICY_FIX = "remove it so FP32 matmuls stay IEEE by default (TF32 only when a program asks)"
 
 
+TF32_ENV_VARS = ("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "NVIDIA_TF32_OVERRIDE")
+NEW_API_FIELDS = ("fp32_precision", "cuda_matmul_fp32_precision", "cudnn_conv_fp32_precision")
+
+
 @pytest.mark.cpu
-def test_fp32_matmul_policy_is_ieee_by_default(fp32_policy_at_start: dict[str, object]) -> None:
-    problems = []
-    if fp32_policy_at_start["float32_matmul_precision"] != "highest":
+def test_fp32_matmul_policy_is_ieee_by_default(
+    fp32_policy_at_start: dict[str, object], record_note: RecordNote
+) -> None:
+    """The policy as torch reports it at startup gates; environment variables are only noted.
+
+    Whether the variables force TF32 is measured by behaviour (the GPU error band and the fp32
+    throughput bound): TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 had no effect on torch 2.11.
+    """
+    problems = [
+        f"reading the FP32 policy {key} at startup raised {value['error']}: a sitecustomize/usercustomize or an "
+        f"imported package changed it (mixing the legacy allow_tf32 and the new fp32_precision API?); {FP32_POLICY_FIX}"
+        for key, value in fp32_policy_at_start.items()
+        if isinstance(value, dict) and "error" in value
+    ]
+    if fp32_policy_at_start.get("float32_matmul_precision") not in ("highest", None) and not isinstance(
+        fp32_policy_at_start.get("float32_matmul_precision"), dict
+    ):
         problems.append(
             f"torch.get_float32_matmul_precision() was {fp32_policy_at_start['float32_matmul_precision']!r} at "
             "startup, not 'highest': something (sitecustomize/usercustomize, PYTHONSTARTUP or an imported "
             f"package) called set_float32_matmul_precision; {FP32_POLICY_FIX}"
         )
-    if fp32_policy_at_start["cuda_matmul_allow_tf32"]:
+    if fp32_policy_at_start.get("cuda_matmul_allow_tf32") is True:
         problems.append(f"torch.backends.cuda.matmul.allow_tf32 was True at startup; {FP32_POLICY_FIX}")
-    override = os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE")
-    if override not in (None, "", "0"):
-        problems.append(f"TORCH_ALLOW_TF32_CUBLAS_OVERRIDE={override!r} forces TF32 in cuBLAS; unset it")
-    if os.environ.get("NVIDIA_TF32_OVERRIDE") == "1":
-        problems.append("NVIDIA_TF32_OVERRIDE=1 is set in the environment; unset it")
-    assert not problems, "; ".join(problems)
+    for key in NEW_API_FIELDS:
+        if fp32_policy_at_start.get(key) == "tf32" and key != "cudnn_conv_fp32_precision":
+            problems.append(f"{key} was 'tf32' at startup (new fp32_precision API); {FP32_POLICY_FIX}")
+    causes = []
+    for variable in TF32_ENV_VARS:
+        value = os.environ.get(variable)
+        if value not in (None, "", "0"):
+            text = f"{variable}={value!r} is set: it may force TF32 (the GPU error band and fp32 bound measure it)"
+            record_note(text)
+            warnings.warn(text, stacklevel=1)
+            causes.append(f"{variable}={value!r}")
+    cause = f" (torch reads {', '.join(causes)} from the environment: unset it)" if causes else ""
+    assert not problems, "; ".join(problems) + cause
 
 
 def _fp32_matmul_error(device: torch.device, precision: str) -> float:
