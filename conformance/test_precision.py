@@ -61,7 +61,7 @@ def test_low_precision_gemm_error(dtype_name: str, cuda_device: torch.device, re
     assert out.dtype == dtype
     assert bool(torch.isfinite(out).all()), f"{dtype_name} GEMM produced non-finite values"
     error = normalized_error(out, reference)
-    record_metric(f"gemm_{dtype_name}_normalized_error", error, "1")
+    record_metric(f"gemm.{dtype_name}.error", error, "rel", bound=GEMM_ERROR_BOUND[dtype_name], bound_kind="max")
     bound = GEMM_ERROR_BOUND[dtype_name]
     assert error < bound, (
         f"{dtype_name} GEMM {n}^3 normalized error {error:.3e} exceeds {bound:.1e}: cuBLAS is not accumulating "
@@ -117,6 +117,7 @@ def test_cudnn_conv_forward_backward_error(
     bound = CONV_ERROR_BOUND[dtype_name]
     for name, error in errors.items():
         record_metric(f"conv_{dtype_name}_{name}_normalized_error", error, "1")
+    record_metric(f"conv.{dtype_name}.error", max(errors.values()), "rel", bound=bound, bound_kind="max")
     bad = {name: f"{error:.3e}" for name, error in errors.items() if not error < bound}
     assert not bad, f"cuDNN {dtype_name} conv errors above {bound:.1e}: {bad}"
 
@@ -183,7 +184,7 @@ def test_fp32_ieee_and_tf32_error_bands(
     cuda_device: torch.device, restore_matmul_flags: None, record_metric: RecordMetric
 ) -> None:
     ieee = _fp32_matmul_error(cuda_device, "highest")
-    record_metric("gemm_fp32_ieee_normalized_error", ieee, "1")
+    record_metric("gemm.fp32.error", ieee, "rel", bound=FP32_IEEE_BOUND, bound_kind="max")
     assert ieee < FP32_IEEE_BOUND, (
         f"FP32 matmul with precision 'highest' has normalized error {ieee:.3e} (IEEE fp32 expected < "
         f"{FP32_IEEE_BOUND:.0e}): TF32 is silently forced (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE / NVIDIA_TF32_OVERRIDE?)"
@@ -191,7 +192,7 @@ def test_fp32_ieee_and_tf32_error_bands(
     if torch.cuda.get_device_capability(cuda_device) < (8, 0):
         pytest.skip("no TF32 before compute capability 8.0 (IEEE part passed)")
     tf32 = _fp32_matmul_error(cuda_device, "high")
-    record_metric("gemm_tf32_normalized_error", tf32, "1")
+    record_metric("gemm.tf32.error", tf32, "rel", bound=TF32_BAND[1], bound_kind="max")
     low, high = TF32_BAND
     assert low < tf32 < high, (
         f"FP32 matmul with precision 'high' has normalized error {tf32:.3e}, outside the TF32 band "
