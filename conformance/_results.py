@@ -219,7 +219,11 @@ class ResultsRecorder:
         temporary.replace(self.json_path)
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        measured = [(nodeid, r) for nodeid, r in self.records.items() if r.metrics or r.notes or r.phase == "setup"]
+        measured = [
+            (nodeid, r)
+            for nodeid, r in self.records.items()
+            if r.metrics or r.notes or (r.outcome, r.phase) == ("failed", "setup")
+        ]
         if not measured:
             return
         terminalreporter.section("conformance metrics")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from conformance._background import CPU_COMPILE_PROBE, BackgroundProbe
 from conformance._env import apply_safe_distributed_env
 from conformance._manifest import Manifest, ManifestLookup, find_manifest
 from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
@@ -34,6 +35,9 @@ MARKERS: Final = {
 RECORDER_KEY: Final = pytest.StashKey[ResultsRecorder]()
 MANIFEST_KEY: Final = pytest.StashKey[ManifestLookup]()
 FP32_POLICY_AT_START_KEY: Final = pytest.StashKey[dict[str, object]]()
+CPU_COMPILE_KEY: Final = pytest.StashKey[BackgroundProbe]()
+# Checks that read the background CPU-compile probe (started once the selection is known).
+CPU_COMPILE_TESTS: Final = ("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -122,6 +126,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     unmarked = [i.nodeid for i in items if _in_suite(i) and not any(i.get_closest_marker(m) for m in MARKERS)]
     if unmarked:
         raise pytest.UsageError(f"conformance tests without a cpu/gpu/multigpu marker: {unmarked}")
+    # The checks waiting for the background CPU compile go last, so that it overlaps everything else.
+    items.sort(key=lambda item: item.name in CPU_COMPILE_TESTS)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the slow CPU Inductor compile now, in the background, so that it overlaps the GPU checks."""
+    if any(item.name in CPU_COMPILE_TESTS for item in session.items):
+        session.config.stash[CPU_COMPILE_KEY] = BackgroundProbe(CPU_COMPILE_PROBE)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    probe = config.stash.get(CPU_COMPILE_KEY, None)
+    if probe is not None:
+        probe.stop()
+
+
+@pytest.fixture(scope="session")
+def cpu_compile_probe(pytestconfig: pytest.Config) -> dict[str, object]:
+    """The background CPU-compile probe's result (vector ISA, OpenMP, Inductor C++ compile)."""
+    probe = pytestconfig.stash.get(CPU_COMPILE_KEY, None)
+    if probe is None:
+        probe = BackgroundProbe(CPU_COMPILE_PROBE)
+        pytestconfig.stash[CPU_COMPILE_KEY] = probe
+    return probe.result()
 
 
 _GPU_COUNT: list[int] = []
