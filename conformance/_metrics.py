@@ -48,6 +48,8 @@ def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]
         raise ValueError(f"unknown metric fields {sorted(unknown)}; allowed: {sorted(OPTIONAL_FIELDS)}")
     if fields.get("bound_kind") not in (None, *BOUND_KINDS):
         raise ValueError(f"bound_kind must be one of {BOUND_KINDS}, not {fields['bound_kind']!r}")
+    if fields.get("bound") is None:
+        fields = {k: v for k, v in fields.items() if k != "bound_kind"}
     shown: float | str = value if isinstance(value, str) else json_number(float(value))
     metric: dict[str, object] = {"value": shown, "unit": unit}
     for key, item in fields.items():
