@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass, field
 
 import torch
@@ -62,8 +63,9 @@ def device_clocks(device: torch.device) -> dict[str, object] | None:
 
 def _measure(device: torch.device, name: str, n: int) -> GemmRun:
     dtype, precision = CASES[name]
-    previous = torch.get_float32_matmul_precision()
+    previous = "highest"
     try:
+        previous = torch.get_float32_matmul_precision()  # raises when the legacy and new TF32 APIs were mixed
         torch.set_float32_matmul_precision(precision)
         a = seeded_randn((n, n), seed=11, device=device, dtype=dtype)
         b = seeded_randn((n, n), seed=12, device=device, dtype=dtype)
@@ -72,7 +74,8 @@ def _measure(device: torch.device, name: str, n: int) -> GemmRun:
     except RuntimeError as exc:
         return GemmRun(name, n, float("nan"), {}, float("nan"), None, f"{type(exc).__name__}: {exc}")
     finally:
-        torch.set_float32_matmul_precision(previous)
+        with contextlib.suppress(RuntimeError):
+            torch.set_float32_matmul_precision(previous)
     clocks = device_clocks(device)
     tflops, spread = rate_spread(times, 2.0 * n * n * n)
     return GemmRun(name, n, tflops, spread, sorted(times)[len(times) // 2], clocks)

@@ -138,25 +138,23 @@ def test_fp32_matmul_policy_is_ieee_by_default(
     Whether the variables force TF32 is measured by behaviour (the GPU error band and the fp32
     throughput bound): TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1 had no effect on torch 2.11.
     """
+    policy = fp32_policy_at_start
     problems = [
-        f"reading the FP32 policy {key} at startup raised {value['error']}: a sitecustomize/usercustomize or an "
-        f"imported package changed it (mixing the legacy allow_tf32 and the new fp32_precision API?); {FP32_POLICY_FIX}"
-        for key, value in fp32_policy_at_start.items()
-        if isinstance(value, dict) and "error" in value
+        f"{key} was 'tf32' at startup (new fp32_precision API)"
+        for key in NEW_API_FIELDS
+        if policy.get(key) == "tf32" and key != "cudnn_conv_fp32_precision"
     ]
-    if fp32_policy_at_start.get("float32_matmul_precision") not in ("highest", None) and not isinstance(
-        fp32_policy_at_start.get("float32_matmul_precision"), dict
-    ):
+    unreadable = {key: value["error"] for key, value in policy.items() if isinstance(value, dict) and "error" in value}
+    if unreadable:
         problems.append(
-            f"torch.get_float32_matmul_precision() was {fp32_policy_at_start['float32_matmul_precision']!r} at "
-            "startup, not 'highest': something (sitecustomize/usercustomize, PYTHONSTARTUP or an imported "
-            f"package) called set_float32_matmul_precision; {FP32_POLICY_FIX}"
+            f"reading {', '.join(unreadable)} at startup raised ({next(iter(unreadable.values()))[:200]}): "
+            "the legacy and the new fp32_precision APIs were mixed"
         )
-    if fp32_policy_at_start.get("cuda_matmul_allow_tf32") is True:
-        problems.append(f"torch.backends.cuda.matmul.allow_tf32 was True at startup; {FP32_POLICY_FIX}")
-    for key in NEW_API_FIELDS:
-        if fp32_policy_at_start.get(key) == "tf32" and key != "cudnn_conv_fp32_precision":
-            problems.append(f"{key} was 'tf32' at startup (new fp32_precision API); {FP32_POLICY_FIX}")
+    precision = policy.get("float32_matmul_precision")
+    if isinstance(precision, str) and precision != "highest":
+        problems.append(f"torch.get_float32_matmul_precision() was {precision!r} at startup, not 'highest'")
+    if policy.get("cuda_matmul_allow_tf32") is True:
+        problems.append("torch.backends.cuda.matmul.allow_tf32 was True at startup")
     causes = []
     for variable in TF32_ENV_VARS:
         value = os.environ.get(variable)
@@ -166,7 +164,10 @@ def test_fp32_matmul_policy_is_ieee_by_default(
             warnings.warn(text, stacklevel=1)
             causes.append(f"{variable}={value!r}")
     cause = f" (torch reads {', '.join(causes)} from the environment: unset it)" if causes else ""
-    assert not problems, "; ".join(problems) + cause
+    assert not problems, (
+        "; ".join(problems) + ": something (sitecustomize/usercustomize, PYTHONSTARTUP or an imported package) "
+        f"changed the FP32 matmul policy; {FP32_POLICY_FIX}" + cause
+    )
 
 
 def _fp32_matmul_error(device: torch.device, precision: str) -> float:
