@@ -155,10 +155,14 @@ def test_path_without_compilers_fails_compiler_check_and_cpu_inductor(tmp_path: 
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     env = {"PATH": str(empty_bin), "TORCHINDUCTOR_CACHE_DIR": str(tmp_path / "inductor-cache")}
-    run = run_suite(tmp_path, keyword="c_compiler or inductor_cpu", env=env)
+    run = run_suite(tmp_path, keyword="c_compiler or inductor_cpu or vector_isa", env=env)
     assert run.outcome("test_c_compiler_builds_against_python_h") == "failed"
     assert "no C compiler" in run.message("test_c_compiler_builds_against_python_h")
     assert run.outcome("test_inductor_cpu_generates_cpp_and_matches_eager") == "failed"
+    message = run.message("test_inductor_cpu_generates_cpp_and_matches_eager")
+    assert message.startswith("CPU Inductor compile failed: "), message
+    assert run.outcome("test_openmp_and_cpu_vector_isa") == "failed"
+    assert "Inductor detects no CPU vector ISA" in run.message("test_openmp_and_cpu_vector_isa")
 
 
 @pytest.fixture
