@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import torch
 
+from conformance._gemm_bench import device_clocks
 from conformance._metrics import spread
 from conformance._numerics import backward, seeded_randn, time_cuda_ms
 
@@ -23,6 +24,7 @@ class StepResult:
     times_ms: list[float]
     peak_mib: float  # peak allocated above what was allocated before the model existed
     final_loss: float
+    clocks: dict[str, object] | None  # NVML right after the timed steps
 
     @property
     def median_ms(self) -> float:
@@ -63,4 +65,6 @@ def measure_step(device: torch.device, mode: str) -> StepResult:
     times = time_cuda_ms(step, warmup=WARMUP, iterations=ITERATIONS)
     torch.cuda.synchronize(device)
     peak = (torch.cuda.max_memory_allocated(device) - before) / 2**20
-    return StepResult(mode, times, peak, float(losses[-1]))  # the next measurement frees these (gc, empty_cache)
+    return StepResult(
+        mode, times, peak, float(losses[-1]), device_clocks(device)
+    )  # the next measurement frees these (gc, empty_cache)

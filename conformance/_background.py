@@ -21,15 +21,19 @@ class BackgroundProbe:
     def __init__(self, script: Path) -> None:
         self.script = script
         self.started = time.monotonic()
-        self.process = subprocess.Popen(
-            [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-        )
         self._result: dict[str, object] | None = None
+        self.process: subprocess.Popen[str] | None = None
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except OSError as exc:
+            self._result = {"error": f"cannot start {script.name}: {exc}"}
 
     def result(self) -> dict[str, object]:
         """The probe's JSON (waits for it); ``{"error": ...}`` when it crashed or hung."""
-        if self._result is not None:
-            return self._result
+        if self._result is not None or self.process is None:
+            return self._result or {"error": f"{self.script.name} was not started"}
         try:
             stdout, stderr = self.process.communicate(timeout=max(1.0, TIMEOUT_S - (time.monotonic() - self.started)))
         except subprocess.TimeoutExpired:
@@ -49,6 +53,6 @@ class BackgroundProbe:
         return parsed
 
     def stop(self) -> None:
-        if self.process.poll() is None:
+        if self.process is not None and self.process.poll() is None:
             self.process.kill()
             self.process.communicate()

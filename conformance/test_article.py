@@ -33,7 +33,7 @@ def test_amp_step_time_and_memory(amp_steps: dict[str, StepResult], record_metri
     fp32 = amp_steps["fp32"]
     for mode, result in amp_steps.items():
         fields = spread(result.times_ms)
-        record_metric(f"amp.step_ms.{mode}", result.median_ms, "ms", **fields, device=device)
+        record_metric(f"amp.step_ms.{mode}", result.median_ms, "ms", **fields, device=device, clocks=result.clocks)
         record_metric(f"amp.peak_mem_mib.{mode}", result.peak_mib, "MiB", device=device)
         assert torch.isfinite(torch.tensor(result.final_loss)), (
             f"{mode} training step produced loss {result.final_loss}"

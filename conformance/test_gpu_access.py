@@ -56,6 +56,10 @@ def test_cuda_driver_stack_is_usable(
         message = f"the driver stack works ({access.message}) but torch {torch.__version__} is a CPU-only build"
         assert not required, message
         pytest.skip(message)
+    wanted = int(pytestconfig.getoption("require_gpus") or 0)
+    if wanted > 1:
+        found = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        assert found >= wanted, f"--require-gpus {wanted}: only {found} GPU(s) visible ({access.message})"
     assert torch.cuda.is_available(), (
         f"the driver stack works ({access.message}) but torch.cuda.is_available() is False for torch "
         f"{torch.__version__} (CUDA {torch.version.cuda}): a broken torch install or CUDA_VISIBLE_DEVICES"
