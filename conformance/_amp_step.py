@@ -65,6 +65,5 @@ def measure_step(device: torch.device, mode: str) -> StepResult:
     times = time_cuda_ms(step, warmup=WARMUP, iterations=ITERATIONS)
     torch.cuda.synchronize(device)
     peak = (torch.cuda.max_memory_allocated(device) - before) / 2**20
-    return StepResult(
-        mode, times, peak, float(losses[-1]), device_clocks(device)
-    )  # the next measurement frees these (gc, empty_cache)
+    # The model and optimizer go with this frame; the next measurement collects and empties the cache.
+    return StepResult(mode, times, peak, float(losses[-1]), device_clocks(device))
