@@ -187,45 +187,6 @@ def test_cuda_stubs_on_ld_library_path_fail_shadowing_check(tmp_path: Path) -> N
     assert "stubs" in run.message("test_ld_library_path_has_no_foreign_cuda_libraries")
 
 
-@pytest.mark.parametrize(
-    ("variable", "value"), [("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "1"), ("NVIDIA_TF32_OVERRIDE", "1")]
-)
-def test_tf32_override_env_is_a_note_not_a_failure(tmp_path: Path, variable: str, value: str) -> None:
-    """The variables only may force TF32; the GPU error band and the fp32 bound measure whether they do."""
-    run = run_suite(tmp_path, keyword="fp32_matmul_policy", env={variable: value})
-    if run.outcome("test_fp32_matmul_policy_is_ieee_by_default") == "failed":
-        # torch >= 2.12 turns TORCH_ALLOW_TF32_CUBLAS_OVERRIDE into its reported policy: that gates, naming the cause
-        assert variable == "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"
-        message = run.message("test_fp32_matmul_policy_is_ieee_by_default")
-        assert f"torch reads {variable}={value!r} from the environment" in message
-    notes = run.result("test_fp32_matmul_policy_is_ieee_by_default")["notes"]
-    assert any(note.startswith(f"{variable}={value!r} is set") for note in notes), notes
-
-
-def test_sitecustomize_with_new_tf32_api_fails_policy_check_not_the_run(tmp_path: Path) -> None:
-    """Mixing the new fp32_precision API with legacy reads raises; that must be a named failure, with JSON."""
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text('import torch\ntorch.backends.cuda.matmul.fp32_precision = "tf32"\n')
-    run = run_suite(tmp_path, keyword="fp32_matmul_policy or dev_shm", env={"PYTHONPATH": str(site)})
-    assert run.returncode == 1, run.output[-3000:]
-    assert "INTERNALERROR" not in run.output
-    assert run.outcome("test_fp32_matmul_policy_is_ieee_by_default") == "failed"
-    message = run.message("test_fp32_matmul_policy_is_ieee_by_default")
-    assert "cuda_matmul_fp32_precision was 'tf32' at startup (new fp32_precision API)" in message
-    assert "mix of the legacy and new APIs" in message
-    assert run.outcome("test_dev_shm_is_large_enough") == "passed"
-
-
-def test_sitecustomize_forcing_high_precision_fails_fp32_policy(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    site.mkdir()
-    (site / "sitecustomize.py").write_text("import torch\ntorch.set_float32_matmul_precision('high')\n")
-    run = run_suite(tmp_path, keyword="fp32_matmul_policy", env={"PYTHONPATH": str(site)})
-    assert run.outcome("test_fp32_matmul_policy_is_ieee_by_default") == "failed"
-    assert "was 'high' at startup" in run.message("test_fp32_matmul_policy_is_ieee_by_default")
-
-
 def test_clean_environment_passes_policy_compiler_and_shadowing_checks(tmp_path: Path) -> None:
     run = run_suite(tmp_path, keyword="fp32_matmul_policy or c_compiler or ld_library_path or dev_shm")
     for name in (
@@ -234,43 +195,6 @@ def test_clean_environment_passes_policy_compiler_and_shadowing_checks(tmp_path:
         "test_ld_library_path_has_no_foreign_cuda_libraries",
     ):
         assert run.outcome(name) == "passed", run.message(name)
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
-def test_require_gpu_turns_missing_gpu_into_failure(tmp_path: Path) -> None:
-    skipped = run_suite(tmp_path, marker="gpu", keyword="cuda_initialises")
-    assert skipped.outcome("test_cuda_initialises") == "skipped"
-    assert skipped.message("test_cuda_initialises").startswith("no GPU visible")
-    required = run_suite(tmp_path, "--require-gpu", marker="gpu", keyword="cuda_initialises")
-    assert required.returncode != 0
-    assert required.outcome("test_cuda_initialises") == "failed"
-    assert required.message("test_cuda_initialises").startswith("--require-gpu: no GPU visible")
-
-
-@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
-def test_require_gpus_fails_multigpu_checks_instead_of_skipping(tmp_path: Path) -> None:
-    run = run_suite(tmp_path, "--require-gpus", "2", marker="multigpu or gpu", keyword="nccl_allreduce")
-    assert run.returncode != 0
-    records = [r for nodeid, r in run.document["tests"].items() if "nccl" in nodeid and r["outcome"] != "not_run"]
-    assert records
-    assert all(r["outcome"] == "failed" for r in records), records
-    assert all(r["message"].startswith("--require-gpus 2:") for r in records), records
-
-
-NO_GPU_HERE = not any(Path("/dev").glob("nvidia[0-9]*"))
-
-
-@pytest.mark.skipif(not NO_GPU_HERE, reason="this host has /dev/nvidia* devices")
-def test_no_device_nodes_named_as_the_cause(tmp_path: Path) -> None:
-    """Without a GPU the cpu-marked access check names the case; with --require-gpu it fails."""
-    plain = run_suite(tmp_path, keyword="cuda_driver_stack")
-    assert plain.outcome("test_cuda_driver_stack_is_usable") == "skipped"
-    assert "[no_device_nodes]" in plain.message("test_cuda_driver_stack_is_usable")
-    required = run_suite(tmp_path, "--require-gpu", keyword="cuda_driver_stack")
-    assert required.outcome("test_cuda_driver_stack_is_usable") == "failed"
-    message = required.message("test_cuda_driver_stack_is_usable")
-    assert "[no_device_nodes]" in message
-    assert "--gpus all" in message
 
 
 def test_suite_runs_from_any_directory_without_project_config(tmp_path: Path) -> None:

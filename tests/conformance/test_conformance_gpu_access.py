@@ -7,6 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import torch
 
 from conformance._driver import DriverRequirement
 from conformance._gpu_access import diagnose
@@ -68,3 +69,40 @@ def test_fake_old_libcuda_fails_access_check_naming_the_minimum_driver(tmp_path:
     assert "CUDA_ERROR_INSUFFICIENT_DRIVER" in message
     assert "CUDA 12.8 needs driver >= 570.26" in message
     assert "supports CUDA 12.2" in message
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_require_gpu_turns_missing_gpu_into_failure(tmp_path: Path) -> None:
+    skipped = run_suite(tmp_path, marker="gpu", keyword="cuda_initialises")
+    assert skipped.outcome("test_cuda_initialises") == "skipped"
+    assert skipped.message("test_cuda_initialises").startswith("no GPU visible")
+    required = run_suite(tmp_path, "--require-gpu", marker="gpu", keyword="cuda_initialises")
+    assert required.returncode != 0
+    assert required.outcome("test_cuda_initialises") == "failed"
+    assert required.message("test_cuda_initialises").startswith("--require-gpu: no GPU visible")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_require_gpus_fails_multigpu_checks_instead_of_skipping(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--require-gpus", "2", marker="multigpu or gpu", keyword="nccl_allreduce")
+    assert run.returncode != 0
+    records = [r for nodeid, r in run.document["tests"].items() if "nccl" in nodeid and r["outcome"] != "not_run"]
+    assert records
+    assert all(r["outcome"] == "failed" for r in records), records
+    assert all(r["message"].startswith("--require-gpus 2:") for r in records), records
+
+
+NO_GPU_HERE = not any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+@pytest.mark.skipif(not NO_GPU_HERE, reason="this host has /dev/nvidia* devices")
+def test_no_device_nodes_named_as_the_cause(tmp_path: Path) -> None:
+    """Without a GPU the cpu-marked access check names the case; with --require-gpu it fails."""
+    plain = run_suite(tmp_path, keyword="cuda_driver_stack")
+    assert plain.outcome("test_cuda_driver_stack_is_usable") == "skipped"
+    assert "[no_device_nodes]" in plain.message("test_cuda_driver_stack_is_usable")
+    required = run_suite(tmp_path, "--require-gpu", keyword="cuda_driver_stack")
+    assert required.outcome("test_cuda_driver_stack_is_usable") == "failed"
+    message = required.message("test_cuda_driver_stack_is_usable")
+    assert "[no_device_nodes]" in message
+    assert "--gpus all" in message
