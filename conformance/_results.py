@@ -5,7 +5,6 @@ The schema is documented in conformance/README.md and in results.schema.json.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
@@ -17,6 +16,7 @@ from typing import Final
 
 import pytest
 
+from conformance._identity import image_identity, suite_digest
 from conformance._manifest import ManifestLookup
 from conformance._metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 
@@ -27,9 +27,6 @@ MODE_MARKERS: Final = ("cpu", "gpu", "multigpu")
 MESSAGE_LIMIT: Final = 4000
 OUTCOMES: Final = ("passed", "failed", "skipped", "not_run")
 VERDICTS: Final = ("native", "emulated", "unsupported")
-IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
-IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"
-SUITE_DIR: Final = Path(__file__).resolve().parent
 
 
 @dataclass
@@ -71,27 +68,6 @@ def _collect_message(report: pytest.CollectReport) -> str:
     text = str(report.longrepr)
     lines = [line for line in text.splitlines() if line.startswith("E ")] or text.splitlines()[-5:]
     return _clip("collection failed: " + " | ".join(line.removeprefix("E").strip() for line in lines))
-
-
-def suite_digest() -> str | None:
-    """sha256 over the suite's own Python files (names and contents), None if unreadable."""
-    digest = hashlib.sha256()
-    try:
-        for path in sorted(SUITE_DIR.glob("*.py")):
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
-    except OSError:
-        return None
-    return f"sha256:{digest.hexdigest()}"
-
-
-def image_identity(manifest: ManifestLookup) -> dict[str, object]:
-    raw = manifest.manifest.raw if manifest.manifest is not None else {}
-    revision = raw.get("revision") or raw.get("manifest_revision")
-    return {
-        "digest": os.environ.get(IMAGE_DIGEST_ENV) or None,
-        "revision": str(revision) if revision else None,
-        "ref": os.environ.get(IMAGE_REF_ENV) or None,
-    }
 
 
 class ResultsRecorder:
@@ -213,10 +189,14 @@ class ResultsRecorder:
         if self.json_path is None:
             return
         document = self.document(exitstatus)
-        self.json_path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.json_path.with_name(self.json_path.name + f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        temporary.replace(self.json_path)
+        try:
+            self.json_path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.json_path.with_name(self.json_path.name + f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+            temporary.replace(self.json_path)
+        except OSError as exc:
+            sys.stderr.write(f"conformance: cannot write the results to {self.json_path}: {exc}\n")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         measured = [

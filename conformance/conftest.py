@@ -17,6 +17,7 @@ import pytest
 
 from conformance._background import CPU_COMPILE_PROBE, BackgroundProbe
 from conformance._env import apply_safe_distributed_env
+from conformance._identity import check_writable
 from conformance._manifest import Manifest, ManifestLookup, find_manifest
 from conformance._policy import fp32_policy_snapshot
 from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
@@ -75,6 +76,9 @@ def pytest_configure(config: pytest.Config) -> None:
         problem = f"reading the manifest raised {type(exc).__name__}: {exc}"
     config.stash[MANIFEST_KEY] = lookup
     json_option = config.getoption("conformance_json")
+    unwritable = check_writable(Path(json_option)) if json_option else None
+    if unwritable is not None:
+        raise pytest.UsageError(unwritable)  # bad input: one paragraph, exit status 4, before any test runs
     recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
     config.stash[RECORDER_KEY] = recorder
     config.pluginmanager.register(recorder, "conformance-results")

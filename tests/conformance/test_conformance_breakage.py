@@ -7,13 +7,14 @@ from a temporary directory and reads its `--conformance-json` output.
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from tests.conformance.harness import SuiteRun, manifest_document, run_suite, write_manifest
+from tests.conformance.harness import SUITE, SuiteRun, manifest_document, run_suite, write_manifest
 
 PIN_TESTS = (
     "test_torch_version_matches_pin",
@@ -220,3 +221,16 @@ def test_unimportable_torch_still_writes_a_failing_report(tmp_path: Path) -> Non
     assert pins[0]["phase"] == "collect"
     assert "libcudnn.so.9: cannot open shared object file" in pins[0]["message"]
     assert "libcudnn.so.9" in run.document["environment"]["error"]
+
+
+def test_unwritable_json_path_is_a_usage_error_before_any_test(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    command = [sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", str(SUITE), "-m", "cpu"]
+    command += ["-k", "dev_shm", "--conformance-json", str(blocker / "results.json")]
+    result = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, timeout=300, check=False)
+    assert result.returncode == 4, result.stdout + result.stderr
+    assert f"--conformance-json {blocker / 'results.json'}: cannot write there" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
