@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from conformance._background import CPU_COMPILE_PROBE, BackgroundProbe
+from conformance._background import CPU_COMPILE_TESTS, cpu_compile_result, start_background_jobs, stop_background_jobs
 from conformance._env import apply_safe_distributed_env
 from conformance._identity import check_writable
 from conformance._manifest import Manifest, ManifestLookup, find_manifest
@@ -37,9 +37,6 @@ MARKERS: Final = {
 RECORDER_KEY: Final = pytest.StashKey[ResultsRecorder]()
 MANIFEST_KEY: Final = pytest.StashKey[ManifestLookup]()
 FP32_POLICY_AT_START_KEY: Final = pytest.StashKey[dict[str, object]]()
-CPU_COMPILE_KEY: Final = pytest.StashKey[BackgroundProbe]()
-# Checks that read the background CPU-compile probe (started once the selection is known).
-CPU_COMPILE_TESTS: Final = ("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -104,25 +101,18 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the slow CPU Inductor compile now, in the background, so that it overlaps the GPU checks."""
-    if any(item.name in CPU_COMPILE_TESTS for item in session.items):
-        session.config.stash[CPU_COMPILE_KEY] = BackgroundProbe(CPU_COMPILE_PROBE)
+    """Start the slow CPU-only work (Inductor C++ compile, gloo ranks) now, so that it overlaps the GPU checks."""
+    start_background_jobs(session.config, [item.name for item in session.items])
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    probe = config.stash.get(CPU_COMPILE_KEY, None)
-    if probe is not None:
-        probe.stop()
+    stop_background_jobs(config)
 
 
 @pytest.fixture(scope="session")
 def cpu_compile_probe(pytestconfig: pytest.Config) -> dict[str, object]:
     """The background CPU-compile probe's result (vector ISA, OpenMP, Inductor C++ compile)."""
-    probe = pytestconfig.stash.get(CPU_COMPILE_KEY, None)
-    if probe is None:
-        probe = BackgroundProbe(CPU_COMPILE_PROBE)
-        pytestconfig.stash[CPU_COMPILE_KEY] = probe
-    return probe.result()
+    return cpu_compile_result(pytestconfig)
 
 
 _GPU_COUNT: list[int] = []

@@ -11,14 +11,14 @@ from typing import cast
 import pytest
 import torch
 
+from conformance._background import GLOO_TASKS, GLOO_WORLD_SIZE, take_pending_gloo
 from conformance._results import RecordMetric, RecordNote
-from conformance._spawn import DistributedRun, run_distributed
+from conformance._spawn import DistributedRun, PendingRun, run_distributed, wait_distributed
 
 # Normalized error of the 10-step parameter update with a compression hook vs
 # without.  Measured: fp16 6.5e-5 (H200, NCCL, 1 rank) and 1.26e-4 (CPU, gloo,
 # 2 ranks); bf16 4.8e-4 (H200, NCCL).  gloo cannot run the bf16 hook.
 HOOK_UPDATE_BOUND = {"fp16": 5e-4, "bf16": 2e-3}
-GLOO_WORLD_SIZE = 2
 
 
 def _run(
@@ -33,8 +33,12 @@ def nccl_run(tmp_path_factory: pytest.TempPathFactory) -> DistributedRun:
 
 
 @pytest.fixture(scope="module")
-def gloo_run(tmp_path_factory: pytest.TempPathFactory) -> DistributedRun:
-    return _run(tmp_path_factory, "gloo", GLOO_WORLD_SIZE, ("collectives", "ddp_hooks"))
+def gloo_run(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> DistributedRun:
+    """The gloo ranks started in the background at collection (see _background.py), else started now."""
+    pending = take_pending_gloo(pytestconfig)
+    if isinstance(pending, PendingRun):
+        return wait_distributed(pending)
+    return _run(tmp_path_factory, "gloo", GLOO_WORLD_SIZE, GLOO_TASKS)
 
 
 def _task(run: DistributedRun, task: str, rank: int = 0) -> dict[str, object]:
