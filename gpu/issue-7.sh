@@ -25,13 +25,13 @@ PYEOF
 
 echo "== (a) full suite, all markers, --require-gpu"
 start=$(date +%s.%N)
-timeout 400 "${PYTEST[@]}" -m "cpu or gpu or multigpu" --require-gpu --conformance-json "$OUT/h200-results.json" \
+timeout 400 "${PYTEST[@]}" -m "cpu or gpu or multigpu" --require-gpu --durations=20 --conformance-json "$OUT/h200-results.json" \
   > "$OUT/h200-log.txt" 2>&1
 status=$?
 end=$(date +%s.%N)
 wall=$("$PY" -c "print(round($end - $start, 1))")
 echo "full run: exit $status, wall ${wall} s (budget 120 s)" | tee -a "$OUT/h200-log.txt" "$SUMMARY"
-tail -n 3 "$OUT/h200-log.txt"
+grep -A 22 "slowest" "$OUT/h200-log.txt" | head -n 24; tail -n 3 "$OUT/h200-log.txt"
 failing "$OUT/h200-results.json" | tee -a "$SUMMARY"
 
 breakage() {  # name, extra env (KEY=VALUE ...), then -- and pytest args
