@@ -64,7 +64,10 @@ def test_gemm_ratio_to_fp32(
     ratios = expected_ratios(gemm_bench.capability, name)
     ratio = gemm_bench.ratio(dtype_name)
     if ratio is None:
-        pytest.skip(f"no {dtype_name} or fp32 measurement on {name}")
+        errors = {d: gemm_bench.runs[d].error for d in ("fp32", dtype_name) if gemm_bench.runs[d].error}
+        if gemm_bench.capability >= (8, 0):
+            pytest.fail(f"no {dtype_name}:fp32 ratio on {name}: the GEMM raised {errors}", pytrace=False)
+        pytest.skip(f"no {dtype_name} or fp32 measurement on {name}: {errors}")
     expected = ratios.ratio(dtype_name) if ratios is not None else None
     bound = ratios.bound(dtype_name) if ratios is not None else None
     contradicts = ARTICLE_FP16_CLAIM if dtype_name == "fp16" and abs(ratio - 3.0) > 1.0 else None
