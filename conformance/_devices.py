@@ -16,6 +16,7 @@ class GpuInfo:
     capability: tuple[int, int]
     total_memory_bytes: int
     multiprocessors: int
+    uuid: str | None = None
 
     @property
     def sm(self) -> str:
@@ -49,21 +50,28 @@ def list_gpus() -> list[GpuInfo]:
                 capability=(int(props.major), int(props.minor)),
                 total_memory_bytes=int(props.total_memory),
                 multiprocessors=int(props.multi_processor_count),
+                uuid=str(props.uuid) if getattr(props, "uuid", None) is not None else None,
             )
         )
     return gpus
 
 
 def no_gpu_reason() -> str:
-    """Human-readable reason why no GPU is visible."""
+    """Why no GPU is visible, told from the driver stack up (see _gpu_access)."""
     if torch.version.cuda is None:
         return f"no GPU visible: torch {torch.__version__} is a CPU-only build"
-    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
-    hint = f", CUDA_VISIBLE_DEVICES={visible!r}" if visible is not None else ""
+    from conformance._driver import requirement_for_cuda
+    from conformance._gpu_access import diagnose, run_probe
+
+    access = diagnose(
+        run_probe(),
+        torch.version.cuda,
+        requirement_for_cuda(torch.version.cuda),
+        os.environ.get("CUDA_VISIBLE_DEVICES"),
+    )
     return (
         f"no GPU visible: torch.cuda.is_available() is False (torch {torch.__version__}, CUDA "
-        f"{torch.version.cuda}{hint}); run the container with --gpus all, or pass --require-gpu "
-        "to make this a failure"
+        f"{torch.version.cuda}): [{access.case}] {access.message}"
     )
 
 

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ctypes
 import importlib.metadata
 import platform
 import sys
 
 import torch
 
+from conformance import _nvml
 from conformance._devices import list_gpus
 from conformance._driver import read_driver_version
 from conformance._versions import cudnn_version_string, nccl_version_string
@@ -38,14 +40,70 @@ def distribution_version(name: str) -> str | None:
         return None
 
 
+def cublas_version() -> int | None:
+    """cuBLAS version as major*10000 + minor*100 + patch (cublasGetProperty), from the copy this process mapped."""
+    if torch.version.cuda is None or not torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+        return None
+    try:
+        with open("/proc/self/maps", encoding="utf-8") as handle:
+            paths = {line.split()[-1] for line in handle if "libcublas.so" in line and "libcublasLt" not in line}
+        if not paths:
+            return None
+        library = ctypes.CDLL(sorted(paths)[0])
+        parts = []
+        for kind in (0, 1, 2):  # MAJOR_VERSION, MINOR_VERSION, PATCH_LEVEL
+            value = ctypes.c_int(0)
+            if library.cublasGetProperty(kind, ctypes.byref(value)) != 0:
+                return None
+            parts.append(value.value)
+    except (OSError, AttributeError):
+        return None
+    return parts[0] * 10000 + parts[1] * 100 + parts[2]
+
+
+def nvshmem_available() -> bool | None:
+    """Whether torch was built with NVSHMEM (torch >= 2.8 ships it on CUDA); None when torch cannot say."""
+    try:
+        from torch.distributed import _symmetric_memory
+    except Exception:
+        return None
+    check = getattr(_symmetric_memory, "is_nvshmem_available", None)
+    if check is None:
+        return None
+    try:
+        return bool(check())
+    except Exception:
+        return False
+
+
+def gpu_inventory() -> list[dict[str, object]]:
+    """The GPUs as schema 2 lists them (torch for the device, NVML for driver and UUID)."""
+    driver = _nvml.driver_version()
+    cuda_driver = _nvml.cuda_driver_version()
+    gpus: list[dict[str, object]] = []
+    for gpu in list_gpus():
+        gpus.append(
+            {
+                "index": gpu.index,
+                "name": gpu.name,
+                "compute_capability": f"{gpu.capability[0]}.{gpu.capability[1]}",
+                "memory_bytes": gpu.total_memory_bytes,
+                "sm_count": gpu.multiprocessors,
+                "driver": driver,
+                "cuda_driver_version": cuda_driver,
+                "uuid": _nvml.device_uuid(gpu.uuid, gpu.index),
+            }
+        )
+    return gpus
+
+
 def collect_environment() -> dict[str, object]:
     cudnn = torch_cudnn_version()
     driver, driver_source = (None, "not read")
     gpus: list[dict[str, object]] = []
     try:
-        gpus = [gpu.as_json() for gpu in list_gpus()]
-        if gpus:
-            driver, driver_source = read_driver_version()
+        gpus = gpu_inventory()
+        driver, driver_source = read_driver_version()
     except Exception as exc:
         driver_source = f"error: {exc}"
     return {
@@ -62,4 +120,6 @@ def collect_environment() -> dict[str, object]:
         "driver": driver,
         "driver_source": driver_source,
         "gpus": gpus,
+        "cublas_version": cublas_version(),
+        "nvshmem": nvshmem_available(),
     }

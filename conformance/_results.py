@@ -1,35 +1,32 @@
-"""The ``--conformance-json`` result file: a pytest plugin and the metric fixture API.
+"""The ``--conformance-json`` result file (schema 2): a pytest plugin.
 
-Schema (``"schema": 1``) is documented in conformance/README.md.
+The schema is documented in conformance/README.md and in results.schema.json.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import os
 import sys
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Final, Protocol
+from typing import Final
 
 import pytest
 
+from conformance._identity import image_identity, suite_digest
 from conformance._manifest import ManifestLookup
+from conformance._metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 
-RESULTS_SCHEMA: Final = 1
+__all__ = ["RESULTS_SCHEMA", "RecordDtype", "RecordMetric", "RecordNote", "ResultsRecorder"]
+
+RESULTS_SCHEMA: Final = 2
 MODE_MARKERS: Final = ("cpu", "gpu", "multigpu")
 MESSAGE_LIMIT: Final = 4000
-
-
-class RecordMetric(Protocol):
-    def __call__(self, name: str, value: float, unit: str) -> None: ...
-
-
-class RecordNote(Protocol):
-    def __call__(self, text: str) -> None: ...
+OUTCOMES: Final = ("passed", "failed", "skipped", "not_run")
+VERDICTS: Final = ("native", "emulated", "unsupported")
 
 
 @dataclass
@@ -55,36 +52,34 @@ class TestRecord:
         }
 
 
+def _clip(text: str) -> str:
+    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+
+
 def _report_message(report: pytest.TestReport) -> str:
     longrepr = report.longrepr
     if report.skipped and isinstance(longrepr, tuple):
         return str(longrepr[2]).removeprefix("Skipped: ")
     crash = getattr(longrepr, "reprcrash", None)
-    text = str(getattr(crash, "message", None) or longrepr).removeprefix("Failed: ")
-    return text if len(text) <= MESSAGE_LIMIT else text[: MESSAGE_LIMIT - 3] + "..."
+    return _clip(str(getattr(crash, "message", None) or longrepr).removeprefix("Failed: "))
 
 
 def _collect_message(report: pytest.CollectReport) -> str:
     text = str(report.longrepr)
     lines = [line for line in text.splitlines() if line.startswith("E ")] or text.splitlines()[-5:]
-    message = "collection failed: " + " | ".join(line.removeprefix("E").strip() for line in lines)
-    return message if len(message) <= MESSAGE_LIMIT else message[: MESSAGE_LIMIT - 3] + "..."
-
-
-def _json_number(value: float) -> float | str:
-    if math.isfinite(value):
-        return float(value)
-    return str(value)  # "nan" / "inf" stay visible instead of breaking JSON
+    return _clip("collection failed: " + " | ".join(line.removeprefix("E").strip() for line in lines))
 
 
 class ResultsRecorder:
-    """Collects outcomes, durations, metrics and notes; writes the JSON file."""
+    """Collects outcomes, durations, metrics, notes and dtype verdicts; writes the JSON file."""
 
     def __init__(self, json_path: Path | None, manifest: ManifestLookup, distributed_env: dict[str, str]) -> None:
         self.json_path = json_path
         self.manifest = manifest
         self.distributed_env = distributed_env
         self.records: dict[str, TestRecord] = {}
+        self.measurements: dict[str, dict[str, object]] = {}
+        self.dtypes: dict[str, dict[str, object]] = {}
         self.started_wall = datetime.now(UTC)
         self.started = time.monotonic()
         self.markexpr = ""
@@ -94,18 +89,36 @@ class ResultsRecorder:
             self.records[nodeid] = TestRecord(nodeid=nodeid, markers=[])
         return self.records[nodeid]
 
-    def record_metric(self, nodeid: str, name: str, value: float, unit: str) -> None:
-        self._record(nodeid).metrics[name] = {"value": _json_number(value), "unit": unit}
+    def record_metric(self, nodeid: str, name: str, value: float | str, unit: str, **fields: object) -> None:
+        metric = build_metric(value, unit, dict(fields))
+        self._record(nodeid).metrics[name] = metric
+        if is_stable_name(name):
+            self.measurements[name] = {**metric, "test": nodeid}
 
     def record_note(self, nodeid: str, text: str) -> None:
         self._record(nodeid).notes.append(text)
+
+    def record_dtype(self, dtype: str, verdict: str, reason: str, device_index: int = 0) -> None:
+        if verdict not in VERDICTS:
+            raise ValueError(f"dtype verdict must be one of {VERDICTS}, not {verdict!r}")
+        self.dtypes[dtype] = {"verdict": verdict, "reason": reason, "device_index": device_index}
+
+    @staticmethod
+    def _markers(item: pytest.Item) -> list[str]:
+        return [m for m in MODE_MARKERS if item.get_closest_marker(m) is not None]
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         self.markexpr = str(config.getoption("markexpr", "") or "")
         for item in items:
+            self._record(item.nodeid).markers = self._markers(item)
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        """Deselected tests stay in the report as "not_run" (unlike "skipped": not applicable here)."""
+        for item in items:
             record = self._record(item.nodeid)
-            record.markers = [m for m in MODE_MARKERS if item.get_closest_marker(m) is not None]
+            record.markers = self._markers(item)
+            record.outcome, record.phase, record.message = "not_run", None, "deselected (-m / -k)"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         record = self._record(report.nodeid)
@@ -126,12 +139,13 @@ class ResultsRecorder:
             record.outcome, record.phase = "failed", "collect"
             record.message = _collect_message(report)
 
-    def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        for item in items:
-            self.records.pop(item.nodeid, None)
+    def fail_internal(self, name: str, message: str) -> None:
+        """A named failing pseudo-test for a fault found outside any test (e.g. in pytest_configure)."""
+        record = self._record(name)
+        record.outcome, record.phase, record.message = "failed", "setup", _clip(message)
 
     def totals(self) -> dict[str, int]:
-        counts = {"passed": 0, "failed": 0, "skipped": 0}
+        counts = dict.fromkeys(OUTCOMES, 0)
         for record in self.records.values():
             if record.outcome in counts:
                 counts[record.outcome] += 1
@@ -147,9 +161,11 @@ class ResultsRecorder:
             environment = {"error": f"{type(exc).__name__}: {exc}"}
         environment["distributed_env"] = self.distributed_env
         tests = {nodeid: r.as_json() for nodeid, r in self.records.items() if r.outcome is not None}
-        return {
+        document: dict[str, object] = {
             "schema": RESULTS_SCHEMA,
             "suite": "pytorch-cuda-conformance",
+            "suite_digest": suite_digest(),
+            "image": image_identity(self.manifest),
             "started_at": self.started_wall.isoformat(timespec="seconds"),
             "wall_time_s": round(time.monotonic() - self.started, 3),
             "argv": sys.argv[1:],
@@ -159,25 +175,40 @@ class ResultsRecorder:
             "manifest": self.manifest.as_json(),
             "totals": self.totals(),
             "tests": tests,
+            "measurements": self.measurements,
         }
+        if self.dtypes:
+            document["dtypes"] = self.dtypes
+        return document
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if any(r.outcome == "failed" for r in self.records.values()) and int(exitstatus) == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED  # a pseudo-test failure must fail the run
+            exitstatus = int(pytest.ExitCode.TESTS_FAILED)
         if self.json_path is None:
             return
         document = self.document(exitstatus)
-        self.json_path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = self.json_path.with_name(self.json_path.name + f".{os.getpid()}.tmp")
-        temporary.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
-        temporary.replace(self.json_path)
+        try:
+            self.json_path.parent.mkdir(parents=True, exist_ok=True)
+            temporary = self.json_path.with_name(self.json_path.name + f".{os.getpid()}.tmp")
+            temporary.write_text(json.dumps(document, indent=2, sort_keys=False) + "\n", encoding="utf-8")
+            temporary.replace(self.json_path)
+        except OSError as exc:
+            sys.stderr.write(f"conformance: cannot write the results to {self.json_path}: {exc}\n")
+            session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
-        measured = [(nodeid, r) for nodeid, r in self.records.items() if r.metrics or r.notes]
+        measured = [
+            (nodeid, r)
+            for nodeid, r in self.records.items()
+            if r.metrics or r.notes or (r.outcome, r.phase) == ("failed", "setup")
+        ]
         if not measured:
             return
         terminalreporter.section("conformance metrics")
         for nodeid, record in measured:
-            terminalreporter.write_line(nodeid)
+            terminalreporter.write_line(nodeid + (f"  FAILED: {record.message}" if record.outcome == "failed" else ""))
             for name, metric in record.metrics.items():
                 value = metric["value"]
                 shown = f"{value:.6g}" if isinstance(value, float) else str(value)

@@ -8,6 +8,7 @@ import socket
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
@@ -39,10 +40,26 @@ def _rank_errors(out_dir: Path) -> str:
     return "\n".join(texts)
 
 
-def run_distributed(
+@dataclass
+class PendingRun:
+    """Ranks started with ``start_distributed``; ``wait_distributed`` collects them."""
+
+    job: DistJob
+    context: Any
+    started: float
+    out_dir: Path
+
+    def kill(self) -> None:
+        for process in self.context.processes:
+            if process.is_alive():
+                process.kill()
+                process.join(5)
+
+
+def start_distributed(
     tasks: tuple[str, ...], backend: str, world_size: int, out_dir: Path, timeout_s: float = 240.0
-) -> DistributedRun:
-    """Run ``tasks`` (see _dist_workers.TASKS) on ``world_size`` ranks and collect each rank's results."""
+) -> PendingRun:
+    """Spawn ``world_size`` ranks running ``tasks`` (see _dist_workers.TASKS) without waiting for them."""
     apply_safe_distributed_env()  # spawned children inherit os.environ
     out_dir.mkdir(parents=True, exist_ok=True)
     job = DistJob(
@@ -54,11 +71,18 @@ def run_distributed(
         timeout_s=timeout_s,
     )
     started = time.monotonic()
-    deadline = started + timeout_s
     context = start_processes(  # type: ignore[no-untyped-call]
         run_rank, args=(job,), nprocs=world_size, join=False, start_method="spawn"
     )
     assert context is not None
+    return PendingRun(job, context, started, out_dir)
+
+
+def wait_distributed(pending: PendingRun) -> DistributedRun:
+    """Wait for the ranks (up to the job's deadline) and collect each rank's results."""
+    job, context, out_dir = pending.job, pending.context, pending.out_dir
+    backend, tasks, world_size, timeout_s = job.backend, job.tasks, job.world_size, job.timeout_s
+    deadline = pending.started + timeout_s
     try:
         while not context.join(timeout=max(0.1, min(5.0, deadline - time.monotonic()))):
             if time.monotonic() >= deadline:
@@ -75,9 +99,13 @@ def run_distributed(
             f"{_rank_errors(out_dir)}"
         ) from None
     finally:
-        for process in context.processes:
-            if process.is_alive():
-                process.kill()
-                process.join(5)
+        pending.kill()
     ranks = tuple(json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size))
-    return DistributedRun(world_size, backend, ranks, time.monotonic() - started)
+    return DistributedRun(world_size, backend, ranks, time.monotonic() - pending.started)
+
+
+def run_distributed(
+    tasks: tuple[str, ...], backend: str, world_size: int, out_dir: Path, timeout_s: float = 240.0
+) -> DistributedRun:
+    """Run ``tasks`` on ``world_size`` ranks and collect each rank's results."""
+    return wait_distributed(start_distributed(tasks, backend, world_size, out_dir, timeout_s))

@@ -15,9 +15,12 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from conformance._background import CPU_COMPILE_TESTS, cpu_compile_result, start_background_jobs, stop_background_jobs
 from conformance._env import apply_safe_distributed_env
+from conformance._identity import check_writable
 from conformance._manifest import Manifest, ManifestLookup, find_manifest
-from conformance._results import RecordMetric, RecordNote, ResultsRecorder
+from conformance._policy import fp32_policy_snapshot
+from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
 
 if TYPE_CHECKING:
     import torch
@@ -49,33 +52,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--require-gpu", action="store_true", default=False, help="no visible GPU is a failure instead of a skip"
     )
-
-
-def fp32_policy_snapshot() -> dict[str, object]:
-    """The FP32 matmul policy as the process sees it (taken before any test runs)."""
-    try:
-        import torch
-    except Exception as exc:  # reported by the failing test modules
-        return {"error": f"import torch failed: {type(exc).__name__}: {exc}"}
-    return {
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        "cuda_matmul_allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
-        "cudnn_allow_tf32": bool(torch.backends.cudnn.allow_tf32),
-        "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE": os.environ.get("TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"),
-        "NVIDIA_TF32_OVERRIDE": os.environ.get("NVIDIA_TF32_OVERRIDE"),
-    }
+    group.addoption(
+        "--require-gpus",
+        type=int,
+        default=0,
+        metavar="N",
+        help="fewer than N visible GPUs is a failure (gpu/multigpu tests fail instead of skipping)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    """Never raises: a fault found here becomes a named failing check in the JSON, not an internal error."""
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
-    config.stash[FP32_POLICY_AT_START_KEY] = fp32_policy_snapshot()
-    lookup = find_manifest(config.getoption("manifest"), os.environ)
+    problem: str | None = None
+    try:
+        lookup = find_manifest(config.getoption("manifest"), os.environ)
+    except Exception as exc:
+        lookup = ManifestLookup(Path(str(config.getoption("manifest") or "")), "error", None, f"{exc}")
+        problem = f"reading the manifest raised {type(exc).__name__}: {exc}"
     config.stash[MANIFEST_KEY] = lookup
     json_option = config.getoption("conformance_json")
+    unwritable = check_writable(Path(json_option)) if json_option else None
+    if unwritable is not None:
+        raise pytest.UsageError(unwritable)  # bad input: one paragraph, exit status 4, before any test runs
     recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
     config.stash[RECORDER_KEY] = recorder
     config.pluginmanager.register(recorder, "conformance-results")
+    try:
+        config.stash[FP32_POLICY_AT_START_KEY] = fp32_policy_snapshot()
+    except Exception as exc:  # fp32_policy_snapshot already guards each read; this is the last line
+        failed: dict[str, object] = {"error": f"{type(exc).__name__}: {exc}"}
+        config.stash[FP32_POLICY_AT_START_KEY] = failed
+    if problem is not None:
+        recorder.fail_internal("conformance/conftest.py::pytest_configure", problem)
 
 
 def _in_suite(item: pytest.Item) -> bool:
@@ -86,6 +96,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     unmarked = [i.nodeid for i in items if _in_suite(i) and not any(i.get_closest_marker(m) for m in MARKERS)]
     if unmarked:
         raise pytest.UsageError(f"conformance tests without a cpu/gpu/multigpu marker: {unmarked}")
+    # The checks waiting for the background CPU compile go last, so that it overlaps everything else.
+    items.sort(key=lambda item: item.name in CPU_COMPILE_TESTS)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the slow CPU-only work (Inductor C++ compile, gloo ranks) now, so that it overlaps the GPU checks."""
+    start_background_jobs(session.config, [item.name for item in session.items])
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    stop_background_jobs(config)
+
+
+@pytest.fixture(scope="session")
+def cpu_compile_probe(pytestconfig: pytest.Config) -> dict[str, object]:
+    """The background CPU-compile probe's result (vector ISA, OpenMP, Inductor C++ compile)."""
+    return cpu_compile_result(pytestconfig)
 
 
 _GPU_COUNT: list[int] = []
@@ -99,6 +126,11 @@ def visible_gpu_count() -> int:
     return _GPU_COUNT[0]
 
 
+def required_gpus(config: pytest.Config) -> int:
+    """The GPU count a run demands: ``--require-gpus N``, or 1 for ``--require-gpu``."""
+    return max(int(config.getoption("require_gpus") or 0), 1 if config.getoption("require_gpu") else 0)
+
+
 def pytest_runtest_setup(item: pytest.Item) -> None:
     if not _in_suite(item):
         return
@@ -109,14 +141,20 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     else:
         return
     found = visible_gpu_count()
+    required = required_gpus(item.config)
     if found == 0:
         from conformance._devices import no_gpu_reason
 
-        if item.config.getoption("require_gpu"):
-            pytest.fail(f"--require-gpu: {no_gpu_reason()}", pytrace=False)
+        if required:
+            option = "--require-gpu" if required == 1 else f"--require-gpus {required}"
+            pytest.fail(f"{option}: {no_gpu_reason()}", pytrace=False)
         pytest.skip(no_gpu_reason())
     if found < needed:
+        if required >= needed:
+            pytest.fail(f"--require-gpus {required}: needs >= {needed} GPUs, found {found}", pytrace=False)
         pytest.skip(f"needs >= {needed} GPUs, found {found}")
+    if found < required:
+        pytest.fail(f"--require-gpus {required}: only {found} GPU(s) visible", pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -147,15 +185,27 @@ def fp32_policy_at_start(pytestconfig: pytest.Config) -> dict[str, object]:
 
 @pytest.fixture
 def record_metric(request: pytest.FixtureRequest) -> RecordMetric:
-    """``record_metric(name, value, unit)``: a measured number for the JSON report."""
+    """``record_metric(name, value, unit, **fields)``: a measurement for the JSON report.
+
+    A dotted name (``gemm.fp16.tflops``) is a stable name, also listed in ``measurements``.
+    Fields: min, median, max, samples, peak, bound, bound_kind, device, clocks, contradicts.
+    """
     recorder = request.config.stash[RECORDER_KEY]
     node = request.node
 
-    def record(name: str, value: float, unit: str) -> None:
-        recorder.record_metric(node.nodeid, name, float(value), unit)
-        node.user_properties.append((f"metric.{name}", f"{float(value):.6g} {unit}"))
+    def record(name: str, value: float | str, unit: str, **fields: object) -> None:
+        recorder.record_metric(node.nodeid, name, value, unit, **fields)
+        shown = value if isinstance(value, str) else f"{float(value):.6g}"
+        node.user_properties.append((f"metric.{name}", f"{shown} {unit}"))
 
     return record
+
+
+@pytest.fixture
+def record_dtype(request: pytest.FixtureRequest) -> RecordDtype:
+    """``record_dtype(dtype, verdict, reason, device_index)``: native / emulated / unsupported, per dtype."""
+    recorder = request.config.stash[RECORDER_KEY]
+    return recorder.record_dtype
 
 
 @pytest.fixture

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
 import os
 import sysconfig
 from pathlib import Path
 
 import pytest
-import torch
 from torch.utils.data import DataLoader
 
 from conformance._compiler import CompilerProblem, compile_python_h_probe, resolve_c_compiler
@@ -57,18 +54,3 @@ def test_c_compiler_builds_against_python_h(tmp_path: Path, record_note: RecordN
     assert result.returncode == 0, (
         f"{' '.join(compiler.argv)} cannot compile a file including Python.h:\n{result.stderr[-2000:]}"
     )
-
-
-@pytest.mark.gpu
-def test_libcuda_is_resolvable(record_note: RecordNote) -> None:
-    found = ctypes.util.find_library("cuda")
-    record_note(f"ctypes.util.find_library('cuda') = {found}")
-    try:
-        ctypes.CDLL("libcuda.so.1")
-    except OSError as exc:
-        pytest.fail(
-            f"libcuda.so.1 cannot be loaded ({exc}): the NVIDIA container toolkit did not mount the driver; "
-            "run with --gpus all",
-            pytrace=False,
-        )
-    assert torch.cuda.is_available()

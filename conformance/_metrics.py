@@ -1,0 +1,83 @@
+"""Metrics of results.json schema 2: the value, its unit and optional fields.
+
+A metric whose name contains a dot (``gemm.fp16.tflops``) has a *stable name*:
+it is also listed in the document's flat ``measurements`` index, where the
+precision report looks it up.  Names without a dot are per-test details.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from typing import Final, Protocol
+
+OPTIONAL_FIELDS: Final = frozenset(
+    {"min", "median", "max", "samples", "peak", "bound", "bound_kind", "device", "clocks", "contradicts"}
+)
+NUMBER_FIELDS: Final = frozenset({"min", "median", "max", "peak", "bound"})
+BOUND_KINDS: Final = ("min", "max")
+
+
+class RecordMetric(Protocol):
+    def __call__(self, name: str, value: float | str, unit: str, **fields: object) -> None: ...
+
+
+class RecordNote(Protocol):
+    def __call__(self, text: str) -> None: ...
+
+
+class RecordDtype(Protocol):
+    def __call__(self, dtype: str, verdict: str, reason: str, device_index: int = 0) -> None: ...
+
+
+def json_number(value: float) -> float | str:
+    """Finite floats as numbers; "nan" / "inf" / "-inf" as strings (valid JSON)."""
+    if math.isfinite(value):
+        return float(value)
+    return str(value)
+
+
+def is_stable_name(name: str) -> bool:
+    return "." in name
+
+
+def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]) -> dict[str, object]:
+    """The JSON object of one metric; rejects unknown fields (a programming error)."""
+    unknown = set(fields) - OPTIONAL_FIELDS
+    if unknown:
+        raise ValueError(f"unknown metric fields {sorted(unknown)}; allowed: {sorted(OPTIONAL_FIELDS)}")
+    if fields.get("bound_kind") not in (None, *BOUND_KINDS):
+        raise ValueError(f"bound_kind must be one of {BOUND_KINDS}, not {fields['bound_kind']!r}")
+    if fields.get("bound") is None:
+        fields = {k: v for k, v in fields.items() if k != "bound_kind"}
+    shown: float | str = value if isinstance(value, str) else json_number(float(value))
+    metric: dict[str, object] = {"value": shown, "unit": unit}
+    for key, item in fields.items():
+        if item is None and key != "peak":
+            continue
+        if key in NUMBER_FIELDS and isinstance(item, int | float):
+            metric[key] = json_number(float(item))
+        elif key == "samples" and isinstance(item, int | float):
+            metric[key] = int(item)
+        else:
+            metric[key] = item
+    return metric
+
+
+def spread(values: list[float]) -> dict[str, object]:
+    """min / median / max / samples of a list of measurements."""
+    return {
+        "min": min(values),
+        "median": float(statistics.median(values)),
+        "max": max(values),
+        "samples": len(values),
+    }
+
+
+def rate_spread(times_ms: list[float], work: float) -> tuple[float, dict[str, object]]:
+    """Throughput (``work`` per second / 1e12) at the median time, with min/median/max over the runs."""
+    rates = [work / (t * 1e-3) / 1e12 for t in times_ms if t > 0]
+    if not rates:
+        return float("nan"), {"samples": 0}
+    fields = spread(rates)
+    return float(statistics.median(rates)), fields

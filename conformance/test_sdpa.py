@@ -1,0 +1,117 @@
+"""Scaled dot-product attention: every backend against a float64 reference, throughput per dtype with
+the default dispatch, and which backend that dispatch picks."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+from torch.nn import functional as F  # noqa: N812 - the conventional name
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+from conformance._gemm_bench import device_clocks, device_identity
+from conformance._metrics import rate_spread
+from conformance._numerics import backward as run_backward
+from conformance._numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
+from conformance._results import RecordMetric, RecordNote
+
+pytestmark = pytest.mark.gpu
+
+AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
+THROUGHPUT_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+BACKEND_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
+THROUGHPUT_SHAPE = (8, 16, 1024, 64)  # batch, heads, sequence, head dim: 34 GFLOP forward
+
+
+SDPA_BACKENDS = ["flash", "efficient", "cudnn", "math"]
+SDPA_NEEDS_SM80 = ("flash", "cudnn")  # efficient and math run everywhere: raising is a failure
+# Measured on H200 (4x8x256x64 vs float64 math), worst of forward / grad_q over
+# flash, efficient, cudnn and math: fp16 3.7e-4, bf16 2.9e-3.
+SDPA_ERROR_BOUND = {"fp16": 1.5e-3, "bf16": 1.2e-2}
+
+
+def _sdpa_backend(name: str) -> SDPBackend:
+    table = {
+        "flash": "FLASH_ATTENTION",
+        "efficient": "EFFICIENT_ATTENTION",
+        "cudnn": "CUDNN_ATTENTION",
+        "math": "MATH",
+    }
+    backend: SDPBackend | None = getattr(SDPBackend, table[name], None)
+    if backend is None:
+        pytest.skip(f"torch {torch.__version__} has no SDPBackend.{table[name]}")
+    return backend
+
+
+@pytest.mark.parametrize("backend_name", SDPA_BACKENDS)
+@pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
+def test_sdpa_backend_matches_reference(
+    dtype_name: str, backend_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
+) -> None:
+    dtype = AUTOCAST_DTYPES[dtype_name]
+    if dtype is torch.bfloat16 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
+        pytest.skip("bf16 needs compute capability >= 8.0")
+    backend = _sdpa_backend(backend_name)
+    shape = (4, 8, 256, 64)
+    q, k, v = (seeded_randn(shape, seed, cuda_device, dtype) for seed in (21, 22, 23))
+    q.requires_grad_()
+    grad_out = seeded_randn(shape, 24, cuda_device, dtype)
+    q64, k64, v64 = (t.detach().double() for t in (q, k, v))
+    q64.requires_grad_()
+    reference = F.scaled_dot_product_attention(q64, k64, v64)
+    run_backward(reference, grad_out.double())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with sdpa_kernel([backend]):
+                out = F.scaled_dot_product_attention(q, k, v)
+        except RuntimeError as exc:
+            reasons = "; ".join(str(w.message) for w in caught)[:600]
+            text = f"SDPA backend {backend_name} unavailable for {dtype_name} {shape}: {exc} {reasons}"
+            if backend_name in SDPA_NEEDS_SM80 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
+                pytest.skip(text)
+            pytest.fail(f"{text} (a GPU of compute capability >= 8.0 must have it)", pytrace=False)
+    run_backward(out, grad_out)
+    finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(grad_of(q)).all())
+    assert finite, f"{backend_name} produced non-finite values"
+    errors = {"forward": normalized_error(out, reference), "grad_q": normalized_error(grad_of(q), grad_of(q64))}
+    for name, error in errors.items():
+        record_metric(f"sdpa_{backend_name}_{dtype_name}_{name}_normalized_error", error, "1")
+    bound = SDPA_ERROR_BOUND[dtype_name]
+    bad = {name: f"{e:.3e}" for name, e in errors.items() if not e < bound}
+    assert not bad, f"SDPA {backend_name} {dtype_name} error above {bound:.0e} vs float64 math reference: {bad}"
+
+
+def default_backend(q: torch.Tensor) -> str:
+    """The backend the default dispatch picks for (q, q, q), via torch._fused_sdp_choice."""
+    choose = getattr(torch, "_fused_sdp_choice", None)
+    if choose is None:
+        return "unknown"
+    return BACKEND_NAMES.get(int(choose(q, q, q)), "error")
+
+
+@pytest.mark.parametrize("dtype_name", list(THROUGHPUT_DTYPES))
+def test_sdpa_throughput_default_dispatch(
+    dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
+) -> None:
+    dtype = THROUGHPUT_DTYPES[dtype_name]
+    q, k, v = (seeded_randn(THROUGHPUT_SHAPE, seed, cuda_device, dtype) for seed in (25, 26, 27))
+    backend = default_backend(q)
+    batch, heads, sequence, head_dim = THROUGHPUT_SHAPE
+    times = time_cuda_ms(lambda: F.scaled_dot_product_attention(q, k, v), warmup=3, iterations=10)
+    tflops, fields = rate_spread(times, 4.0 * batch * heads * sequence * sequence * head_dim)
+    device = device_identity(cuda_device)
+    record_metric(
+        f"sdpa.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, device=device, clocks=device_clocks(cuda_device)
+    )
+    if dtype_name != "fp32":
+        record_metric(f"sdpa.default_backend.{dtype_name}", backend, "backend", device=device)
+    record_note(f"default dispatch for {dtype_name} {THROUGHPUT_SHAPE}: {backend}")
+    out = F.scaled_dot_product_attention(q, k, v)
+    assert bool(torch.isfinite(out).all()), f"SDPA {dtype_name} ({backend}) produced non-finite values"
+    if dtype_name != "fp32" and torch.cuda.get_device_capability(cuda_device) >= (8, 0):
+        assert backend in ("flash", "cudnn", "efficient"), (
+            f"the default SDPA dispatch picks {backend!r} for {dtype_name} on a cc >= 8.0 GPU: the fused "
+            "kernels (flash / cuDNN / efficient) are missing or disabled"
+        )

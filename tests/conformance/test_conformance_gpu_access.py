@@ -1,0 +1,108 @@
+"""GPU-access diagnosis: every case of ``diagnose`` and a fake libcuda whose cuInit says the driver is too old."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance._driver import DriverRequirement
+from conformance._gpu_access import diagnose
+from tests.conformance.harness import manifest_document, run_suite, write_manifest
+
+REQUIREMENT = DriverRequirement("570.26", "525.60.13", "manifest")
+WORKING = {"device_nodes": ["/dev/nvidia0", "/dev/nvidiactl"], "nvml_driver": "580.159.04", "libcuda": "libcuda.so.1"}
+
+
+@pytest.mark.parametrize(
+    ("probe", "visible", "status", "case", "phrase"),
+    [
+        ({"device_nodes": [], "libcuda": None}, None, "no_gpu", "no_device_nodes", "--gpus all"),
+        (
+            {"device_nodes": ["/dev/nvidia0"], "libcuda": None, "libcuda_error": "x"},
+            None,
+            "broken",
+            "no_libcuda",
+            "compute",
+        ),
+        ({**WORKING, "cu_init": 35, "cuda_driver_api": 12020}, None, "broken", "driver_too_old", ">= 570.26"),
+        ({**WORKING, "cu_init": 803}, None, "broken", "driver_too_old", "cuda-compat"),
+        ({**WORKING, "cu_init": 100}, "", "no_gpu", "hidden", "CUDA_VISIBLE_DEVICES=''"),
+        ({**WORKING, "device_nodes": [], "cu_init": 100}, None, "no_gpu", "no_device_nodes", "--gpus all"),
+        ({**WORKING, "cu_init": 999}, None, "broken", "cuda_init_failed", "CUDA_ERROR_UNKNOWN"),
+        ({**WORKING, "cu_init": 0, "device_count": 1}, None, "ok", "ok", "1 CUDA device"),
+        ({"error": "boom"}, None, "broken", "probe_failed", "boom"),
+    ],
+)
+def test_diagnose_names_each_case(
+    probe: dict[str, object], visible: str | None, status: str, case: str, phrase: str
+) -> None:
+    access = diagnose(probe, "12.8", REQUIREMENT, visible)
+    assert (access.status, access.case) == (status, case)
+    assert phrase in access.message
+
+
+FAKE_LIBCUDA = """
+int cuDriverGetVersion(int *v) { *v = 12020; return 0; }
+int cuInit(unsigned int flags) { (void)flags; return 35; }
+int cuDeviceGetCount(int *c) { *c = 0; return 3; }
+"""
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc to build a fake libcuda")
+def test_fake_old_libcuda_fails_access_check_naming_the_minimum_driver(tmp_path: Path) -> None:
+    libdir = tmp_path / "driver"
+    libdir.mkdir()
+    source = libdir / "fake.c"
+    source.write_text(FAKE_LIBCUDA)
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(libdir / "libcuda.so.1"), str(source)], check=True)
+    manifest = write_manifest(tmp_path, manifest_document())
+    run = run_suite(
+        tmp_path, "--manifest", str(manifest), keyword="cuda_driver_stack", env={"LD_LIBRARY_PATH": str(libdir)}
+    )
+    assert run.outcome("test_cuda_driver_stack_is_usable") == "failed"
+    message = run.message("test_cuda_driver_stack_is_usable")
+    assert "[driver_too_old]" in message
+    assert "CUDA_ERROR_INSUFFICIENT_DRIVER" in message
+    assert "CUDA 12.8 needs driver >= 570.26" in message
+    assert "supports CUDA 12.2" in message
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_require_gpu_turns_missing_gpu_into_failure(tmp_path: Path) -> None:
+    skipped = run_suite(tmp_path, marker="gpu", keyword="cuda_initialises")
+    assert skipped.outcome("test_cuda_initialises") == "skipped"
+    assert skipped.message("test_cuda_initialises").startswith("no GPU visible")
+    required = run_suite(tmp_path, "--require-gpu", marker="gpu", keyword="cuda_initialises")
+    assert required.returncode != 0
+    assert required.outcome("test_cuda_initialises") == "failed"
+    assert required.message("test_cuda_initialises").startswith("--require-gpu: no GPU visible")
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
+def test_require_gpus_fails_multigpu_checks_instead_of_skipping(tmp_path: Path) -> None:
+    run = run_suite(tmp_path, "--require-gpus", "2", marker="multigpu or gpu", keyword="nccl_allreduce")
+    assert run.returncode != 0
+    records = [r for nodeid, r in run.document["tests"].items() if "nccl" in nodeid and r["outcome"] != "not_run"]
+    assert records
+    assert all(r["outcome"] == "failed" for r in records), records
+    assert all(r["message"].startswith("--require-gpus 2:") for r in records), records
+
+
+NO_GPU_HERE = not any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+@pytest.mark.skipif(not NO_GPU_HERE, reason="this host has /dev/nvidia* devices")
+def test_no_device_nodes_named_as_the_cause(tmp_path: Path) -> None:
+    """Without a GPU the cpu-marked access check names the case; with --require-gpu it fails."""
+    plain = run_suite(tmp_path, keyword="cuda_driver_stack")
+    assert plain.outcome("test_cuda_driver_stack_is_usable") == "skipped"
+    assert "[no_device_nodes]" in plain.message("test_cuda_driver_stack_is_usable")
+    required = run_suite(tmp_path, "--require-gpu", keyword="cuda_driver_stack")
+    assert required.outcome("test_cuda_driver_stack_is_usable") == "failed"
+    message = required.message("test_cuda_driver_stack_is_usable")
+    assert "[no_device_nodes]" in message
+    assert "--gpus all" in message
