@@ -183,7 +183,10 @@ def _extras(results: ConformanceResults, a: Assessment, choice: str | None) -> l
     unscaled = results.number("amp.fp16_zero_grad_fraction.unscaled")
     scaled = results.number("amp.fp16_zero_grad_fraction.scaled")
     if choice == "fp16+GradScaler" or unscaled is not None:
-        numbers = f"fp16 gradients at zero: {fmt(_pct(unscaled))}% without GradScaler, {fmt(_pct(scaled))}% with it"
+        shown = [
+            f"{fmt(_pct(v))}% {label}" for v, label in ((unscaled, "without it"), (scaled, "with it")) if v is not None
+        ]
+        numbers = "fp16 gradients that underflow to zero: " + (", ".join(shown) or "not measured")
         need = "needed" if unscaled is None or unscaled > (scaled or 0.0) else "not shown to be needed"
         lines.append(Line("grad_scaler", None, f"With fp16, GradScaler is {need}", numbers))
     fp32, tf32 = a.row("fp32"), a.row("tf32")
