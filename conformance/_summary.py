@@ -27,7 +27,7 @@ def dtype_rows(a: Assessment) -> list[tuple[str, ...]]:
 
 
 def amp_rows(a: Assessment) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in a.amp:
         speed = "1x" if r.dtype == "fp32" and r.step_ms is not None else f"{fmt(r.speedup)}x"
         saving = "-" if r.mem_saving_pct is None else f"{-r.mem_saving_pct:+.0f}%"
