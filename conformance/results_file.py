@@ -93,7 +93,7 @@ def parse_results(data: bytes | str, *, source: str = "<results>") -> Conformanc
         document = json.loads(data)
     except json.JSONDecodeError as error:
         stripped = data.strip()
-        truncated = stripped.startswith("{") and not stripped.endswith("}")
+        truncated = error.pos >= len(stripped) - 1 or error.msg.startswith("Unterminated string")
         what = "ends in the middle of the JSON (truncated)" if truncated else "is not valid JSON"
         raise ResultsFileError(
             source, f"{what}: {error.msg} at line {error.lineno} column {error.colno}", RERUN
