@@ -196,6 +196,13 @@ class ConformanceResults:
             counts[test.outcome] = counts.get(test.outcome, 0) + 1
         return counts
 
+    @property
+    def complete(self) -> bool:
+        """Every selected test ran and none failed (deselected tests, "not_run", do not count against it)."""
+        counts = self.counts()
+        failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("unknown", 0)
+        return bool(self.tests) and not failed and self.exit_status in (None, 0)
+
     def failures(self, limit: int = 300) -> tuple[str, ...]:
         return tuple(
             f"{t.nodeid}: {(t.message or '')[:limit]}" for t in self.tests.values() if t.outcome in FAILED_OUTCOMES

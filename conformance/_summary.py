@@ -40,9 +40,8 @@ AMP_HEADER = ("AMP", "step ms", "x fp32", "peak MiB", "memory vs fp32")
 
 def status_line(results: ConformanceResults) -> str:
     counts = results.counts()
-    shown = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no tests"
-    incomplete = counts.get("failed", 0) + counts.get("not_run", 0) + counts.get("unknown", 0)
-    partial = "; the run is incomplete, so some numbers below are missing" if incomplete else ""
+    shown = ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(counts.items())) or "no tests"
+    partial = "" if results.complete else "; the run is incomplete, so some numbers below may be missing"
     return f"{shown}{partial}"
 
 

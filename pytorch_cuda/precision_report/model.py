@@ -53,7 +53,7 @@ def _status(results: ConformanceResults) -> dict[str, Any]:
     return {
         "exit_status": results.exit_status,
         "counts": counts,
-        "complete": not (counts.get("failed") or counts.get("not_run") or counts.get("unknown")) and bool(counts),
+        "complete": results.complete,
         "failures": list(results.failures()),
         "missing": list(results.missing),
         "started_at": results.started_at,

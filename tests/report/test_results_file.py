@@ -114,3 +114,12 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 def test_v2_fixtures_follow_the_suites_json_schema(path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(path.read_text()), json.loads(SCHEMA_FILE.read_text()))
+
+
+def test_deselected_tests_do_not_make_a_run_incomplete() -> None:
+    tests = {"a": {"outcome": "passed"}, "b": {"outcome": "not_run", "message": "deselected (-m / -k)"}}
+    document = {"schema": 2, "suite": "pytorch-cuda-conformance", "exit_status": 0, "tests": tests}
+    assert parse_results(json.dumps(document)).complete
+    assert not load_results(HALFWAY).complete  # a failed test and exit status 1
+    document["exit_status"] = 2  # interrupted
+    assert not parse_results(json.dumps(document)).complete
