@@ -11,6 +11,7 @@ from conformance.results_file import ResultsFileError, load_results, parse_resul
 from tests.report.fixtures import H100, H200, HALFWAY, T4
 
 SCHEMA_FILE = Path(__file__).resolve().parents[2] / "conformance/results.schema.json"
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "conformance/examples").glob("*.json"))
 
 
 def test_schema_1_h200_reads_with_derived_measurements() -> None:
@@ -123,3 +124,10 @@ def test_deselected_tests_do_not_make_a_run_incomplete() -> None:
     assert not load_results(HALFWAY).complete  # a failed test and exit status 1
     document["exit_status"] = 2  # interrupted
     assert not parse_results(json.dumps(document)).complete
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_every_committed_example_reads_without_gaps(path: Path) -> None:
+    results = load_results(path)
+    assert results.tests
+    assert results.missing == ()

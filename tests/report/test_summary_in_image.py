@@ -16,10 +16,10 @@ import pytest
 from conformance import contract
 from conformance._summary import main
 from tests.conformance.harness import manifest_document, write_manifest
+from tests.report.fixtures import H200
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "images/cu128-runtime/conformance"
-H200 = ROOT / "conformance/examples/h200-results.json"
 
 
 def _wrapper(tmp_path: Path) -> Path:
