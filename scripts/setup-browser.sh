@@ -5,7 +5,8 @@ set -euo pipefail
 log() { printf 'setup-browser: %s\n' "$*"; }
 die() { printf 'setup-browser: error: %s\n' "$*" >&2; exit 2; }
 
-for name in chromium chromium-browser; do
+# Debian's chromium first; a preinstalled Chrome (GitHub's Ubuntu runners) serves the same tests.
+for name in chromium chromium-browser google-chrome google-chrome-stable; do
   if command -v "$name" >/dev/null; then
     log "already installed: $("$name" --version 2>/dev/null | head -1)"
     exit 0
