@@ -1,8 +1,9 @@
 """Plain torch.matmul timing, independent of the conformance suite, to cross-check the report's GEMM numbers.
 
 Same method as the suite's GEMM benchmark (conformance/_gemm_bench.py): square m=n=k=8192 for every
-dtype, random data, 3 warm-up calls, CUDA-event time per call, the median; fp32 with matmul precision
-"highest" (IEEE), tf32 with "high". Imports nothing from this repository.
+dtype (with --compare: the size the results file records per dtype), random data, 3 warm-up calls,
+CUDA-event time per call, the median; fp32 with matmul precision "highest" (IEEE), tf32 with "high".
+Imports nothing from this repository.
 
     python3 gpu/issue-8-matmul.py [--compare RESULTS.json] [--iterations 10] [--size 8192]
 
@@ -53,6 +54,17 @@ def time_matmul(dtype: torch.dtype, precision: str, n: int, warmup: int, iterati
     return times
 
 
+def suite_sizes(path: Path) -> dict[str, int]:
+    """m=n=k the suite used per dtype ({dtype}_size metrics; schema 1 ran fp32 at 4096)."""
+    found: dict[str, int] = {}
+    for test in json.loads(path.read_text()).get("tests", {}).values():
+        for dtype in CASES:
+            metric = test.get("metrics", {}).get(f"{dtype}_size")
+            if metric is not None:
+                found[dtype] = int(metric["value"])
+    return found
+
+
 def suite_tflops(path: Path) -> dict[str, float]:
     document = json.loads(path.read_text())
     found: dict[str, float] = {}
@@ -79,17 +91,19 @@ def main() -> int:
     if not torch.cuda.is_available():
         print("no CUDA device", file=sys.stderr)
         return 2
-    n = args.size
+    sizes = suite_sizes(args.compare) if args.compare is not None else {}
     name = torch.cuda.get_device_name(0)
-    print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {name}, m=n=k={n}, median of {args.iterations}")
+    print(f"torch {torch.__version__}, CUDA {torch.version.cuda}, {name}, median of {args.iterations}")
     measured: dict[str, dict[str, float]] = {}
     for dtype_name, (dtype, precision) in CASES.items():
+        n = sizes.get(dtype_name, args.size)  # the suite's size when comparing
         times = time_matmul(dtype, precision, n, args.warmup, args.iterations)
         median_ms = statistics.median(times)
         tflops = 2.0 * n**3 / (median_ms * 1e-3) / 1e12
-        measured[dtype_name] = {"tflops": tflops, "median_ms": median_ms, "min_ms": min(times), "max_ms": max(times)}
+        measured[dtype_name] = {"size": n, "tflops": tflops, "median_ms": median_ms}
+        measured[dtype_name].update(min_ms=min(times), max_ms=max(times))
         spread = f"(min {min(times):.3f}, max {max(times):.3f})"
-        print(f"{dtype_name:5} {tflops:9.1f} TFLOP/s  median {median_ms:.3f} ms {spread}")
+        print(f"{dtype_name:5} m=n=k={n} {tflops:9.1f} TFLOP/s  median {median_ms:.3f} ms {spread}")
     status = 0
     if args.compare is not None:
         reference = suite_tflops(args.compare)
@@ -105,7 +119,7 @@ def main() -> int:
             print(f"{dtype_name:5} matmul {versus}: {delta:+.1%} {verdict}")
     if os.environ.get("OUT"):
         target = Path(os.environ["OUT"]) / "issue-8-matmul.json"
-        record = {"device": name, "size": n, "torch": torch.__version__, "dtypes": measured}
+        record = {"device": name, "torch": torch.__version__, "dtypes": measured}
         target.write_text(json.dumps(record, indent=2))
     return status
 
