@@ -16,7 +16,7 @@ import pytest
 from conformance import contract
 from conformance._summary import main
 from tests.conformance.harness import manifest_document, write_manifest
-from tests.report.fixtures import H200
+from tests.report.fixtures import H200, HALFWAY
 
 ROOT = Path(__file__).resolve().parents[2]
 WRAPPER = ROOT / "images/cu128-runtime/conformance"
@@ -95,3 +95,13 @@ def test_summary_of_the_h200_run(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "bf16   native   777           78%        15.4    1.7e-03" in out
     assert "Train in bf16 autocast, no GradScaler" in out
     assert "| bf16 | native | 777 | 78% | 15.4 | 1.7e-03 |" in (tmp_path / contract.SUMMARY_FILE).read_text()
+
+
+def test_summary_of_a_run_that_failed_half_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / contract.RESULTS_FILE
+    path.write_text(HALFWAY.read_text())
+    assert main([str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "tests: 1 failed, 2 not run, 4 passed; the run is incomplete" in out
+    assert "bf16   native   250           80%        13.1    -" in out  # measured before the failure
+    assert "step ms" not in out  # the AMP test failed: no AMP table
