@@ -58,12 +58,17 @@ def _entry(e: dict[str, Any]) -> list[str]:
         for a in e["amp"]
     ]
     lines += _table(["AMP", "step ms", "x fp32", "peak MiB", "memory saved"], amp_rows)
-    g, c = e["grad_scaler"], e["compile"]
+    g, c, busbw = e["grad_scaler"], e["compile"], e["nccl"]["busbw_gbps"]
+    compiled = (
+        f"inference {times(c['inference'])}, training {times(c['training'])}"
+        if c["inference"] is not None or c["training"] is not None
+        else "not measured"
+    )
     lines += [
         f"fp16 gradients lost to underflow: {frac(g['fp16_zero_grad_fraction_unscaled'])} without GradScaler, "
         f"{frac(g['fp16_zero_grad_fraction_scaled'])} with it; overflow past 65504: fp16 {flag(g['fp16_overflow'])}, "
-        f"bf16 {flag(g['bf16_overflow'])}. torch.compile: inference {times(c['inference'])}, training "
-        f"{times(c['training'])}. NCCL bus bandwidth: {fmt(e['nccl']['busbw_gbps'])} GB/s.",
+        f"bf16 {flag(g['bf16_overflow'])}. torch.compile speedup: {compiled}. NCCL all-reduce bus bandwidth: "
+        + (f"{fmt(busbw)} GB/s." if busbw is not None else "not measured (needs 2+ GPUs)."),
         "",
     ]
     lines += _table(["claim", "measured", "verdict"], [[c["claim"], c["measured"], c["verdict"]] for c in e["claims"]])
