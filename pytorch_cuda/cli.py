@@ -35,6 +35,8 @@ examples:
   python build.py --list                     targets, aliases, pins and tags
   python build.py --render                   render templates/ into images/
   python build.py --check-render             fail (exit 1) when images/ is stale
+  python build.py --report results.json --out report/
+                                             precision report (report.html, .md, .json)
 
 exit status: 0 success, 1 stale images/ or failed checks, 2 bad input or engine problem.
 """
@@ -53,6 +55,14 @@ def parser() -> argparse.ArgumentParser:
     action.add_argument("--list", action="store_true", help="list targets, aliases, pins and tags")
     action.add_argument("--render", action="store_true", help="render templates/ into images/")
     action.add_argument("--check-render", action="store_true", help="exit 1 when images/ differs from the templates")
+    action.add_argument(
+        "--report",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS.json",
+        help="write the precision support report of one or more conformance result files into --out",
+    )
+    p.add_argument("--out", type=Path, metavar="DIR", help="where --report writes report.html, report.md, report.json")
     p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
     p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)")
@@ -76,7 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     err = _console(stderr=True)
     if args.dry_run and not args.target:
         cli.error("--dry-run goes with --target")
+    if bool(args.report) != bool(args.out):
+        cli.error("--report and --out go together")
     try:
+        if args.report:
+            return _report(args.report, args.out, out, args.json)
         matrix = load_matrix(args.matrix)
         if args.list:
             return _list(matrix, out, args.json)
@@ -105,6 +119,17 @@ def _list(matrix: Matrix, out: Console, as_json: bool) -> int:
         print(dumps(matrix_rows(matrix)))
     else:
         print_matrix(out, matrix)
+    return 0
+
+
+def _report(paths: list[Path], out_dir: Path, out: Console, as_json: bool) -> int:
+    from pytorch_cuda.precision_report import write_report  # matplotlib loads only for --report
+
+    written = write_report(paths, out_dir)
+    if as_json:
+        print(dumps({"written": [str(p) for p in written]}))
+    else:
+        out.print("\n".join(f"wrote {p}" for p in written), highlight=False)
     return 0
 
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
 
 from conformance import contract
+from conformance.results_file import ConformanceResults, ResultsFileError, parse_results
 from pytorch_cuda.engine.protocol import Engine
 
 RESULTS_PATH = contract.RESULTS_PATH
@@ -21,7 +20,7 @@ class CheckReport:
     counts: dict[str, int]
     failures: tuple[str, ...]
     output_tail: str
-    results: dict[str, Any] | None
+    results: ConformanceResults | None
 
 
 def run_cpu_conformance(engine: Engine, ref: str, timeout_s: float = 1800.0) -> CheckReport:
@@ -33,23 +32,19 @@ def run_cpu_conformance(engine: Engine, ref: str, timeout_s: float = 1800.0) -> 
         timeout_s=timeout_s,
         collect=(RESULTS_PATH, JUNIT_PATH),
     )
-    raw = result.files.get(RESULTS_PATH)
-    results: dict[str, Any] | None = json.loads(raw) if raw else None
-    counts, failures = _summarise(results)
+    results, unreadable = _read(result.files.get(RESULTS_PATH))
+    counts = results.counts() if results else {}
+    failures = (results.failures() if results else ()) + unreadable
     tail = "\n".join(result.output.strip().splitlines()[-25:])
     passed = result.exit_code == 0 and not result.timed_out and results is not None and counts.get("passed", 0) > 0
     return CheckReport(passed, result.exit_code, counts, failures, tail, results)
 
 
-def _summarise(results: dict[str, Any] | None) -> tuple[dict[str, int], tuple[str, ...]]:
-    if not results:
-        return {}, ()
-    counts: dict[str, int] = {}
-    failures: list[str] = []
-    tests: dict[str, dict[str, Any]] = results.get("tests", {})
-    for nodeid, test in tests.items():
-        outcome = str(test.get("outcome", "unknown"))
-        counts[outcome] = counts.get(outcome, 0) + 1
-        if outcome in ("failed", "error"):
-            failures.append(f"{nodeid}: {str(test.get('message', ''))[:300]}")
-    return counts, tuple(failures)
+def _read(raw: bytes | None) -> tuple[ConformanceResults | None, tuple[str, ...]]:
+    """The image's results file through the one reader; an unreadable file becomes a failure line."""
+    if not raw:
+        return None, ()
+    try:
+        return parse_results(raw, source=RESULTS_PATH), ()
+    except ResultsFileError as error:
+        return None, (f"{error.source}: {error.cause}",)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import uuid
 from dataclasses import dataclass
 from types import TracebackType
@@ -14,6 +13,7 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from conformance.results_file import ConformanceResults, parse_results
 from pytorch_cuda.engine.docker_engine import read_container_file
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 
@@ -22,14 +22,11 @@ from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 class Finished:
     exit_code: int
     output: str
-    results: dict[str, Any] | None
+    results: ConformanceResults | None
 
     def outcomes(self) -> dict[str, str]:
         """Conformance results: test function name (parameters kept) -> outcome."""
-        if not self.results:
-            return {}
-        tests: dict[str, dict[str, Any]] = self.results.get("tests", {})
-        return {nodeid.split("::")[-1]: str(test["outcome"]) for nodeid, test in tests.items()}
+        return self.results.outcomes() if self.results else {}
 
     def failed(self) -> set[str]:
         return {name for name, outcome in self.outcomes().items() if outcome in ("failed", "error")}
@@ -71,7 +68,7 @@ class ImageRunner:
                 raise TimeoutError(f"{command} in {image} ran past {timeout_s} s") from None
             output = container.logs().decode("utf-8", "replace")
             raw = read_container_file(container, results_path) if results_path else None
-            results = json.loads(raw) if raw else None
+            results = parse_results(raw, source=f"{image}:{results_path}") if raw else None
         finally:
             container.remove(force=True)
         return Finished(exit_code, output, results)

@@ -83,6 +83,7 @@ def test_cpu_conformance_passes_inside(built: BuiltImage, runner: ImageRunner) -
     finished = runner.conformance(built.ref)
     assert finished.exit_code == 0, finished.output[-3000:]
     assert finished.results is not None
+    assert "== precision summary (no GPU) ==" in finished.output  # printed after pytest, exit status kept
     outcomes = finished.outcomes()
     passed = [name for name, outcome in outcomes.items() if outcome == "passed"]
     assert len(passed) >= 10, outcomes

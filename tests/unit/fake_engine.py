@@ -7,13 +7,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from conformance.results_file import SUITE
 from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 
 
 def conformance_results(outcomes: Mapping[str, str]) -> bytes:
+    """A minimal schema-2 results file as the suite writes it (read back through conformance.results_file)."""
     tests = {nodeid: {"outcome": outcome, "message": f"{nodeid} {outcome}"} for nodeid, outcome in outcomes.items()}
-    return json.dumps({"schema": 1, "tests": tests}).encode()
+    return json.dumps({"schema": 2, "suite": SUITE, "tests": tests}).encode()
 
 
 @dataclass

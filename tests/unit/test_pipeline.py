@@ -66,6 +66,7 @@ def test_success_moves_every_tag_and_drops_the_candidate(matrix: Matrix, root: P
         (1, conformance_results({"test_pins.py::test_torch_version": "failed"})),
         (0, None),  # no result file: the suite did not run at all
         (0, conformance_results({"test_x": "skipped"})),  # nothing passed
+        (0, conformance_results({"test_x": "passed"})[:-10]),  # truncated result file
     ],
 )
 def test_failed_checks_leave_old_aliases_untouched(
@@ -81,6 +82,14 @@ def test_failed_checks_leave_old_aliases_untouched(
     assert plan.tags.full_ref not in engine.images
     assert plan.candidate not in engine.images
     assert not any(c.startswith("tag ") for c in engine.calls)
+
+
+def test_truncated_results_are_named_in_the_error(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    truncated = conformance_results({"test_x": "passed"})[:-10]
+    engine = FakeEngine(images={BASE: "sha256:base"}, run_results=truncated)
+    with pytest.raises(ChecksFailedError, match="truncated") as raised:
+        execute(_plan(matrix, root), engine, _hooks(tmp_path))
+    assert "Traceback" not in str(raised.value)
 
 
 def test_failed_build_tags_nothing(matrix: Matrix, root: Path, tmp_path: Path) -> None:

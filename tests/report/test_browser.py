@@ -1,0 +1,42 @@
+"""report.html in a real headless browser (Debian's chromium): no console messages, the charts drawn, a screenshot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.precision_report import write_report
+from pytorch_cuda.precision_report.browser import find_chromium, load
+from tests.report.fixtures import H100, H200, T4
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def chromium() -> str:
+    found = find_chromium()
+    if found is None:
+        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
+    return found
+
+
+@pytest.mark.parametrize(("paths", "charts"), [((H200,), 1), ((H100, T4), 3)])
+def test_report_opens_cleanly_with_its_charts(tmp_path: Path, paths: tuple[Path, ...], charts: int) -> None:
+    write_report(list(paths), tmp_path)
+    shot = tmp_path / "screenshot.png"
+    page = load(tmp_path / "report.html", shot)
+    assert page.console == ()
+    assert page.svg_count == charts
+    assert page.dom.count('class="chart"') == charts
+    assert "Precision support report" in page.dom
+    assert shot.read_bytes().startswith(PNG_MAGIC)
+    assert shot.stat().st_size > 20_000
+
+
+def test_the_console_check_can_fail(tmp_path: Path) -> None:
+    broken = tmp_path / "broken.html"
+    broken.write_text("<html><body><svg></svg><script>console.error('boom'); missing();</script></body></html>")
+    page = load(broken)
+    assert any("boom" in message for message in page.console)
+    assert any("Uncaught ReferenceError" in message for message in page.console)
