@@ -1,0 +1,36 @@
+"""An unnormalised MLP whose `expand` layer puts out activations of ~1e5, beyond fp16's
+largest value (65504): fp16 overflows there, bf16 (fp32's range) does not. Built to fail
+in fp16. `precision-check examples/precision_check/overflow_mlp.py:factory`"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from precision_check import Workload
+
+BATCH, WIDTH = 64, 32
+
+
+class LargeActivationMLP(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.inp = nn.Linear(WIDTH, WIDTH)
+        self.expand = nn.Linear(WIDTH, 4 * WIDTH)  # no normalisation anywhere: large weights stay large
+        self.head = nn.Linear(4 * WIDTH, 1)
+        with torch.no_grad():
+            self.expand.weight.mul_(20000.0)  # outputs up to ~2e5 on inputs of size ~10
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(self.expand(torch.relu(self.inp(x))))
+        return self.head(hidden * 1e-4).squeeze(-1)  # scaled back down: only `expand` leaves fp16's range
+
+
+def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    x = torch.randn(BATCH, WIDTH) * 10.0
+    return x, x[:, :4].sum(dim=1)
+
+
+def factory() -> Workload:
+    torch.manual_seed(0)
+    return Workload(LargeActivationMLP(), batch, nn.MSELoss())

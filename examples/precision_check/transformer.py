@@ -1,0 +1,43 @@
+"""A small transformer language model on a synthetic task (predict the next token of a
+sequence that repeats with period 8). `precision-check examples/precision_check/transformer.py:factory`"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from precision_check import Workload
+
+VOCAB, WIDTH, LENGTH, BATCH = 64, 64, 32, 16
+
+
+class TinyTransformer(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, WIDTH)
+        self.position = nn.Parameter(torch.randn(LENGTH, WIDTH) * 0.02)
+        layer = nn.TransformerEncoderLayer(WIDTH, nhead=4, dim_feedforward=4 * WIDTH, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, num_layers=2, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(WIDTH)
+        self.head = nn.Linear(WIDTH, VOCAB)
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(LENGTH), persistent=False)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        x = self.embed(tokens) + self.position
+        x = self.encoder(x, mask=self.mask, is_causal=True)
+        return self.head(self.norm(x))
+
+
+def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
+    pattern = torch.randint(0, VOCAB, (BATCH, 8))
+    sequence = pattern.repeat(1, LENGTH // 8 + 1)
+    return sequence[:, :LENGTH], sequence[:, 1 : LENGTH + 1]
+
+
+def loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+    return nn.functional.cross_entropy(logits.reshape(-1, VOCAB).float(), target.reshape(-1))
+
+
+def factory() -> Workload:
+    torch.manual_seed(0)
+    return Workload(TinyTransformer(), batch, loss)

@@ -1,0 +1,164 @@
+"""The verdict: measurements in, one recommended dtype out, with the reason and the numbers. Pure."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow, Verdict
+
+
+@dataclass(frozen=True)
+class Tolerances:
+    final: float = 0.02  # final loss within 2% of fp32
+    along_the_way: float = 0.10  # and never more than 10% off along the way
+    faster: float = 1.10  # a speedup below 1.1x is "not faster"
+    prefer_bf16: float = 0.90  # take bf16 over a faster fp16 unless fp16 is >10% faster still
+    skipped_steps: float = 0.25  # GradScaler skipping more than a quarter of the steps is unstable
+    underflow: float = 0.05  # zero-gradient fraction above fp32's, even with scaling
+
+
+LABEL = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16 with GradScaler", "bf16": "bf16"}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _where(o: Overflow) -> str:
+    size = "inf/nan" if o.max_abs is None else f"{o.max_abs:.3g}"
+    return f"`{o.module}` at step {o.step} (|x| = {size} > {FP16_MAX:.0f})"
+
+
+def first_overflow(m: Measurements) -> tuple[str, Overflow] | None:
+    """The first module output fp16 cannot hold: from the fp16 run if it ran, else fp32's or bf16's."""
+    for dtype in ("fp16", "fp32", "tf32", "bf16"):
+        run = m.run(dtype)
+        if run is not None and run.overflows:
+            return dtype, min(run.overflows, key=lambda o: o.step)
+    return None
+
+
+def speedup(m: Measurements, run: DtypeRun) -> float | None:
+    ref = m.run("fp32")
+    if m.device.kind != "cuda" or ref is None or ref.timing is None or run.timing is None:
+        return None
+    return ref.timing.median_ms / run.timing.median_ms
+
+
+def memory_saving(m: Measurements, run: DtypeRun) -> float | None:
+    ref = m.run("fp32")
+    if ref is None or ref.peak_mem_mib is None or run.peak_mem_mib is None or ref.peak_mem_mib <= 0:
+        return None
+    return 1.0 - run.peak_mem_mib / ref.peak_mem_mib
+
+
+def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
+    """Why this dtype is not safe for this model, or None."""
+    if run.dtype == "bf16" and m.device.bf16_native is False:
+        return f"{m.device.name} (compute capability {m.device.compute_capability}) has no native bf16"
+    if run.dtype == "fp16":
+        overflow = first_overflow(m)
+        if overflow is not None:
+            return f"fp16 overflows in {_where(overflow[1])}"
+    if run.nonfinite_steps:
+        return f"loss is non-finite from step {run.nonfinite_steps[0]} ({len(run.nonfinite_steps)} of {m.steps} steps)"
+    if run.scaler is not None and len(run.scaler.skipped_steps) > tol.skipped_steps * m.steps:
+        return f"GradScaler skipped {len(run.scaler.skipped_steps)} of {m.steps} steps (inf/nan gradients)"
+    z = run.zero_grads
+    if z is not None and z.fp16_scaled - z.fp32 > tol.underflow:
+        return f"{_pct(z.fp16_scaled)} of gradients underflow to zero even with scaling (fp32: {_pct(z.fp32)})"
+    if run.rel_diff_final is None:
+        return "its final loss cannot be compared with fp32's"
+    if run.rel_diff_final > tol.final:
+        return f"final loss drifts {_pct(run.rel_diff_final)} from fp32 (tolerance {_pct(tol.final)})"
+    if run.rel_diff_max is not None and run.rel_diff_max > tol.along_the_way:
+        return (
+            f"loss drifts {_pct(run.rel_diff_max)} from fp32 at step {run.rel_diff_max_step} "
+            f"(tolerance {_pct(tol.along_the_way)})"
+        )
+    return None
+
+
+def _numbers(m: Measurements) -> dict[str, float | str | None]:
+    numbers: dict[str, float | str | None] = {}
+    for run in m.runs:
+        if run.dtype != "fp32":
+            numbers[f"{run.dtype}.speedup"] = speedup(m, run)
+            numbers[f"{run.dtype}.memory_saving"] = memory_saving(m, run)
+            numbers[f"{run.dtype}.rel_diff_final"] = run.rel_diff_final
+            numbers[f"{run.dtype}.rel_diff_max"] = run.rel_diff_max
+        if run.zero_grads is not None:
+            numbers["fp16.zero_grads.unscaled"] = run.zero_grads.fp16_unscaled
+            numbers["fp16.zero_grads.scaled"] = run.zero_grads.fp16_scaled
+    overflow = first_overflow(m)
+    if overflow is not None:
+        numbers |= {"overflow.module": overflow[1].module, "overflow.step": overflow[1].step}
+        numbers["overflow.seen_in"] = overflow[0]
+    return numbers
+
+
+def _gains(m: Measurements, run: DtypeRun) -> str:
+    parts = []
+    s, mem = speedup(m, run), memory_saving(m, run)
+    if s is not None:
+        parts.append(f"{s:.1f}x faster than fp32")
+    if mem is not None:
+        parts.append(f"{_pct(abs(mem))} {'less' if mem >= 0 else 'more'} memory".replace(".0%", "%"))
+    if run.rel_diff_final is not None:
+        parts.append(f"final loss within {_pct(run.rel_diff_final)}")
+    return ", ".join(parts)
+
+
+def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
+    numbers = _numbers(m)
+    fp32 = m.run("fp32")
+    if fp32 is None:
+        return Verdict("fp32", "fp32: no fp32 reference run, nothing to compare with", (), numbers)
+    if fp32.nonfinite_steps:
+        return Verdict(
+            "fp32",
+            f"fp32: the loss is non-finite in fp32 itself from step {fp32.nonfinite_steps[0]}: the model "
+            "diverges whatever the precision; fix it (learning rate, initialisation) before choosing a dtype",
+            (),
+            numbers,
+        )
+    problems = {run.dtype: problem(m, run, tol) for run in m.runs if run.dtype != "fp32"}
+    reasons = tuple(f"{d}: {p or 'safe: ' + _gains(m, m.run(d))}" for d, p in problems.items())  # type: ignore[arg-type]
+    overflow = first_overflow(m)
+    if overflow is not None and "fp16" not in problems:
+        reasons += (f"fp16 (not run): would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
+    safe = [run for run in m.runs if run.dtype in problems and problems[run.dtype] is None]
+    overflow_lead = f"fp16 overflows in {_where(overflow[1])}: " if overflow is not None else ""
+    no_bf16 = m.device.bf16_native is False
+
+    if m.device.kind != "cuda":
+        chosen = next((r for r in safe if r.dtype == "bf16"), None)
+        cpu = f" over {m.steps} steps (CPU run: numerics only; speed and memory need a GPU)"
+        if chosen is None:
+            why = "; ".join(f"{d} {p}" for d, p in problems.items() if p) or "no other dtype was run"
+            return Verdict("fp32", f"fp32: {why}{cpu}", reasons, numbers)
+        return Verdict("bf16", f"{overflow_lead}use bf16: {_gains(m, chosen)}{cpu}", reasons, numbers)
+
+    faster = [r for r in safe if (speedup(m, r) or 0.0) >= tol.faster]
+    if not faster:
+        if safe:
+            best = max(safe, key=lambda r: speedup(m, r) or 0.0)
+            s = speedup(m, best)
+            shown = f"{LABEL[best.dtype]} runs at {s:.2f}x fp32's speed" if s is not None else "no timing"
+            head = (
+                f"fp32: not faster: {shown}; this model is memory-bound (or launch-bound) at this batch size, "
+                "so lower precision buys no speed; stay in fp32 or grow the batch"
+            )
+        else:
+            why = "; ".join(f"{d}: {p}" for d, p in problems.items() if p) or "no other dtype was run"
+            head = f"fp32: {why}" + ("; this GPU has no native bf16" if no_bf16 and "bf16" not in problems else "")
+        return Verdict("fp32", head, reasons, numbers)
+    chosen = max(faster, key=lambda r: speedup(m, r) or 0.0)
+    bf16 = next((r for r in faster if r.dtype == "bf16"), None)
+    if bf16 is not None and (speedup(m, bf16) or 0.0) >= tol.prefer_bf16 * (speedup(m, chosen) or 0.0):
+        chosen = bf16
+    label = LABEL[chosen.dtype]
+    if chosen.dtype == "bf16" and overflow is not None:
+        return Verdict("bf16", f"{overflow_lead}use bf16 ({_gains(m, chosen)})", reasons, numbers)
+    tail = f" (no native bf16 on {m.device.name})" if no_bf16 and chosen.dtype == "fp16" else ""
+    return Verdict(chosen.dtype, f"{label}: {_gains(m, chosen)}{tail}", reasons, numbers)
