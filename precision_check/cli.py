@@ -13,7 +13,7 @@ from pathlib import Path
 
 from precision_check import contract
 from precision_check.contract import coerce_workload
-from precision_check.device import DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
+from precision_check.device import CPU_DTYPES, DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
 from precision_check.errors import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
 from precision_check.loading import call_factory, load_factory
 from precision_check.report import Report, to_json
@@ -40,8 +40,8 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--steps", type=int, default=50, help="training steps per dtype (default 50)")
     parser.add_argument(
         "--dtypes",
-        default=",".join(DEFAULT_DTYPES),
-        help=f"comma-separated, from {','.join(DTYPES)} (default {','.join(DEFAULT_DTYPES)}; tf32 only when asked)",
+        help=f"comma-separated, from {','.join(DTYPES)} (default {','.join(DEFAULT_DTYPES)} on a GPU, "
+        f"{','.join(CPU_DTYPES)} on the CPU; tf32 only when asked)",
     )
     parser.add_argument("--compile", action="store_true", help="also time each dtype under torch.compile")
     parser.add_argument("--json", type=Path, metavar="PATH", help="write the report as JSON here")
@@ -56,7 +56,8 @@ def run(argv: Sequence[str]) -> Report:
     if args.steps < 2:
         raise PrecisionCheckError(f"--steps {args.steps} is too few", "give --steps 2 or more (default 50)")
     device, notes = pick_device(args.device)
-    dtypes, dtype_notes = plan_dtypes([d.strip() for d in args.dtypes.split(",") if d.strip()], device)
+    asked = None if args.dtypes is None else [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    dtypes, dtype_notes = plan_dtypes(asked, device)
     workload = coerce_workload(call_factory(load_factory(args.target), args.target), args.target)
     timed = args.timed_steps or (20 if device.kind == "cuda" else 5)
     options = Options(args.steps, dtypes, args.compile, warmup=3 if device.kind == "cuda" else 1, timed_steps=timed)

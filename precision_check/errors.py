@@ -15,7 +15,8 @@ class PrecisionCheckError(Exception):
         self.fix = fix
 
     def paragraph(self) -> str:
-        text = f"precision-check: {self.cause.rstrip('.')}. {self.fix.rstrip('.')}."
+        fix = self.fix.rstrip(".")
+        text = f"precision-check: {self.cause.rstrip('.')}. {fix[:1].upper()}{fix[1:]}."
         return " ".join(text.split())
 
 

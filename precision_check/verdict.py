@@ -21,7 +21,8 @@ LABEL = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16 with GradScaler", "bf16":
 
 
 def _pct(x: float) -> str:
-    return f"{100 * x:.1f}%"
+    value = 100 * x
+    return f"{value:.0f}%" if value >= 10 else f"{value:.2g}%"
 
 
 def _where(o: Overflow) -> str:
@@ -55,25 +56,27 @@ def memory_saving(m: Measurements, run: DtypeRun) -> float | None:
 def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
     """Why this dtype is not safe for this model, or None."""
     if run.dtype == "bf16" and m.device.bf16_native is False:
-        return f"{m.device.name} (compute capability {m.device.compute_capability}) has no native bf16"
+        return f"is not native on {m.device.name} (compute capability {m.device.compute_capability}; it needs 8.0)"
     if run.dtype == "fp16":
         overflow = first_overflow(m)
         if overflow is not None:
-            return f"fp16 overflows in {_where(overflow[1])}"
+            return f"overflows in {_where(overflow[1])}"
     if run.nonfinite_steps:
-        return f"loss is non-finite from step {run.nonfinite_steps[0]} ({len(run.nonfinite_steps)} of {m.steps} steps)"
+        return (
+            f"has a non-finite loss from step {run.nonfinite_steps[0]} ({len(run.nonfinite_steps)} of {m.steps} steps)"
+        )
     if run.scaler is not None and len(run.scaler.skipped_steps) > tol.skipped_steps * m.steps:
-        return f"GradScaler skipped {len(run.scaler.skipped_steps)} of {m.steps} steps (inf/nan gradients)"
+        return f"is unstable: GradScaler skipped {len(run.scaler.skipped_steps)} of {m.steps} steps (inf/nan gradients)"
     z = run.zero_grads
     if z is not None and z.fp16_scaled - z.fp32 > tol.underflow:
-        return f"{_pct(z.fp16_scaled)} of gradients underflow to zero even with scaling (fp32: {_pct(z.fp32)})"
+        return f"underflows: {_pct(z.fp16_scaled)} of gradients are zero even with scaling (fp32: {_pct(z.fp32)})"
     if run.rel_diff_final is None:
-        return "its final loss cannot be compared with fp32's"
+        return "has a final loss that cannot be compared with fp32's"
     if run.rel_diff_final > tol.final:
-        return f"final loss drifts {_pct(run.rel_diff_final)} from fp32 (tolerance {_pct(tol.final)})"
+        return f"drifts: final loss {_pct(run.rel_diff_final)} off fp32's (tolerance {_pct(tol.final)})"
     if run.rel_diff_max is not None and run.rel_diff_max > tol.along_the_way:
         return (
-            f"loss drifts {_pct(run.rel_diff_max)} from fp32 at step {run.rel_diff_max_step} "
+            f"drifts: loss {_pct(run.rel_diff_max)} off fp32's at step {run.rel_diff_max_step} "
             f"(tolerance {_pct(tol.along_the_way)})"
         )
     return None
@@ -101,9 +104,9 @@ def _gains(m: Measurements, run: DtypeRun) -> str:
     parts = []
     s, mem = speedup(m, run), memory_saving(m, run)
     if s is not None:
-        parts.append(f"{s:.1f}x faster than fp32")
+        parts.append(f"{s:.1f}x faster than fp32" if s >= 1.1 else f"{s:.2f}x fp32's speed")
     if mem is not None:
-        parts.append(f"{_pct(abs(mem))} {'less' if mem >= 0 else 'more'} memory".replace(".0%", "%"))
+        parts.append(f"{_pct(abs(mem))} {'less' if mem >= 0 else 'more'} memory")
     if run.rel_diff_final is not None:
         parts.append(f"final loss within {_pct(run.rel_diff_final)}")
     return ", ".join(parts)
@@ -123,7 +126,7 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
             numbers,
         )
     problems = {run.dtype: problem(m, run, tol) for run in m.runs if run.dtype != "fp32"}
-    reasons = tuple(f"{d}: {p or 'safe: ' + _gains(m, m.run(d))}" for d, p in problems.items())  # type: ignore[arg-type]
+    reasons = tuple(f"{d} {p}" if p else f"{d}: safe: {_gains(m, m.run(d))}" for d, p in problems.items())  # type: ignore[arg-type]
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:
         reasons += (f"fp16 (not run): would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
@@ -146,11 +149,11 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
             s = speedup(m, best)
             shown = f"{LABEL[best.dtype]} runs at {s:.2f}x fp32's speed" if s is not None else "no timing"
             head = (
-                f"fp32: not faster: {shown}; this model is memory-bound (or launch-bound) at this batch size, "
+                f"fp32: not faster ({shown}): this model is memory-bound at this batch size (or launch-bound), "
                 "so lower precision buys no speed; stay in fp32 or grow the batch"
             )
         else:
-            why = "; ".join(f"{d}: {p}" for d, p in problems.items() if p) or "no other dtype was run"
+            why = "; ".join(f"{d} {p}" for d, p in problems.items() if p) or "no other dtype was run"
             head = f"fp32: {why}" + ("; this GPU has no native bf16" if no_bf16 and "bf16" not in problems else "")
         return Verdict("fp32", head, reasons, numbers)
     chosen = max(faster, key=lambda r: speedup(m, r) or 0.0)

@@ -22,7 +22,8 @@ class SmallCNN(nn.Module):
         self.classifier = nn.Linear(64 * 2 * 2, 4)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        return self.classifier(self.features(images).flatten(1))
+        logits: torch.Tensor = self.classifier(self.features(images).flatten(1))
+        return logits
 
 
 def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:

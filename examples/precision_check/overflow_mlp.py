@@ -23,7 +23,8 @@ class LargeActivationMLP(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         hidden = torch.relu(self.expand(torch.relu(self.inp(x))))
-        return self.head(hidden * 1e-4).squeeze(-1)  # scaled back down: only `expand` leaves fp16's range
+        out: torch.Tensor = self.head(hidden * 1e-4)  # scaled back down: only `expand` leaves fp16's range
+        return out.squeeze(-1)
 
 
 def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:

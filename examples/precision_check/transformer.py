@@ -1,5 +1,6 @@
-"""A small transformer language model on a synthetic task (predict the next token of a
-sequence that repeats with period 8). `precision-check examples/precision_check/transformer.py:factory`"""
+"""A small causal transformer on a synthetic language: each sequence counts up from a random
+token in steps of 1 or 3 (mod 64); the model predicts the next token, so it must read the
+stride off the context. `precision-check examples/precision_check/transformer.py:factory`"""
 
 from __future__ import annotations
 
@@ -25,13 +26,15 @@ class TinyTransformer(nn.Module):
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
         x = self.embed(tokens) + self.position
         x = self.encoder(x, mask=self.mask, is_causal=True)
-        return self.head(self.norm(x))
+        logits: torch.Tensor = self.head(self.norm(x))
+        return logits
 
 
 def batch(step: int) -> tuple[torch.Tensor, torch.Tensor]:
-    pattern = torch.randint(0, VOCAB, (BATCH, 8))
-    sequence = pattern.repeat(1, LENGTH // 8 + 1)
-    return sequence[:, :LENGTH], sequence[:, 1 : LENGTH + 1]
+    start = torch.randint(0, VOCAB, (BATCH, 1))
+    stride = torch.randint(0, 2, (BATCH, 1)) * 2 + 1
+    sequence = (start + stride * torch.arange(LENGTH + 1)) % VOCAB
+    return sequence[:, :LENGTH], sequence[:, 1:]
 
 
 def loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
@@ -40,4 +43,4 @@ def loss(logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
 
 def factory() -> Workload:
     torch.manual_seed(0)
-    return Workload(TinyTransformer(), batch, loss)
+    return Workload(TinyTransformer(), batch, loss, optimizer=lambda params: torch.optim.AdamW(params, lr=3e-3))
