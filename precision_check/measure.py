@@ -32,12 +32,15 @@ class ActivationWatch:
     """Forward hooks on every module that record the largest |output| per module and step.
 
     Hooks fire children first, so the first module over the limit in a step is the innermost one
-    whose output left fp16's range. The limit is the same in every dtype: in fp32 and bf16 runs a
-    value above 65504 is one that fp16 could not hold; in an fp16 run it shows up as inf.
-    The maxima stay on the device until `end_step` reads them all with one synchronisation.
+    whose output left fp16's range: in fp32 and bf16 runs a value above 65504 is one that fp16 could
+    not hold; in an fp16 run it shows up as inf.
+    With `nonfinite_only` (the fp16 run) only inf/nan counts: there an output above 65504 is one that
+    autocast kept in fp32, which is fine. The maxima stay on the device until `end_step` reads them
+    all with one synchronisation.
     """
 
-    def __init__(self, model: torch.nn.Module) -> None:
+    def __init__(self, model: torch.nn.Module, *, nonfinite_only: bool = False) -> None:
+        self._limit = math.inf if nonfinite_only else FP16_MAX
         self._pending: list[tuple[str, torch.Tensor]] = []
         self._seen: set[str] = set()
         self.overflows: list[Overflow] = []
@@ -62,7 +65,7 @@ class ActivationWatch:
         self._pending.clear()
         for name, value in zip(names, values, strict=True):
             finite = math.isfinite(value)
-            if (value > FP16_MAX or not finite) and name not in self._seen and len(self.overflows) < _MAX_OVERFLOWS:
+            if (value > self._limit or not finite) and name not in self._seen and len(self.overflows) < _MAX_OVERFLOWS:
                 self._seen.add(name)
                 self.overflows.append(Overflow(name, step, value if finite else None))
 

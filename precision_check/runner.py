@@ -150,7 +150,7 @@ def _run_dtype(workload: Workload, initial: dict[str, Any], dtype: str, options:
         zero_grads = trainer.zero_grads(get_batch(workload, 0, kind, options.seed)) if dtype == "fp16" else None
         model.load_state_dict(initial)
         torch.manual_seed(options.seed)
-        watch = ActivationWatch(model)
+        watch = ActivationWatch(model, nonfinite_only=dtype == "fp16")
         losses: list[float | None] = []
         scales: list[float] = []
         skipped: list[int] = []

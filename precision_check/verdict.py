@@ -31,8 +31,9 @@ def _where(o: Overflow) -> str:
 
 
 def first_overflow(m: Measurements) -> tuple[str, Overflow] | None:
-    """The first module output fp16 cannot hold: from the fp16 run if it ran, else fp32's or bf16's."""
-    for dtype in ("fp16", "fp32", "tf32", "bf16"):
+    """The first module output fp16 cannot hold: inf/nan in the fp16 run if it ran, else an output above
+    65504 in the fp32 (or tf32, bf16) run: what fp16 would not hold."""
+    for dtype in ("fp16",) if m.run("fp16") else ("fp32", "tf32", "bf16"):
         run = m.run(dtype)
         if run is not None and run.overflows:
             return dtype, min(run.overflows, key=lambda o: o.step)
@@ -129,9 +130,18 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
     reasons = tuple(f"{d} {p}" if p else f"{d}: safe: {_gains(m, m.run(d))}" for d, p in problems.items())  # type: ignore[arg-type]
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:
-        reasons += (f"fp16 (not run): would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
+        reasons += (f"fp16 (not run) would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
+    wide = next((r.overflows[0] for r in m.runs if r.dtype != "fp16" and r.overflows), None)
+    if overflow is None and wide is not None:
+        reasons += (
+            f"{_where(wide)} is beyond fp16's range in fp32, but the fp16 run stayed finite "
+            "(autocast keeps that output in fp32)",
+        )
     safe = [run for run in m.runs if run.dtype in problems and problems[run.dtype] is None]
-    overflow_lead = f"fp16 overflows in {_where(overflow[1])}: " if overflow is not None else ""
+    overflow_lead = ""
+    if overflow is not None:
+        verb = "overflows" if overflow[0] == "fp16" else "would overflow"
+        overflow_lead = f"fp16 {verb} in {_where(overflow[1])}: "
     no_bf16 = m.device.bf16_native is False
 
     if m.device.kind != "cuda":

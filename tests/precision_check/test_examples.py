@@ -52,10 +52,10 @@ def test_overflow_example_says_use_bf16_and_names_the_layer(tmp_path: Path, caps
     assert isinstance(verdict, dict)
     assert verdict["dtype"] == "bf16"
     # Determined without fp16: the fp32 run's forward hook saw |expand(x)| > 65504 at step 0.
-    assert verdict["headline"].startswith("fp16 overflows in `expand` at step 0 (|x| = ")
+    assert verdict["headline"].startswith("fp16 would overflow in `expand` at step 0 (|x| = ")
     assert "use bf16" in verdict["headline"]
     assert verdict["numbers"] == verdict["numbers"] | {"overflow.module": "expand", "overflow.seen_in": "fp32"}
-    assert "fp16 overflows in `expand`" in printed
+    assert "fp16 would overflow in `expand`" in printed
 
 
 def test_overflow_example_in_real_fp16_overflows_and_the_scaler_skips(

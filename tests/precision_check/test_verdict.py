@@ -36,12 +36,21 @@ def test_fp16_overflow_names_the_module_and_step_and_says_use_bf16() -> None:
     assert verdict.numbers["overflow.module"] == "layer3.attn"
 
 
-def test_range_exceeded_in_fp32_counts_as_fp16_overflow_even_if_fp16_looked_fine() -> None:
+def test_range_exceeded_in_fp32_but_finite_in_fp16_does_not_rule_out_fp16() -> None:
+    big = Overflow("norm", 0, 1.3e5)  # e.g. a LayerNorm input: autocast keeps it in fp32
+    healthy = with_run(healthy_h200(), run("fp16", 7.0, 620.0, drift=0.003))
+    verdict = decide(with_run(healthy, replace(run("fp32", 21.0, 1000.0), overflows=(big,))))
+    assert verdict.dtype == "fp16"
+    assert "`norm` at step 0 (|x| = 1.3e+05 > 65504) is beyond fp16's range in fp32" in verdict.reasons[-1]
+
+
+def test_range_exceeded_in_fp32_means_fp16_would_overflow_when_fp16_was_not_run() -> None:
     big = Overflow("mlp.up", 0, 1.3e5)
-    m = with_run(healthy_h200(), replace(run("fp32", 21.0, 1000.0), overflows=(big,)))
+    m = healthy_h200()
+    m = replace(m, runs=(replace(m.runs[0], overflows=(big,)), m.runs[2]))
     verdict = decide(m)
     assert verdict.dtype == "bf16"
-    assert "`mlp.up` at step 0 (|x| = 1.3e+05 > 65504)" in verdict.headline
+    assert verdict.headline.startswith("fp16 would overflow in `mlp.up` at step 0 (|x| = 1.3e+05 > 65504): use bf16")
 
 
 def test_pre_ampere_gets_fp16_with_gradscaler() -> None:
@@ -122,7 +131,7 @@ def test_recorded_cpu_run_of_the_overflow_example_says_use_bf16_and_names_expand
     report = report_from_json((RECORDED / "overflow_mlp.cpu.json").read_text())
     verdict = decide(report.measurements)
     assert verdict.dtype == "bf16"
-    assert verdict.headline.startswith("fp16 overflows in `expand` at step 0")
+    assert verdict.headline.startswith("fp16 would overflow in `expand` at step 0")
     assert "use bf16" in verdict.headline
     assert "CPU run: numerics only" in verdict.headline
 
