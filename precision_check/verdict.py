@@ -15,6 +15,7 @@ class Tolerances:
     prefer_bf16: float = 0.90  # take bf16 over a faster fp16 unless fp16 is >10% faster still
     skipped_steps: float = 0.25  # GradScaler skipping more than a quarter of the steps is unstable
     underflow: float = 0.05  # zero-gradient fraction above fp32's, even with scaling
+    floor: float = 0.005  # differences below 0.5% of the initial loss are noise, whatever their ratio
 
 
 LABEL = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16 with GradScaler", "bf16": "bf16"}
@@ -73,14 +74,35 @@ def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
         return f"underflows: {_pct(z.fp16_scaled)} of gradients are zero even with scaling (fp32: {_pct(z.fp32)})"
     if run.rel_diff_final is None:
         return "has a final loss that cannot be compared with fp32's"
-    if run.rel_diff_final > tol.final:
-        return f"drifts: final loss {_pct(run.rel_diff_final)} off fp32's (tolerance {_pct(tol.final)})"
-    if run.rel_diff_max is not None and run.rel_diff_max > tol.along_the_way:
-        return (
-            f"drifts: loss {_pct(run.rel_diff_max)} off fp32's at step {run.rel_diff_max_step} "
-            f"(tolerance {_pct(tol.along_the_way)})"
-        )
+    ref = m.run("fp32")
+    if ref is None:
+        return None
+    last = len(run.losses) - 1
+    final = _drift(ref.losses, run.losses, range(last, last + 1), tol.final, tol.floor)
+    if final is not None:
+        return f"drifts: final loss {_pct(final[1])} off fp32's (tolerance {_pct(tol.final)})"
+    worst = _drift(ref.losses, run.losses, range(last), tol.along_the_way, tol.floor)
+    if worst is not None:
+        return f"drifts: loss {_pct(worst[1])} off fp32's at step {worst[0]} (tolerance {_pct(tol.along_the_way)})"
     return None
+
+
+def _drift(
+    ref: tuple[float | None, ...], run: tuple[float | None, ...], steps: range, limit: float, floor: float
+) -> tuple[int, float] | None:
+    """The step (and relative difference) where `run` is furthest off `ref`, beyond `limit` relative and
+    beyond `floor` times the initial loss absolute; None when it never is."""
+    scale = abs(ref[0]) if ref and ref[0] is not None else 0.0
+    off = [
+        (abs(a - b) / max(abs(b), 1e-12), step)
+        for step in steps
+        if step < min(len(ref), len(run))
+        and (a := run[step]) is not None
+        and (b := ref[step]) is not None
+        and abs(a - b) > floor * scale
+    ]
+    worst = max(off, default=None)
+    return None if worst is None or worst[0] <= limit else (worst[1], worst[0])
 
 
 def _numbers(m: Measurements) -> dict[str, float | str | None]:

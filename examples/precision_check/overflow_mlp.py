@@ -1,15 +1,20 @@
 """An unnormalised MLP whose `expand` layer puts out activations of ~1e5, beyond fp16's
 largest value (65504): fp16 overflows there, bf16 (fp32's range) does not. Built to fail
-in fp16. `precision-check examples/precision_check/overflow_mlp.py:factory`"""
+in fp16. `precision-check examples/precision_check/overflow_mlp.py:factory`
+On a GPU the model and batch grow (set PRECISION_CHECK_EXAMPLE_SIZE=small or large to choose) so
+that the step is compute-bound there; the small size runs on a CPU in seconds."""
 
 from __future__ import annotations
+
+import os
 
 import torch
 from torch import nn
 
 from precision_check import Workload
 
-BATCH, WIDTH = 64, 32
+LARGE = os.environ.get("PRECISION_CHECK_EXAMPLE_SIZE", "large" if torch.cuda.is_available() else "small") == "large"
+BATCH, WIDTH = (8192, 1024) if LARGE else (64, 32)
 
 
 class LargeActivationMLP(nn.Module):

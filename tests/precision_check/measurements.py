@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from precision_check.measure import agreement
 from precision_check.report import Device, DtypeRun, Measurements, Overflow, ScalerHistory, Timing, ZeroGrads
 
 H200 = Device("cuda", "NVIDIA H200", "9.0", True, "2.11.0+cu130", "13.0")
@@ -11,9 +12,12 @@ V100 = Device("cuda", "Tesla V100-SXM2-16GB", "7.0", False, "2.11.0+cu126", "12.
 STEPS = 50
 
 
-def losses(final: float, *, drift: float = 0.0) -> tuple[float | None, ...]:
-    """A falling loss curve from 4.0 to `final`, multiplied by (1 + drift) at every step."""
-    return tuple((4.0 + (final - 4.0) * step / (STEPS - 1)) * (1 + drift) for step in range(STEPS))
+def losses(final: float, *, drift: float = 0.0, bump: float = 0.0) -> tuple[float | None, ...]:
+    """A falling loss curve from 4.0 to `final`; the last half multiplied by (1 + drift), step 25 by (1 + bump)."""
+    curve = [4.0 + (final - 4.0) * step / (STEPS - 1) for step in range(STEPS)]
+    return tuple(
+        x * (1 + (drift if i >= STEPS // 2 else 0.0) + (bump if i == STEPS // 2 else 0.0)) for i, x in enumerate(curve)
+    )
 
 
 def run(
@@ -23,21 +27,22 @@ def run(
     *,
     final: float = 1.0,
     drift: float = 0.0,
-    worst: float | None = None,
+    bump: float = 0.0,
     overflows: tuple[Overflow, ...] = (),
     nonfinite: tuple[int, ...] = (),
     skipped: tuple[int, ...] = (0,),
     zero: ZeroGrads | None = None,
 ) -> DtypeRun:
-    curve = tuple(None if i in nonfinite else loss for i, loss in enumerate(losses(final, drift=drift)))
+    curve = tuple(None if i in nonfinite else x for i, x in enumerate(losses(final, drift=drift, bump=bump)))
     fp16 = dtype == "fp16"
+    rel_final, rel_max, rel_max_step = agreement(curve, losses(1.0))
     return DtypeRun(
         dtype=dtype,
         losses=curve,
         nonfinite_steps=nonfinite,
-        rel_diff_final=None if dtype == "fp32" or curve[-1] is None else abs(drift),
-        rel_diff_max=None if dtype == "fp32" else (abs(drift) if worst is None else worst),
-        rel_diff_max_step=None if dtype == "fp32" else STEPS - 1,
+        rel_diff_final=None if dtype == "fp32" else rel_final,
+        rel_diff_max=None if dtype == "fp32" else rel_max,
+        rel_diff_max_step=None if dtype == "fp32" else rel_max_step,
         overflows=overflows,
         scaler=ScalerHistory((32768.0,) * STEPS, skipped) if fp16 else None,
         zero_grads=(zero or ZeroGrads(0.01, 0.19, 0.01, 65536.0)) if fp16 else None,

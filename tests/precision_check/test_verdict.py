@@ -103,8 +103,17 @@ def test_bf16_drift_falls_back_to_fp16_with_gradscaler() -> None:
 
 
 def test_bf16_drift_along_the_way_counts_too() -> None:
-    m = with_run(healthy_h200(), run("bf16", 10.0, 620.0, drift=0.004, worst=0.3))
-    assert "bf16 drifts: loss 30% off fp32's at step 49" in decide(m).reasons[1]
+    m = with_run(healthy_h200(), run("bf16", 10.0, 620.0, drift=0.004, bump=0.3))
+    assert decide(m).reasons[1] == "bf16 drifts: loss 30% off fp32's at step 25 (tolerance 10%)"
+
+
+def test_a_large_relative_difference_on_a_tiny_loss_is_noise() -> None:
+    # 4.0 -> 0.01: 10% of 0.01 is 0.001, far below 0.5% of the initial loss (0.02).
+    fp32 = run("fp32", 21.0, 1000.0, final=0.01)
+    bf16 = replace(run("bf16", 10.0, 620.0), losses=(*fp32.losses[:-1], 0.011), rel_diff_final=0.1)
+    verdict = decide(measured(H200, fp32, bf16))
+    assert verdict.dtype == "bf16"
+    assert "final loss within 10%" in verdict.headline
 
 
 def test_fp16_scaler_skipping_most_steps_is_unsafe() -> None:
@@ -139,7 +148,7 @@ def test_recorded_cpu_run_of_the_overflow_example_says_use_bf16_and_names_expand
 def test_cpu_run_with_bf16_drift_recommends_fp32() -> None:
     report = report_from_json((RECORDED / "overflow_mlp.cpu.json").read_text())
     m = report.measurements
-    drifted = replace(m.runs[1], rel_diff_final=0.2)
+    drifted = replace(m.runs[1], losses=tuple(1.2 * x for x in m.runs[0].losses if x is not None), rel_diff_final=0.2)
     verdict = decide(replace(m, runs=(m.runs[0], drifted)))
     assert verdict.dtype == "fp32"
     assert "bf16 drifts: final loss 20% off fp32's" in verdict.headline
