@@ -55,6 +55,8 @@ def run(argv: Sequence[str]) -> Report:
     args = _parser().parse_args(argv)
     if args.steps < 2:
         raise PrecisionCheckError(f"--steps {args.steps} is too few", "give --steps 2 or more (default 50)")
+    if args.timed_steps is not None and args.timed_steps < 1:
+        raise PrecisionCheckError(f"--timed-steps {args.timed_steps} is too few", "give --timed-steps 1 or more")
     device, notes = pick_device(args.device)
     asked = None if args.dtypes is None else [d.strip() for d in args.dtypes.split(",") if d.strip()]
     dtypes, dtype_notes = plan_dtypes(asked, device)

@@ -116,6 +116,17 @@ def test_unknown_dtype(tmp_path: Path, capsys: pytest.CaptureFixture[str], monke
     _assert_one_paragraph(status, out, err, "unknown dtype 'fp8' in --dtypes")
 
 
+def test_too_few_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "model.py").write_text(GOOD)
+    status = main(["model.py:factory", "--steps", "1"])
+    captured = capsys.readouterr()
+    _assert_one_paragraph(status, captured.out, captured.err, "--steps 1 is too few")
+    status = main(["model.py:factory", "--timed-steps", "-1"])
+    captured = capsys.readouterr()
+    _assert_one_paragraph(status, captured.out, captured.err, "--timed-steps -1 is too few")
+
+
 def test_bad_option(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     status, out, err = _run(tmp_path, capsys, GOOD, "model.py:factory", "--steps", "many")
