@@ -148,8 +148,11 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
             (),
             numbers,
         )
-    problems = {run.dtype: problem(m, run, tol) for run in m.runs if run.dtype != "fp32"}
-    reasons = tuple(f"{d} {p}" if p else f"{d}: safe: {_gains(m, m.run(d))}" for d, p in problems.items())  # type: ignore[arg-type]
+    others = [run for run in m.runs if run.dtype != "fp32"]
+    problems = {run.dtype: problem(m, run, tol) for run in others}
+    reasons = tuple(
+        f"{r.dtype} {problems[r.dtype]}" if problems[r.dtype] else f"{r.dtype}: safe: {_gains(m, r)}" for r in others
+    )
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:
         reasons += (f"fp16 (not run) would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
