@@ -194,7 +194,7 @@ def _compiled(trainer: _Trainer, model: torch.nn.Module, batches: list[Batch], o
     began = time.perf_counter()
     trainer.step(compiled, batches[0]).item()
     compile_s = time.perf_counter() - began
-    return Compiled(compile_s, trainer.time(compiled, batches, options.warmup, options.timed_steps))
+    return Compiled(compile_s, trainer.time(compiled, batches, max(options.warmup, 3), options.timed_steps))
 
 
 def run_all(workload: Workload, options: Options, device: Device, notes: list[str]) -> Measurements:

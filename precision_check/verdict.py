@@ -48,6 +48,14 @@ def speedup(m: Measurements, run: DtypeRun) -> float | None:
     return ref.timing.median_ms / run.timing.median_ms
 
 
+def compiled_speedup(m: Measurements, run: DtypeRun) -> float | None:
+    """fp32 compiled step time / this dtype's compiled step time (GPU, --compile)."""
+    ref = m.run("fp32")
+    if m.device.kind != "cuda" or ref is None or ref.compiled is None or run.compiled is None:
+        return None
+    return ref.compiled.timing.median_ms / run.compiled.timing.median_ms
+
+
 def memory_saving(m: Measurements, run: DtypeRun) -> float | None:
     ref = m.run("fp32")
     if ref is None or ref.peak_mem_mib is None or run.peak_mem_mib is None or ref.peak_mem_mib <= 0:
@@ -111,6 +119,8 @@ def _numbers(m: Measurements) -> dict[str, float | str | None]:
         if run.dtype != "fp32":
             numbers[f"{run.dtype}.speedup"] = speedup(m, run)
             numbers[f"{run.dtype}.memory_saving"] = memory_saving(m, run)
+            if run.compiled is not None:
+                numbers[f"{run.dtype}.compiled_speedup"] = compiled_speedup(m, run)
             numbers[f"{run.dtype}.rel_diff_final"] = run.rel_diff_final
             numbers[f"{run.dtype}.rel_diff_max"] = run.rel_diff_max
         if run.zero_grads is not None:
@@ -162,6 +172,8 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
             f"{_where(wide)} is beyond fp16's range in fp32, but the fp16 run stayed finite "
             "(autocast keeps that output in fp32)",
         )
+    compiled = [(r.dtype, compiled_speedup(m, r)) for r in others]
+    reasons += tuple(f"with torch.compile: {d} runs at {x:.2f}x compiled fp32's speed" for d, x in compiled if x)
     safe = [run for run in m.runs if run.dtype in problems and problems[run.dtype] is None]
     overflow_lead = ""
     if overflow is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from precision_check.report import Overflow, ZeroGrads, report_from_json
+from precision_check.report import Compiled, Overflow, Timing, ZeroGrads, report_from_json
 from precision_check.verdict import decide
 from tests.precision_check.measurements import H200, V100, healthy_h200, measured, run, with_run
 
@@ -152,3 +152,14 @@ def test_cpu_run_with_bf16_drift_recommends_fp32() -> None:
     verdict = decide(replace(m, runs=(m.runs[0], drifted)))
     assert verdict.dtype == "fp32"
     assert "bf16 drifts: final loss 20% off fp32's" in verdict.headline
+
+
+def test_compiled_timings_are_reported_alongside() -> None:
+    m = healthy_h200()
+    timing = Timing(5.0, 4.9, 5.2, 20, "cuda-events")
+    fast = Timing(2.0, 1.9, 2.1, 20, "cuda-events")
+    runs = tuple(replace(r, compiled=Compiled(30.0, timing if r.dtype == "fp32" else fast)) for r in m.runs)
+    verdict = decide(replace(m, runs=runs, compile=True))
+    assert verdict.dtype == "bf16"
+    assert "with torch.compile: bf16 runs at 2.50x compiled fp32's speed" in verdict.reasons
+    assert verdict.numbers["bf16.compiled_speedup"] == 2.5
