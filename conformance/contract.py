@@ -49,3 +49,9 @@ def as_template_context() -> dict[str, str]:
         "summary_file": SUMMARY_FILE,
         "manifest_env": MANIFEST_ENV,
     }
+
+
+# precision-check (issue 12): the package and its examples in the image; the wrapper puts SHARE_DIR
+# on PYTHONPATH so that `python -m precision_check` (and `from precision_check import Workload`) works.
+PRECISION_CHECK_DIR: Final = f"{SHARE_DIR}/precision_check"
+PRECISION_CHECK_EXAMPLES_DIR: Final = f"{SHARE_DIR}/examples/precision_check"

@@ -16,7 +16,7 @@ from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant, all_variants
 
 EXTRA_INDEX_FOR_NON_PYPI = "https://pypi.org/simple"
-EXECUTABLE_FILES = frozenset({"conformance"})
+EXECUTABLE_FILES = frozenset({"conformance", "precision-check"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,11 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "base": variant.base,
         "user": matrix.user,
         "venv": VENV_PATH,
-        "paths": contract.as_template_context(),
+        "paths": contract.as_template_context()
+        | {
+            "precision_check_dir": contract.PRECISION_CHECK_DIR,
+            "precision_check_examples_dir": contract.PRECISION_CHECK_EXAMPLES_DIR,
+        },
         "index_url": index_url,
         "extra_index_urls": extra,
         "static_labels": static_labels(matrix, variant),
@@ -94,6 +98,7 @@ def render_variant(matrix: Matrix, variant: Variant, templates_dir: Path) -> lis
     return [
         RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
         RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
+        RenderedFile(folder / "precision-check", _render_template(env, "precision-check.sh.j2", context)),
         RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
         RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
     ]

@@ -22,8 +22,8 @@ stage "mypy (strict)"
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py --check-render
 
-stage "unit tests (fake engine), report tests (recorded results, headless chromium) and conformance-suite tests (CPU torch)"
-"$py" -m pytest tests/unit tests/report tests/conformance -q
+stage "unit tests (fake engine), report tests (recorded results, headless chromium), conformance-suite and precision-check tests (CPU torch)"
+"$py" -m pytest tests/unit tests/report tests/conformance tests/precision_check -q
 
 if [ "${1:-}" != "--unit" ]; then
   stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9)"

@@ -1,0 +1,87 @@
+"""`precision-check MODULE:FACTORY`: should my model train in fp32, fp16 or bf16 on this GPU?
+
+Exit status: 0 with a verdict; 2 on bad input (one paragraph on stderr: the cause and the fix).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from precision_check import contract
+from precision_check.contract import coerce_workload
+from precision_check.device import CPU_DTYPES, DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
+from precision_check.errors import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
+from precision_check.loading import call_factory, load_factory
+from precision_check.report import Report, to_json
+from precision_check.runner import Options, run_all
+from precision_check.table import render
+from precision_check.verdict import decide
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise PrecisionCheckError(f"bad arguments: {message}", f"see `{self.prog} --help`")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="precision-check",
+        description="Train your model for a few steps in fp32, fp16 and bf16 from the same weights on the same "
+        "batches, and say which dtype it should use on this GPU, with the numbers. Exit 0 with a verdict, "
+        "2 on bad input.",
+        epilog=contract.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("target", metavar="MODULE:FACTORY", help="path/to/file.py:factory or package.module:factory")
+    parser.add_argument("--steps", type=int, default=50, help="training steps per dtype (default 50)")
+    parser.add_argument(
+        "--dtypes",
+        help=f"comma-separated, from {','.join(DTYPES)} (default {','.join(DEFAULT_DTYPES)} on a GPU, "
+        f"{','.join(CPU_DTYPES)} on the CPU; tf32 only when asked)",
+    )
+    parser.add_argument("--compile", action="store_true", help="also time each dtype under torch.compile")
+    parser.add_argument("--json", type=Path, metavar="PATH", help="write the report as JSON here")
+    parser.add_argument("--device", choices=("cuda", "cpu"), help="default: cuda when a GPU is visible, else cpu")
+    parser.add_argument("--timed-steps", type=int, help="steps timed after warm-up (default 20 on a GPU, 5 on CPU)")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser
+
+
+def run(argv: Sequence[str]) -> Report:
+    args = _parser().parse_args(argv)
+    if args.steps < 2:
+        raise PrecisionCheckError(f"--steps {args.steps} is too few", "give --steps 2 or more (default 50)")
+    if args.timed_steps is not None and args.timed_steps < 1:
+        raise PrecisionCheckError(f"--timed-steps {args.timed_steps} is too few", "give --timed-steps 1 or more")
+    device, notes = pick_device(args.device)
+    asked = None if args.dtypes is None else [d.strip() for d in args.dtypes.split(",") if d.strip()]
+    dtypes, dtype_notes = plan_dtypes(asked, device)
+    workload = coerce_workload(call_factory(load_factory(args.target), args.target), args.target)
+    timed = args.timed_steps or (20 if device.kind == "cuda" else 5)
+    options = Options(args.steps, dtypes, args.compile, warmup=3 if device.kind == "cuda" else 1, timed_steps=timed)
+    measurements = run_all(workload, options, device, notes + dtype_notes)
+    created = datetime.now(UTC).isoformat(timespec="seconds")
+    report = Report(args.target, created, measurements, decide(measurements))
+    if args.json is not None:
+        try:
+            args.json.parent.mkdir(parents=True, exist_ok=True)
+            args.json.write_text(to_json(report), encoding="utf-8")
+        except OSError as exc:
+            raise PrecisionCheckError(
+                f"cannot write {args.json}: {exc.strerror}", "give a writable --json path"
+            ) from exc
+    return report
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        report = run(sys.argv[1:] if argv is None else argv)
+    except PrecisionCheckError as err:
+        print(err.paragraph(), file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(render(report), end="")
+    return EXIT_OK

@@ -1,0 +1,126 @@
+"""Measurements taken while training: module outputs beyond fp16's range, zero gradients,
+agreement of a loss curve with fp32, and step times."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import torch
+
+from precision_check.report import FP16_MAX, Overflow, Timing
+
+_MAX_OVERFLOWS = 10
+
+
+def _tensors(value: Any) -> Iterator[torch.Tensor]:
+    if isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            yield value
+    elif isinstance(value, tuple | list):
+        for item in value:
+            yield from _tensors(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _tensors(item)
+
+
+class ActivationWatch:
+    """Forward hooks on every module that record the largest |output| per module and step.
+
+    Hooks fire children first, so the first module over the limit in a step is the innermost one
+    whose output left fp16's range: in fp32 and bf16 runs a value above 65504 is one that fp16 could
+    not hold; in an fp16 run it shows up as inf.
+    With `nonfinite_only` (the fp16 run) only inf/nan counts: there an output above 65504 is one that
+    autocast kept in fp32, which is fine. The maxima stay on the device until `end_step` reads them
+    all with one synchronisation.
+    """
+
+    def __init__(self, model: torch.nn.Module, *, nonfinite_only: bool = False) -> None:
+        self._limit = math.inf if nonfinite_only else FP16_MAX
+        self._pending: list[tuple[str, torch.Tensor]] = []
+        self._seen: set[str] = set()
+        self.overflows: list[Overflow] = []
+        self._handles = [
+            module.register_forward_hook(self._hook(name or type(model).__name__))
+            for name, module in model.named_modules()
+        ]
+
+    def _hook(self, name: str) -> Callable[[torch.nn.Module, Any, Any], None]:
+        def hook(_module: torch.nn.Module, _inputs: Any, output: Any) -> None:
+            for tensor in _tensors(output):
+                if tensor.numel():
+                    self._pending.append((name, tensor.detach().abs().amax().float()))
+
+        return hook
+
+    def end_step(self, step: int) -> None:
+        if not self._pending:
+            return
+        names = [name for name, _ in self._pending]
+        values = torch.stack([value for _, value in self._pending]).cpu().tolist()
+        self._pending.clear()
+        for name, value in zip(names, values, strict=True):
+            finite = math.isfinite(value)
+            if (value > self._limit or not finite) and name not in self._seen and len(self.overflows) < _MAX_OVERFLOWS:
+                self._seen.add(name)
+                self.overflows.append(Overflow(name, step, value if finite else None))
+
+    def remove(self) -> None:
+        for handle in self._handles:
+            handle.remove()
+        self._pending.clear()
+
+
+def zero_fraction(model: torch.nn.Module) -> float:
+    zeros = total = 0
+    for param in model.parameters():
+        if param.grad is not None:
+            zeros += int((param.grad == 0).sum().item())
+            total += param.grad.numel()
+    return zeros / total if total else 0.0
+
+
+def agreement(
+    losses: Sequence[float | None], reference: Sequence[float | None]
+) -> tuple[float | None, float | None, int | None]:
+    """(relative difference at the last step, the largest one along the way, its step) against fp32.
+
+    Steps where either loss is non-finite are skipped; the last step's difference is None then.
+    """
+    diffs = [
+        (abs(loss - ref) / max(abs(ref), 1e-12), step)
+        for step, (loss, ref) in enumerate(zip(losses, reference, strict=False))
+        if loss is not None and ref is not None
+    ]
+    last = len(losses) - 1
+    final = next((d for d, step in diffs if step == last), None)
+    if not diffs:
+        return final, None, None
+    worst, worst_step = max(diffs)
+    return final, worst, worst_step
+
+
+def timing(samples_ms: Sequence[float], clock: str) -> Timing:
+    return Timing(
+        median_ms=statistics.median(samples_ms),
+        min_ms=min(samples_ms),
+        max_ms=max(samples_ms),
+        samples=len(samples_ms),
+        clock=clock,
+    )
+
+
+@contextmanager
+def tf32(enabled: bool) -> Iterator[None]:
+    """fp32 means IEEE fp32: TF32 off unless asked for (the `tf32` run)."""
+    saved = (torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32)
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.backends.cudnn.allow_tf32 = enabled
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved

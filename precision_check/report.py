@@ -1,0 +1,175 @@
+"""The precision-check report: frozen dataclasses, JSON out and back in.
+
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 1, ...}``; the JSON Schema is
+``report.schema.json`` beside this file. Non-finite numbers never reach JSON: a non-finite loss is
+``null`` (and its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA = "pytorch-cuda/precision-check"
+VERSION = 1
+FP16_MAX = 65504.0
+
+
+@dataclass(frozen=True)
+class Overflow:
+    """A module output beyond fp16's range (|x| > 65504, or non-finite: max_abs None)."""
+
+    module: str
+    step: int
+    max_abs: float | None
+
+
+@dataclass(frozen=True)
+class ScalerHistory:
+    scale: tuple[float, ...]  # the GradScaler's scale after each step
+    skipped_steps: tuple[int, ...]  # steps whose optimizer step the scaler skipped (inf/nan grads)
+
+
+@dataclass(frozen=True)
+class ZeroGrads:
+    """Fraction of gradient elements that are exactly zero, at the initial weights, on the first batch."""
+
+    fp32: float
+    fp16_unscaled: float  # fp16 autocast, plain backward(): underflow shows here
+    fp16_scaled: float  # fp16 autocast, loss multiplied by `scale` (GradScaler's initial scale)
+    scale: float
+
+
+@dataclass(frozen=True)
+class Timing:
+    median_ms: float
+    min_ms: float
+    max_ms: float
+    samples: int
+    clock: str  # "cuda-events" or "perf_counter"
+
+
+@dataclass(frozen=True)
+class Compiled:
+    compile_s: float  # the first (compiling) step's wall time
+    timing: Timing
+
+
+@dataclass(frozen=True)
+class DtypeRun:
+    dtype: str  # fp32 | tf32 | fp16 | bf16
+    losses: tuple[float | None, ...]
+    nonfinite_steps: tuple[int, ...] = ()
+    rel_diff_final: float | None = None  # |loss - fp32 loss| / |fp32 loss| at the last step
+    rel_diff_max: float | None = None  # the largest such difference along the way
+    rel_diff_max_step: int | None = None
+    overflows: tuple[Overflow, ...] = ()  # first overflow of each module, in order
+    scaler: ScalerHistory | None = None
+    zero_grads: ZeroGrads | None = None
+    timing: Timing | None = None
+    peak_mem_mib: float | None = None
+    compiled: Compiled | None = None
+
+    @property
+    def final_loss(self) -> float | None:
+        return self.losses[-1] if self.losses else None
+
+
+@dataclass(frozen=True)
+class Device:
+    kind: str  # "cuda" | "cpu"
+    name: str
+    compute_capability: str | None = None  # "9.0"
+    bf16_native: bool | None = None  # None on the CPU
+    torch: str = ""
+    cuda: str | None = None
+
+
+@dataclass(frozen=True)
+class Measurements:
+    """What the runner measured: everything the verdict reads."""
+
+    device: Device
+    steps: int
+    runs: tuple[DtypeRun, ...]
+    compile: bool = False
+    notes: tuple[str, ...] = ()
+
+    def run(self, dtype: str) -> DtypeRun | None:
+        return next((r for r in self.runs if r.dtype == dtype), None)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    dtype: str  # the recommended dtype
+    headline: str  # one line, e.g. "bf16: 2.1x faster than fp32, 38% less memory, final loss within 0.4%"
+    reasons: tuple[str, ...] = ()
+    numbers: dict[str, float | str | None] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Report:
+    target: str
+    created_at: str
+    measurements: Measurements
+    verdict: Verdict
+
+
+def to_json(report: Report) -> str:
+    m = report.measurements
+    doc: dict[str, Any] = {
+        "schema": SCHEMA,
+        "version": VERSION,
+        "target": report.target,
+        "created_at": report.created_at,
+        "steps": m.steps,
+        "compile": m.compile,
+        "device": asdict(m.device),
+        "notes": list(m.notes),
+        "runs": {run.dtype: asdict(run) | {"final_loss": run.final_loss} for run in m.runs},
+        "verdict": asdict(report.verdict),
+    }
+    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+
+
+def _timing(d: dict[str, Any] | None) -> Timing | None:
+    return None if d is None else Timing(**d)
+
+
+def _run(d: dict[str, Any]) -> DtypeRun:
+    scaler, zero, compiled = d.get("scaler"), d.get("zero_grads"), d.get("compiled")
+    return DtypeRun(
+        dtype=d["dtype"],
+        losses=tuple(d["losses"]),
+        nonfinite_steps=tuple(d.get("nonfinite_steps", ())),
+        rel_diff_final=d.get("rel_diff_final"),
+        rel_diff_max=d.get("rel_diff_max"),
+        rel_diff_max_step=d.get("rel_diff_max_step"),
+        overflows=tuple(Overflow(**o) for o in d.get("overflows", ())),
+        scaler=None if scaler is None else ScalerHistory(tuple(scaler["scale"]), tuple(scaler["skipped_steps"])),
+        zero_grads=None if zero is None else ZeroGrads(**zero),
+        timing=_timing(d.get("timing")),
+        peak_mem_mib=d.get("peak_mem_mib"),
+        compiled=None if compiled is None else Compiled(compiled["compile_s"], Timing(**compiled["timing"])),
+    )
+
+
+def measurements_from_dict(doc: dict[str, Any]) -> Measurements:
+    """Read back the measurements of a report (e.g. to recompute or unit-test a verdict)."""
+    if doc.get("schema") != SCHEMA or doc.get("version") != VERSION:
+        raise ValueError(f"not a {SCHEMA} version {VERSION} document")
+    return Measurements(
+        device=Device(**doc["device"]),
+        steps=doc["steps"],
+        runs=tuple(_run(r) for r in doc["runs"].values()),
+        compile=doc.get("compile", False),
+        notes=tuple(doc.get("notes", ())),
+    )
+
+
+def report_from_json(text: str) -> Report:
+    doc = json.loads(text)
+    v = doc["verdict"]
+    verdict = Verdict(v["dtype"], v["headline"], tuple(v.get("reasons", ())), dict(v.get("numbers", {})))
+    return Report(doc["target"], doc["created_at"], measurements_from_dict(doc), verdict)

@@ -1,0 +1,66 @@
+"""The terminal rendering of a report: one table, the notes, the verdict."""
+
+from __future__ import annotations
+
+from precision_check.report import DtypeRun, Report
+from precision_check.verdict import memory_saving, speedup
+
+HEADER = ("dtype", "final loss", "Δ end", "Δ max (step)", "non-finite", "skipped", "overflow", "step ms", "speedup")
+
+
+def _num(x: float | None, fmt: str = "{:.4g}") -> str:
+    return "-" if x is None else fmt.format(x)
+
+
+def _row(report: Report, run: DtypeRun) -> list[str]:
+    m = report.measurements
+    worst = "-" if run.rel_diff_max is None else f"{100 * run.rel_diff_max:.2f}% ({run.rel_diff_max_step})"
+    first = run.overflows[0] if run.overflows else None
+    overflow = "-" if first is None else f"{first.module}@{first.step}"
+    row = [
+        run.dtype,
+        _num(run.final_loss),
+        "-" if run.rel_diff_final is None else f"{100 * run.rel_diff_final:.2f}%",
+        worst,
+        str(len(run.nonfinite_steps)),
+        "-" if run.scaler is None else str(len(run.scaler.skipped_steps)),
+        overflow,
+        _num(run.timing.median_ms if run.timing else None, "{:.2f}"),
+        _num(speedup(m, run) if run.dtype != "fp32" else (1.0 if m.device.kind == "cuda" else None), "{:.2f}x"),
+    ]
+    if m.device.kind == "cuda":
+        saving = memory_saving(m, run)
+        row += [_num(run.peak_mem_mib, "{:.0f}"), "-" if saving is None else f"{100 * saving:+.0f}%"]
+    if m.compile:
+        row.append(_num(run.compiled.timing.median_ms if run.compiled else None, "{:.2f}"))
+    return row
+
+
+def render(report: Report) -> str:
+    m = report.measurements
+    d = m.device
+    where = f"{d.name} (compute capability {d.compute_capability})" if d.kind == "cuda" else f"the CPU ({d.name})"
+    lines = [f"precision-check {report.target}: {m.steps} steps per dtype on {where}, torch {d.torch}", ""]
+    header = list(HEADER)
+    if d.kind == "cuda":
+        header += ["peak MiB", "memory saved"]
+    if m.compile:
+        header.append("compiled ms")
+    rows = [header] + [_row(report, run) for run in m.runs]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    for run in m.runs:
+        z = run.zero_grads
+        if z is not None:
+            lines.append(
+                f"\nzero gradients at the initial weights: fp32 {100 * z.fp32:.2f}%, fp16 without scaling "
+                f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
+            )
+        if run.scaler is not None and run.scaler.scale:
+            lines.append(f"GradScaler scale: {run.scaler.scale[0]:.0f} -> {run.scaler.scale[-1]:.0f}")
+        if run.compiled is not None:
+            lines.append(f"{run.dtype}: torch.compile took {run.compiled.compile_s:.1f} s on the first step")
+    lines += ["", *(f"note: {note}" for note in m.notes)]
+    lines += ["", f"verdict: {report.verdict.headline}", *(f"  - {r}" for r in report.verdict.reasons)]
+    return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"

@@ -1,0 +1,89 @@
+"""The three example models, run for real on the CPU with a few steps."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from precision_check.cli import main
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "precision_check"
+SCHEMA = json.loads((ROOT / "precision_check" / "report.schema.json").read_text())
+
+
+def _check(
+    example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str], *extra: str
+) -> tuple[dict[str, object], str]:
+    out = tmp_path / f"{example}.json"
+    argv = [f"{EXAMPLES / example}.py:factory", "--steps", "6", "--timed-steps", "2", "--device", "cpu"]
+    status = main([*argv, "--json", str(out), *extra])
+    printed = capsys.readouterr().out
+    assert status == 0
+    doc = json.loads(out.read_text())
+    jsonschema.validate(doc, SCHEMA)
+    return doc, printed
+
+
+@pytest.mark.parametrize("example", ["transformer", "cnn"])
+def test_well_behaved_examples_are_safe_in_bf16(
+    example: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc, printed = _check(example, tmp_path, capsys)
+    verdict = doc["verdict"]
+    assert isinstance(verdict, dict)
+    assert verdict["dtype"] == "bf16", verdict
+    assert verdict["headline"].startswith("use bf16: final loss within")
+    runs = doc["runs"]
+    assert isinstance(runs, dict)
+    assert list(runs) == ["fp32", "bf16"]
+    assert runs["bf16"]["overflows"] == []
+    assert runs["bf16"]["rel_diff_final"] < 0.02
+    assert "fp16 is not run on the CPU unless --dtypes names it" in printed
+    assert f"verdict: {verdict['headline']}" in printed
+
+
+def test_overflow_example_says_use_bf16_and_names_the_layer(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    doc, printed = _check("overflow_mlp", tmp_path, capsys)
+    verdict = doc["verdict"]
+    assert isinstance(verdict, dict)
+    assert verdict["dtype"] == "bf16"
+    # Determined without fp16: the fp32 run's forward hook saw |expand(x)| > 65504 at step 0.
+    assert verdict["headline"].startswith("fp16 would overflow in `expand` at step 0 (|x| = ")
+    assert "use bf16" in verdict["headline"]
+    assert verdict["numbers"] == verdict["numbers"] | {"overflow.module": "expand", "overflow.seen_in": "fp32"}
+    assert "fp16 would overflow in `expand`" in printed
+
+
+def test_overflow_example_in_real_fp16_overflows_and_the_scaler_skips(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc, printed = _check("overflow_mlp", tmp_path, capsys, "--dtypes", "fp32,fp16,bf16")
+    runs = doc["runs"]
+    assert isinstance(runs, dict)
+    fp16 = runs["fp16"]
+    assert fp16["overflows"][0] == {"module": "expand", "step": 0, "max_abs": None}  # inf in fp16
+    assert fp16["nonfinite_steps"] == list(range(6))
+    assert fp16["scaler"]["skipped_steps"] == list(range(6))
+    assert fp16["scaler"]["scale"][0] == 32768.0
+    assert fp16["zero_grads"] is not None
+    verdict = doc["verdict"]
+    assert isinstance(verdict, dict)
+    assert verdict["dtype"] == "bf16"
+    assert verdict["headline"].startswith("fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16")
+    assert "fp16 ran on the CPU because --dtypes asked for it" in printed
+
+
+def test_fp16_on_the_transformer_measures_underflow_with_and_without_scaling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc, _ = _check("transformer", tmp_path, capsys, "--dtypes", "fp16")
+    runs = doc["runs"]
+    assert isinstance(runs, dict)
+    zero = runs["fp16"]["zero_grads"]
+    assert set(zero) == {"fp32", "fp16_unscaled", "fp16_scaled", "scale"}
+    assert zero["fp16_scaled"] <= zero["fp16_unscaled"] + 0.01
+    assert runs["fp16"]["nonfinite_steps"] == []

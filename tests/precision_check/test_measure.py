@@ -1,0 +1,60 @@
+"""The measurements that the verdict leans on: forward-hook overflow detection and loss agreement."""
+
+from __future__ import annotations
+
+import torch
+
+from precision_check.measure import ActivationWatch, agreement
+from precision_check.report import Overflow
+
+
+def _nested() -> torch.nn.Module:
+    torch.manual_seed(0)
+    inner = torch.nn.Linear(4, 4)
+    with torch.no_grad():
+        inner.weight.fill_(1e5)
+    return torch.nn.Sequential(torch.nn.Sequential(torch.nn.Identity(), inner), torch.nn.ReLU())
+
+
+def test_watch_names_the_innermost_module_that_left_fp16_range_first_step_only() -> None:
+    model = _nested()
+    watch = ActivationWatch(model)
+    for step in range(3):
+        model(torch.ones(2, 4))
+        watch.end_step(step)
+    watch.remove()
+    assert [o.module for o in watch.overflows] == ["0.1", "0", "1", "Sequential"]
+    assert watch.overflows[0] == Overflow("0.1", 0, watch.overflows[0].max_abs)
+    assert watch.overflows[0].max_abs is not None
+    assert watch.overflows[0].max_abs > 65504
+
+
+def test_watch_in_nonfinite_only_mode_ignores_large_finite_values_and_catches_inf() -> None:
+    model = _nested()
+    watch = ActivationWatch(model, nonfinite_only=True)
+    model(torch.ones(2, 4))
+    watch.end_step(0)
+    assert watch.overflows == []
+    model(torch.full((2, 4), float("inf")))
+    watch.end_step(1)
+    assert watch.overflows[0] == Overflow("0.0", 1, None)
+
+
+def test_a_healthy_model_records_nothing_and_hooks_come_off() -> None:
+    model = torch.nn.Linear(4, 4)
+    watch = ActivationWatch(model)
+    model(torch.ones(2, 4))
+    watch.end_step(0)
+    watch.remove()
+    assert watch.overflows == []
+    assert not model._forward_hooks
+
+
+def test_agreement_final_and_worst_step_skip_non_finite_steps() -> None:
+    final, worst, step = agreement([1.0, None, 2.2, 1.01], [1.0, 1.0, 2.0, 1.0])
+    assert final is not None
+    assert abs(final - 0.01) < 1e-9
+    assert worst is not None
+    assert abs(worst - 0.1) < 1e-9
+    assert step == 2
+    assert agreement([1.0, None], [1.0, 1.0])[0] is None

@@ -1,0 +1,53 @@
+"""precision_check ships in the image: standard library + torch only, a rendered wrapper, COPY lines."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+from conformance import contract
+from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.render import render_variant
+from pytorch_cuda.variants import all_variants
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "precision_check"
+
+
+def _imported_roots(path: Path) -> set[str]:
+    roots = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            roots.add(node.module.split(".")[0])
+    return roots
+
+
+def test_package_imports_only_the_standard_library_torch_and_itself() -> None:
+    allowed = set(sys.stdlib_module_names) | {"torch", "precision_check", "__future__"}
+    for path in sorted(PACKAGE.glob("*.py")):
+        assert _imported_roots(path) <= allowed, path.name
+    assert all(len(p.read_text().splitlines()) < 250 for p in PACKAGE.glob("*.py"))
+
+
+def test_every_variant_renders_an_executable_wrapper_and_copies_the_package() -> None:
+    matrix = load_matrix(ROOT / "matrix.yaml")
+    for variant in all_variants(matrix):
+        files = {f.path.name: f for f in render_variant(matrix, variant, ROOT / "templates")}
+        wrapper = files["precision-check"]
+        assert wrapper.executable
+        assert f'PYTHONPATH="{contract.SHARE_DIR}' in wrapper.content
+        assert '/bin/python -m precision_check "$@"' in wrapper.content
+        dockerfile = files["Dockerfile"].content
+        assert f"COPY images/{variant.key}/precision-check /usr/local/bin/precision-check" in dockerfile
+        assert f"COPY precision_check {contract.PRECISION_CHECK_DIR}" in dockerfile
+        assert f"COPY examples/precision_check {contract.PRECISION_CHECK_EXAMPLES_DIR}" in dockerfile
+    assert f"{contract.SHARE_DIR}/precision_check" == contract.PRECISION_CHECK_DIR
+
+
+def test_dockerignore_lets_the_package_and_examples_into_the_build_context() -> None:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    assert "!precision_check/" in lines
+    assert "!examples/precision_check/" in lines

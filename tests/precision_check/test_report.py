@@ -1,0 +1,47 @@
+"""The JSON report: its schema file, and the dataclasses' round trip."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from precision_check.report import Report, Verdict, report_from_json, to_json
+from precision_check.verdict import decide
+from tests.precision_check.measurements import healthy_h200
+
+SCHEMA = json.loads((Path(__file__).parents[2] / "precision_check" / "report.schema.json").read_text())
+RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.json"))
+
+
+def _report() -> Report:
+    m = healthy_h200()
+    return Report("model.py:factory", "2026-12-02T18:00:00+00:00", m, decide(m))
+
+
+def test_round_trip_is_exact_and_valid() -> None:
+    report = _report()
+    text = to_json(report)
+    jsonschema.validate(json.loads(text), SCHEMA)
+    assert report_from_json(text) == report
+
+
+@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+def test_recorded_reports_match_the_schema(path: Path) -> None:
+    jsonschema.validate(json.loads(path.read_text()), SCHEMA)
+
+
+def test_schema_rejects_a_wrong_schema_name_and_a_bad_dtype() -> None:
+    doc = json.loads(to_json(_report()))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc | {"schema": "something-else"}, SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate(doc | {"verdict": {**doc["verdict"], "dtype": "fp8"}}, SCHEMA)
+
+
+def test_non_finite_numbers_never_reach_json() -> None:
+    report = _report()
+    broken = Report(report.target, report.created_at, report.measurements, Verdict("fp32", "x", (), {"v": None}))
+    assert "NaN" not in to_json(broken)
