@@ -13,6 +13,7 @@ from typing import Final
 ETC_DIR: Final = "/etc/pytorch-cuda"
 MANIFEST_PATH: Final = f"{ETC_DIR}/manifest.json"
 REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements.txt"
+LOCK_PATH: Final = f"{ETC_DIR}/requirements.lock"
 SBOM_PATH: Final = f"{ETC_DIR}/sbom.cdx.json"
 SHARE_DIR: Final = "/opt/pytorch-cuda"
 SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
@@ -38,6 +39,7 @@ def as_template_context() -> dict[str, str]:
         "etc_dir": ETC_DIR,
         "manifest": MANIFEST_PATH,
         "requirements": REQUIREMENTS_PATH,
+        "lock": LOCK_PATH,
         "sbom": SBOM_PATH,
         "share_dir": SHARE_DIR,
         "suite_dir": SUITE_DIR,

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from pytorch_cuda.locking import LockChange
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import BuildOutcome
 from pytorch_cuda.render import StaleFile
@@ -98,6 +100,14 @@ def print_outcome(console: Console, outcome: BuildOutcome) -> None:
     for move in outcome.moves:
         note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
         console.print(f"  tag {move.ref} ({note})", highlight=False, markup=False)
+
+
+def print_lock_changes(console: Console, changes: Sequence[LockChange]) -> None:
+    for change in changes:
+        state = "created" if change.created else ("changed" if change.changes else "unchanged")
+        console.print(f"{change.path}: {state}", highlight=False, markup=False)
+        for line in change.changes:
+            console.print(f"  {line}", highlight=False, markup=False)
 
 
 def print_stale(console: Console, stale: list[StaleFile]) -> None:
