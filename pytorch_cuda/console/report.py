@@ -82,7 +82,7 @@ def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
         "labels": outcome.plan.labels,
         "checks": None
         if checks is None
-        else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts},
+        else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts, "reused": checks.reused},
     }
 
 
@@ -96,7 +96,8 @@ def print_outcome(console: Console, outcome: BuildOutcome) -> None:
     )
     if outcome.checks is not None:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(outcome.checks.counts.items()))
-        console.print(f"in-image checks (conformance -m cpu): {counts}", highlight=False, markup=False)
+        how = " (reused: this image ID passed them before; --recheck reruns)" if outcome.checks.reused else ""
+        console.print(f"in-image checks (conformance -m cpu): {counts}{how}", highlight=False, markup=False)
     for move in outcome.moves:
         note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
         console.print(f"  tag {move.ref} ({note})", highlight=False, markup=False)
