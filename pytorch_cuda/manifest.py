@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from conformance import contract
+from conformance._base_record import BaseSection
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant
 
@@ -41,6 +42,12 @@ def build_manifest(matrix: Matrix, variant: Variant) -> dict[str, Any]:
         },
         "min_driver": variant.target.min_driver,
         "cuda_compat_driver": variant.target.compat_driver,
+        "base": BaseSection(
+            image=variant.base.image,
+            upstream=variant.base.upstream,
+            bootstrap=variant.base.bootstrap.model_dump(mode="json"),
+            record=contract.BASE_RECORD_PATH,
+        ).as_json(),
     }
 
 

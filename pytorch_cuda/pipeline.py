@@ -74,6 +74,7 @@ def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutco
         context=plan.context,
         tag=plan.candidate,
         labels=plan.labels,
+        build_args={"BASE_IMAGE_ID": base.image_id},
         secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
         log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
         no_cache=plan.no_cache,
