@@ -15,7 +15,9 @@ SITE = "/opt/pytorch/lib/python3.13/site-packages"
 def test_the_image_holds_its_lock_and_installed_exactly_it(built: BuiltImage, runner: ImageRunner) -> None:
     lock = runner.run(built.ref, ["cat", "/etc/pytorch-cuda/requirements.lock"])
     assert lock.output == (ROOT / "images/cu128-runtime/requirements.lock").read_text()
-    freeze = runner.run(built.ref, ["python", "-m", "pip", "--disable-pip-version-check", "list", "--format=json", "--exclude", "pip"])
+    freeze = runner.run(
+        built.ref, ["python", "-m", "pip", "--disable-pip-version-check", "list", "--format=json", "--exclude", "pip"]
+    )
     installed = {row["name"].lower().replace("_", "-"): row["version"] for row in json.loads(freeze.output)}
     pinned = dict(
         line.split(" ", 1)[0].split("==") for line in lock.output.splitlines() if "==" in line and " \\" in line
