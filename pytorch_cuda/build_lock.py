@@ -37,5 +37,7 @@ def variant_lock(folder: Path, variant_key: str) -> Iterator[Path]:
         handle.write(f"pid {os.getpid()}, started {time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}\n")
         handle.flush()
         yield path
+        handle.seek(0)
+        handle.truncate()  # released: no stale holder in the file
     finally:
         handle.close()

@@ -67,7 +67,7 @@ def test_a_second_build_of_the_same_target_refuses(built: BuiltImage, client: do
     try:
         lock = ROOT / "build-output" / "build-cu128-runtime.lock"
         deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and "pid" not in (lock.read_text() if lock.exists() else ""):
+        while time.monotonic() < deadline and f"pid {first.pid}," not in (lock.read_text() if lock.exists() else ""):
             time.sleep(0.5)
         second = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=120)
         assert second.returncode == 2, second.stderr
