@@ -75,7 +75,7 @@ def history(client: docker.DockerClient, ref: str) -> list[tuple[str, int]]:
 
 
 def image_facts(client: docker.DockerClient, ref: str) -> dict[str, Any]:
-    listing = sh("/usr/bin/docker", "run", "--rm", "--entrypoint", "find", ref, "/", "-xdev", "-name", "*.so*")
+    listing = sh("/usr/bin/docker", "run", "--rm", "--entrypoint", "find", ref, "/", "-xdev", "-type", "f", "-name", "lib*.so*")
     dupes = duplicate_sonames(listing.split())
     return {"size_bytes": client.images.get(ref).attrs["Size"], "duplicate_sonames": dupes}
 

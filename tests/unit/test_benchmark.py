@@ -64,6 +64,7 @@ def test_duplicate_sonames() -> None:
         "/opt/pytorch/lib/python3.13/site-packages/triton/backends/nvidia/lib/cupti/libcupti.so.12",
         "/opt/pytorch/lib/python3.13/site-packages/torch/lib/libtorch.so",
         "/opt/pytorch/lib/python3.13/site-packages/torch/_C.cpython-313-x86_64-linux-gnu.so",
+        "/opt/pytorch/lib/python3.13/site-packages/functorch/_C.cpython-313-x86_64-linux-gnu.so",
         "/usr/share/doc/libfoo.so.txt",
     ]
     assert list(duplicate_sonames(listing)) == ["libcupti.so.12"]
