@@ -75,7 +75,8 @@ def history(client: docker.DockerClient, ref: str) -> list[tuple[str, int]]:
 
 
 def image_facts(client: docker.DockerClient, ref: str) -> dict[str, Any]:
-    listing = sh("/usr/bin/docker", "run", "--rm", "--entrypoint", "find", ref, "/", "-xdev", "-type", "f", "-name", "lib*.so*")
+    find = "find / -xdev -type f -name 'lib*.so*' 2>/dev/null; true"
+    listing = sh("/usr/bin/docker", "run", "--rm", "--user", "0", "--entrypoint", "sh", ref, "-c", find)
     dupes = duplicate_sonames(listing.split())
     return {"size_bytes": client.images.get(ref).attrs["Size"], "duplicate_sonames": dupes}
 
@@ -90,6 +91,13 @@ def bump_numpy(to: str) -> str:
     return before.group(1) if before else "?"
 
 
+def save(report: dict[str, Any]) -> None:
+    """Write what is measured so far (a run that dies keeps its rows)."""
+    out = ROOT / "build-output" / "benchmark.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+
+
 def run(numpy_to: str) -> dict[str, Any]:
     client = docker.from_env(timeout=900)
     prepare_tree()
@@ -99,22 +107,27 @@ def run(numpy_to: str) -> dict[str, Any]:
     n["cold_s"] = naive(requirements, "--no-cache")
     n.update(image_facts(client, NAIVE))
     naive_before = history(client, NAIVE)
+    save(report)
     o["cold_s"], first = ours("--no-cache", "--recheck")
     o["cold_timings"] = first["timings"]
     o.update(image_facts(client, first["tags"][0]))
     ours_before = history(client, first["tags"][0])
+    save(report)
     o["noop_s"], noop = ours()
     o["noop_checks_reused"] = bool(noop["checks"] and noop["checks"].get("reused"))
     o["noop_same_image"] = noop["image_id"] == first["image_id"]
+    save(report)
     suite_file = TREE / "conformance" / "conftest.py"
     suite_file.write_text(suite_file.read_text() + "\n# benchmark: one edited line\n")
     commit("benchmark: edit one conformance file")
     o["suite_edit_s"], _ = ours()
+    save(report)
     previous = bump_numpy(numpy_to)
     report["bump"] = f"numpy {previous} -> {numpy_to}"
     o["bump_s"], bumped = ours()
     after = history(client, bumped["tags"][0])
     o["bump_new_layer_bytes"] = new_layer_bytes(ours_before, after)
+    save(report)
     n["bump_s"] = naive(requirements)
     n["bump_new_layer_bytes"] = new_layer_bytes(naive_before, history(client, NAIVE))
     report["notes"] = [
@@ -137,9 +150,8 @@ def main() -> int:
         report = json.loads(args.from_json.read_text())
     else:
         report = run(args.numpy_to)
-        out = ROOT / "build-output" / "benchmark.json"
-        out.write_text(json.dumps(report, indent=2) + "\n")
-        shutil.copy(out, ROOT / "benchmarks" / "results.json")
+        save(report)
+        shutil.copy(ROOT / "build-output" / "benchmark.json", ROOT / "benchmarks" / "results.json")
     table = markdown(report)
     (ROOT / "benchmarks" / "RESULTS.md").write_text("# Measured\n\n" + table)
     if args.readme:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -103,7 +104,14 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a killed CI job, `timeout`) cleans up like Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
+    # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     cli = parser()
     args = cli.parse_args(argv)
     out = _console(stderr=False)
