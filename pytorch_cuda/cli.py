@@ -67,7 +67,11 @@ def parser() -> argparse.ArgumentParser:
     action.add_argument("--target", metavar="NAME", help="target to build: a name or alias from --list (e.g. cu12)")
     action.add_argument("--list", action="store_true", help="list targets, aliases, pins and tags")
     action.add_argument("--render", action="store_true", help="render templates/ into images/")
-    action.add_argument("--check-render", action="store_true", help="exit 1 when images/ differs from the templates")
+    action.add_argument(
+        "--check-render",
+        action="store_true",
+        help="exit 1 when images/ differs from the templates, or a lock from its requirements",
+    )
     p.add_argument(
         "--lock",
         action="store_true",
@@ -81,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
         "--ca-bundle",
         type=Path,
         metavar="PATH",
-        help="CA bundle for pip (default: $PIP_CERT, "
+        help="CA bundle for pip and uv (default: $PIP_CERT, "
         "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image",
     )
     p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
