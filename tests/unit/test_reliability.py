@@ -163,3 +163,12 @@ def test_version_and_progress_flags(capsys: pytest.CaptureFixture[str]) -> None:
         cli.main(["--target", "cu12", "--progress", "loud"])
     assert info.value.code == 2
     assert cli.main(["--target", "cu12", "--dry-run", "--progress", "plain", "--no-cache", "--recheck"]) == 0
+
+
+def test_a_stale_lock_fails_check_render_with_1(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bumped = tmp_path / "matrix.yaml"
+    bumped.write_text((root / "matrix.yaml").read_text().replace('numpy: "2.5.5"', 'numpy: "2.5.4"'))
+    assert cli.main(["--check-render", "--matrix", str(bumped)]) == 1
+    out = " ".join(capsys.readouterr().out.split())
+    assert "images/cu128-runtime/requirements.lock: stale: requirements.txt changed since it was locked" in out
+    assert cli.main(["--check-render"]) == 0
