@@ -34,6 +34,12 @@ def test_bytecode_is_compiled_and_uv_is_not_in_the_image(built: BuiltImage, runn
     assert "no-uv" in found.output
 
 
+def test_no_shared_library_is_there_twice(built: BuiltImage, runner: ImageRunner) -> None:
+    listing = runner.run(built.ref, ["sh", "-c", "find / -xdev -type f -name 'lib*.so*' 2>/dev/null; true"])
+    names = [path.rsplit("/", 1)[-1] for path in listing.output.split()]
+    assert sorted({name for name in names if names.count(name) > 1}) == []
+
+
 def test_the_base_record_names_the_base(built: BuiltImage, runner: ImageRunner, client: docker.DockerClient) -> None:
     record = json.loads(runner.run(built.ref, ["cat", "/etc/pytorch-cuda/base.json"]).output)
     assert record["id"] == client.images.get("pytorch-cuda-base/debian:trixie").id

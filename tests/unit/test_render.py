@@ -97,6 +97,13 @@ def test_non_pypi_targets_use_their_index_alone(matrix: Matrix, root: Path) -> N
     assert "torch==2.9.1+cu130\n" in requirements
 
 
+def test_tritons_cupti_copies_become_links_in_the_torch_layer(root: Path) -> None:
+    dockerfile = (root / "images/cu128-runtime/Dockerfile").read_text()
+    torch_layer = dockerfile.split("# Layer 2:")[1].split("# Layer 3:")[0]
+    assert 'cmp -s "$f" "$same"' in torch_layer  # only byte-identical files are replaced
+    assert "ln -sf" in torch_layer
+
+
 def test_layer_order_puts_the_bulk_first(root: Path) -> None:
     dockerfile = (root / "images/cu128-runtime/Dockerfile").read_text()
     order = [dockerfile.index(f"-r /tmp/layer-{n}") for n in ("1-nvidia", "2-torch", "3-python")]
