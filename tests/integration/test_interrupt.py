@@ -49,7 +49,10 @@ def test_ctrl_c_moves_no_tag_and_a_rerun_resumes(
     before = _tags(client, refs)
     started = time.monotonic()
     interrupted = subprocess.run(
-        ["timeout", "-s", "INT", str(after_s), *BUILD, *flags], capture_output=True, text=True, timeout=600
+        ["timeout", "--preserve-status", "-s", "INT", str(after_s), *BUILD, *flags],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert interrupted.returncode == 130, interrupted.stderr[-2000:]
     assert "interrupted; no tag was moved" in interrupted.stderr
