@@ -13,6 +13,9 @@ from typing import Final
 ETC_DIR: Final = "/etc/pytorch-cuda"
 MANIFEST_PATH: Final = f"{ETC_DIR}/manifest.json"
 REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements.txt"
+LOCK_PATH: Final = f"{ETC_DIR}/requirements.lock"
+# The base image's ID and its Debian packages (dpkg) as the build found them.
+BASE_RECORD_PATH: Final = f"{ETC_DIR}/base.json"
 SBOM_PATH: Final = f"{ETC_DIR}/sbom.cdx.json"
 SHARE_DIR: Final = "/opt/pytorch-cuda"
 SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
@@ -38,6 +41,8 @@ def as_template_context() -> dict[str, str]:
         "etc_dir": ETC_DIR,
         "manifest": MANIFEST_PATH,
         "requirements": REQUIREMENTS_PATH,
+        "lock": LOCK_PATH,
+        "base_record": BASE_RECORD_PATH,
         "sbom": SBOM_PATH,
         "share_dir": SHARE_DIR,
         "suite_dir": SUITE_DIR,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 import uuid
 from collections.abc import Sequence
@@ -11,20 +12,31 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from pytorch_cuda.console.progress import console_progress
-from pytorch_cuda.console.report import dumps, matrix_rows, outcome_dict, print_matrix, print_outcome, print_stale
+from pytorch_cuda import __version__
+from pytorch_cuda.build_lock import variant_lock
+from pytorch_cuda.console.progress import PROGRESS_MODES, make_progress
+from pytorch_cuda.console.report import (
+    dumps,
+    matrix_rows,
+    outcome_dict,
+    print_lock_changes,
+    print_matrix,
+    print_outcome,
+    print_stale,
+)
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.errors import EXIT_USER_ERROR, UserError
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.gitinfo import build_facts
+from pytorch_cuda.locking import lock_path, refresh_locks, require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.pipeline import PipelineHooks, execute
 from pytorch_cuda.plan import BuildPlan, make_plan
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
-from pytorch_cuda.variants import select_variant
+from pytorch_cuda.variants import all_variants, select_variant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -34,11 +46,14 @@ examples:
   python build.py --target cu12 --dry-run    show the plan; run nothing
   python build.py --list                     targets, aliases, pins and tags
   python build.py --render                   render templates/ into images/
-  python build.py --check-render             fail (exit 1) when images/ is stale
+  python build.py --check-render             fail (exit 1) when images/ or a lock is stale
+  python build.py --lock --target cu12       re-resolve images/cu128-runtime/requirements.lock; print what changed
   python build.py --report results.json --out report/
                                              precision report (report.html, .md, .json)
 
-exit status: 0 success, 1 stale images/ or failed checks, 2 bad input or engine problem.
+exit status: 0 success; 1 stale images/ or lock (--check-render), or failed in-image checks;
+2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
+the same variant already running); 130 interrupted (Ctrl-C: no tag moved).
 """
 
 
@@ -50,11 +65,15 @@ def parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    action = p.add_mutually_exclusive_group(required=True)
+    action = p.add_mutually_exclusive_group()
     action.add_argument("--target", metavar="NAME", help="target to build: a name or alias from --list (e.g. cu12)")
     action.add_argument("--list", action="store_true", help="list targets, aliases, pins and tags")
     action.add_argument("--render", action="store_true", help="render templates/ into images/")
-    action.add_argument("--check-render", action="store_true", help="exit 1 when images/ differs from the templates")
+    action.add_argument(
+        "--check-render",
+        action="store_true",
+        help="exit 1 when images/ differs from the templates, or a lock from its requirements",
+    )
     action.add_argument(
         "--report",
         nargs="+",
@@ -63,6 +82,12 @@ def parser() -> argparse.ArgumentParser:
         help="write the precision support report of one or more conformance result files into --out",
     )
     p.add_argument("--out", type=Path, metavar="DIR", help="where --report writes report.html, report.md, report.json")
+    p.add_argument(
+        "--lock",
+        action="store_true",
+        help="resolve requirements.txt into the hash-locked requirements.lock (of --target, else of every "
+        "variant) with uv, and print what changed",
+    )
     p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
     p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
     p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)")
@@ -70,20 +95,45 @@ def parser() -> argparse.ArgumentParser:
         "--ca-bundle",
         type=Path,
         metavar="PATH",
-        help="CA bundle for pip (default: $PIP_CERT, "
+        help="CA bundle for pip and uv (default: $PIP_CERT, "
         "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image",
     )
     p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
+    p.add_argument(
+        "--recheck",
+        action="store_true",
+        help="rerun the in-image checks even when this image ID already passed them with this suite",
+    )
+    p.add_argument("--no-cache", action="store_true", help="build every step again, ignoring the build cache")
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="build progress on stderr: auto (steps and notable lines), plain (the whole build log), tty (auto, "
+        "coloured), quiet (none)",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     p.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml", metavar="PATH", help="matrix file")
     p.add_argument("--log-dir", type=Path, default=ROOT / "build-output", metavar="DIR", help="where build logs go")
     return p
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a killed CI job, `timeout`) cleans up like Ctrl-C
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
+    # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     cli = parser()
     args = cli.parse_args(argv)
     out = _console(stderr=False)
     err = _console(stderr=True)
+    if not (args.target or args.list or args.render or args.check_render or args.lock or args.report):
+        cli.error("one of the arguments --target --list --render --check-render --lock --report is required")
+    if args.lock and (args.list or args.render or args.check_render or args.dry_run):
+        cli.error("--lock goes alone or with --target (and --flavour)")
     if args.dry_run and not args.target:
         cli.error("--dry-run goes with --target")
     if bool(args.report) != bool(args.out):
@@ -98,12 +148,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _render(matrix, out, args.json)
         if args.check_render:
             return _check_render(matrix, out, args.json)
+        if args.lock:
+            return _lock(matrix, args, out)
         return _build(matrix, args, out, err)
     except UserError as error:
         if args.json:
             print(dumps({"error": type(error).__name__, "cause": error.cause, "fix": error.fix}))
         err.print(error.paragraph(), style="bold red", highlight=False, markup=False)
-        return EXIT_USER_ERROR
+        return error.exit_status
     except KeyboardInterrupt:
         err.print("interrupted; no tag was moved", style="red")
         return 130
@@ -143,10 +195,16 @@ def _render(matrix: Matrix, out: Console, as_json: bool) -> int:
 
 
 def _check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
-    stale = find_stale(render_all(matrix, ROOT / "templates"), ROOT)
+    variants = all_variants(matrix)
+    stale = find_stale(render_all(matrix, ROOT / "templates", ROOT), ROOT) + stale_locks(matrix, variants, ROOT)
+    unlocked = [str(lock_path(ROOT, v).relative_to(ROOT)) for v in variants if not lock_path(ROOT, v).exists()]
     if as_json:
-        print(dumps({"up_to_date": not stale, "stale": [{"path": str(s.path), "reason": s.reason} for s in stale]}))
-    elif stale:
+        stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
+        print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))
+        return 1 if stale else 0
+    for path in unlocked:
+        out.print(f"note: {path} does not exist: that variant cannot be built until `build.py --lock` makes it")
+    if stale:
         print_stale(out, stale)
         out.print("images/ is stale: run `python build.py --render` and commit the result", style="red")
     else:
@@ -154,9 +212,29 @@ def _check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
     return 1 if stale else 0
 
 
+def _lock(matrix: Matrix, args: argparse.Namespace, out: Console) -> int:
+    ca = find_ca_bundle(args.ca_bundle)
+    ca_path = ca.path if ca else None
+    variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
+    changes, failures = refresh_locks(
+        matrix, variants, ROOT, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path)
+    )
+    write_rendered(render_all(matrix, ROOT / "templates", ROOT), ROOT)  # the layer slices of the locks
+    if args.json and not failures:
+        print(dumps([{"path": str(c.path), "created": c.created, "changes": list(c.changes)} for c in changes]))
+    elif not args.json:
+        print_lock_changes(out, changes)
+    if len(failures) == 1:
+        raise failures[0]
+    if failures:
+        raise UserError(cause="; ".join(f.cause for f in failures), fix="; ".join(f.fix for f in failures))
+    return 0
+
+
 def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
     variant = select_variant(matrix, args.target, args.flavour)
-    stale = find_stale(render_variant(matrix, variant, ROOT / "templates"), ROOT, leftovers=False)
+    rendered = render_variant(matrix, variant, ROOT / "templates", ROOT)
+    stale = find_stale(rendered, ROOT, leftovers=False) + stale_locks(matrix, [variant], ROOT)
     if stale:
         raise UserError(
             cause=f"images/{variant.key} does not match the templates and matrix.yaml "
@@ -173,6 +251,8 @@ def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
         ca_bundle=ca.path if ca else None,
         ca_source=ca.source if ca else None,
         run_checks=not args.skip_checks,
+        no_cache=args.no_cache,
+        recheck=args.recheck,
     )
 
 
@@ -184,14 +264,16 @@ def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console)
         else:
             out.print_json(dumps(plan.as_dict()))
         return 0
+    require_lock(plan.variant, ROOT, lambda index: probe_index(index, plan.ca_bundle))
     engine = DockerEngine(connect(), find_build_client())
     hooks = PipelineHooks(
         log=lambda message: err.print(Text("> ", style="bold") + Text(message), highlight=False),
-        progress=console_progress(err),
+        progress=make_progress(err, args.progress),
         index_probe=lambda: probe_index(plan.index_url, plan.ca_bundle),
         log_dir=args.log_dir,
     )
-    outcome = execute(plan, engine, hooks)
+    with variant_lock(args.log_dir, plan.variant.key):
+        outcome = execute(plan, engine, hooks)
     if args.json:
         print(dumps(outcome_dict(outcome)))
     else:

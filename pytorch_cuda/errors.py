@@ -1,18 +1,21 @@
-"""User-facing errors: one paragraph naming the cause and the fix, exit status 2."""
+"""User-facing errors: one paragraph naming the cause and the fix; exit status 2, or 1 for failed checks."""
 
 from __future__ import annotations
 
 import textwrap
 
 EXIT_USER_ERROR = 2
+EXIT_CHECKS_FAILED = 1
 
 
 class UserError(Exception):
     """An error caused by input or environment that the user can fix.
 
     ``cause`` says what went wrong, ``fix`` says what to do about it. The CLI
-    prints them as one paragraph and exits with status 2.
+    prints them as one paragraph and exits with ``exit_status`` (2, or 1 for failed checks).
     """
+
+    exit_status = EXIT_USER_ERROR
 
     def __init__(self, cause: str, fix: str) -> None:
         super().__init__(cause)
@@ -33,4 +36,10 @@ class EngineError(UserError):
 
 
 class ChecksFailedError(UserError):
-    """The in-image checks of a candidate image failed; no alias was moved."""
+    """The in-image checks of a candidate image failed; no alias was moved. Exit status 1, like a stale images/."""
+
+    exit_status = EXIT_CHECKS_FAILED
+
+
+class BuildBusyError(UserError):
+    """Another build of the same variant holds its lock file."""

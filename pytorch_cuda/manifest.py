@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from conformance import contract
+from conformance._base_record import BaseSection
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant
 
@@ -41,6 +42,12 @@ def build_manifest(matrix: Matrix, variant: Variant) -> dict[str, Any]:
         },
         "min_driver": variant.target.min_driver,
         "cuda_compat_driver": variant.target.compat_driver,
+        "base": BaseSection(
+            image=variant.base.image,
+            upstream=variant.base.upstream,
+            bootstrap=variant.base.bootstrap.model_dump(mode="json"),
+            record=contract.BASE_RECORD_PATH,
+        ).as_json(),
     }
 
 
@@ -51,9 +58,13 @@ def manifest_json(matrix: Matrix, variant: Variant) -> str:
 def requirements_txt(matrix: Matrix, variant: Variant) -> str:
     """Exact pins for pip: torch and the CUDA wheels it must resolve to, plus the suite's tools."""
     manifest = build_manifest(matrix, variant)
+    # On an index other than PyPI the pin carries the local version (2.9.1+cu130): PyPI's plain
+    # 2.9.1 cannot satisfy it, whatever index a resolver might consult.
+    on_pypi = str(variant.target.index).rstrip("/") == "https://pypi.org/simple"
     lines = [
-        "# Generated from matrix.yaml by `python build.py --render`. Do not edit.",
-        f"torch=={variant.target.torch}",
+        "# Generated from matrix.yaml by `python build.py --render`. Do not edit; `build.py --lock` resolves it",
+        f"# into requirements.lock, from {str(variant.target.index).rstrip('/')} alone.",
+        f"torch=={variant.target.torch if on_pypi else variant.torch_version}",
         f"triton=={variant.target.triton}",
         f"{manifest['wheels']['cudnn']}=={variant.target.cudnn}",
         f"{manifest['wheels']['nccl']}=={variant.target.nccl}",

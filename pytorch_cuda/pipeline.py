@@ -11,6 +11,7 @@ from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
+from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.promote import TagMove, promote
 
@@ -73,20 +74,20 @@ def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutco
         context=plan.context,
         tag=plan.candidate,
         labels=plan.labels,
+        build_args={"BASE_IMAGE_ID": base.image_id},
         secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
         log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
+        no_cache=plan.no_cache,
     )
     hooks.log_dir.mkdir(parents=True, exist_ok=True)
     hooks.log(f"building {plan.candidate} from {plan.dockerfile} (log: {request.log_path})")
-    result = engine.build(request, hooks.progress)
-    timings["build"] = round(result.seconds, 1)
-
     checks: CheckReport | None = None
-    try:
+    try:  # whatever happens from here on (a failure, Ctrl-C), the candidate tag goes
+        result = engine.build(request, hooks.progress)
+        timings["build"] = round(result.seconds, 1)
         if plan.run_checks:
-            hooks.log(f"running `conformance -m cpu` inside {plan.candidate}")
             began = time.monotonic()
-            checks = run_cpu_conformance(engine, plan.candidate)
+            checks = _checks(plan, engine, result.image_id, hooks)
             timed("checks", began)
             if not checks.passed:
                 raise ChecksFailedError(
@@ -112,6 +113,21 @@ def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutco
         total_seconds=time.monotonic() - started,
         timings=timings,
     )
+
+
+def _checks(plan: BuildPlan, engine: Engine, image_id: str, hooks: PipelineHooks) -> CheckReport:
+    """Run the in-image checks, or reuse the passing result of this very image ID and suite."""
+    memo_dir = hooks.log_dir / "checks"
+    suite = suite_digest(plan.context / "conformance")
+    if not plan.recheck:
+        remembered = recall(memo_dir, image_id, suite)
+        if remembered is not None:
+            hooks.log(f"in-image checks: reusing the passing result of {image_id[:19]} (same suite); --recheck reruns")
+            return remembered
+    hooks.log(f"running `conformance -m cpu` inside {plan.candidate}")
+    report = run_cpu_conformance(engine, plan.candidate)
+    remember(memo_dir, image_id, suite, report)
+    return report
 
 
 def _counts(checks: CheckReport) -> str:

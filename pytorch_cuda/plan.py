@@ -27,6 +27,8 @@ class BuildPlan:
     ca_bundle: Path | None
     ca_source: str | None
     run_checks: bool
+    no_cache: bool = False
+    recheck: bool = False  # rerun the in-image checks even when this image ID passed them before
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -44,12 +46,17 @@ class BuildPlan:
             "tags": list(self.tags.all_refs),
             "labels": self.labels,
             "checks": "conformance -m cpu (inside the candidate)" if self.run_checks else "skipped (--skip-checks)",
+            "no_cache": self.no_cache,
             "steps": [
                 "check that images/ matches the templates",
                 "check the engine, its disk and the package index",
                 f"ensure base {self.base_ref} (local, else pull, else bootstrap)",
                 f"build {self.dockerfile} -> {self.candidate}",
-                "run the in-image checks" if self.run_checks else "skip the in-image checks",
+                (
+                    "run the in-image checks" + ("" if self.recheck else " (unless this image ID passed them before)")
+                    if self.run_checks
+                    else "skip the in-image checks"
+                ),
                 f"tag {', '.join(self.tags.all_refs)} and drop the candidate tag",
             ],
         }
@@ -65,6 +72,8 @@ def make_plan(
     ca_bundle: Path | None,
     ca_source: str | None,
     run_checks: bool = True,
+    no_cache: bool = False,
+    recheck: bool = False,
 ) -> BuildPlan:
     tags = tag_set(matrix, variant)
     return BuildPlan(
@@ -80,4 +89,6 @@ def make_plan(
         ca_bundle=ca_bundle,
         ca_source=ca_source,
         run_checks=run_checks,
+        no_cache=no_cache,
+        recheck=recheck,
     )

@@ -11,11 +11,11 @@ import jinja2
 from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.labels import static_labels
+from pytorch_cuda.lockfile import INSTALLER_LOCK, LAYERS, LOCK_NAME, parse_lock, slice_layers
 from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant, all_variants
 
-EXTRA_INDEX_FOR_NON_PYPI = "https://pypi.org/simple"
 EXECUTABLE_FILES = frozenset({"conformance", "precision-check"})
 
 
@@ -47,8 +47,6 @@ def _environment(templates_dir: Path) -> jinja2.Environment:
 
 
 def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
-    index_url = str(variant.target.index).rstrip("/")
-    extra = [] if index_url == EXTRA_INDEX_FOR_NON_PYPI else [EXTRA_INDEX_FOR_NON_PYPI]
     return {
         "project": matrix.project,
         "variant": variant,
@@ -62,8 +60,8 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
             "precision_check_dir": contract.PRECISION_CHECK_DIR,
             "precision_check_examples_dir": contract.PRECISION_CHECK_EXAMPLES_DIR,
         },
-        "index_url": index_url,
-        "extra_index_urls": extra,
+        "index_url": str(variant.target.index).rstrip("/"),
+        "lock": {"name": LOCK_NAME, "installer": str(INSTALLER_LOCK), "layers": LAYERS},
         "static_labels": static_labels(matrix, variant),
     }
 
@@ -91,21 +89,29 @@ def _render_template(env: jinja2.Environment, name: str, context: dict[str, obje
     return "\n".join(collapsed).strip("\n") + "\n"
 
 
-def render_variant(matrix: Matrix, variant: Variant, templates_dir: Path) -> list[RenderedFile]:
+def render_variant(
+    matrix: Matrix, variant: Variant, templates_dir: Path, root: Path | None = None
+) -> list[RenderedFile]:
+    """The variant's rendered files; with a committed lock (under ``root``), its layer slices too."""
     env = _environment(templates_dir)
     context = _context(matrix, variant)
     folder = Path("images") / variant.key
-    return [
+    files = [
         RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
         RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
         RenderedFile(folder / "precision-check", _render_template(env, "precision-check.sh.j2", context)),
         RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
         RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
     ]
+    lock = (root or templates_dir.parent) / folder / LOCK_NAME
+    if lock.exists():
+        slices = slice_layers(parse_lock(lock.read_text(encoding="utf-8")), matrix.python_packages)
+        files += [RenderedFile(folder / name, text) for name, text in slices.items()]
+    return files
 
 
-def render_all(matrix: Matrix, templates_dir: Path) -> list[RenderedFile]:
-    return [file for variant in all_variants(matrix) for file in render_variant(matrix, variant, templates_dir)]
+def render_all(matrix: Matrix, templates_dir: Path, root: Path | None = None) -> list[RenderedFile]:
+    return [file for variant in all_variants(matrix) for file in render_variant(matrix, variant, templates_dir, root)]
 
 
 def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
@@ -130,6 +136,11 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
     return changed
 
 
+def _is_lock(relative: Path) -> bool:
+    """Locks are resolved by `build.py --lock`, not rendered; `locking.lock_problem` checks them."""
+    return relative.name == LOCK_NAME or relative == INSTALLER_LOCK
+
+
 def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True) -> list[StaleFile]:
     """Compare what the templates render with what images/ holds (and, with leftovers, flag extra files)."""
     stale: list[StaleFile] = []
@@ -138,7 +149,7 @@ def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True)
     if leftovers and images_dir.is_dir():
         for path in sorted(images_dir.rglob("*")):
             relative = path.relative_to(root)
-            if path.is_file() and relative not in wanted:
+            if path.is_file() and relative not in wanted and not _is_lock(relative):
                 stale.append(StaleFile(relative, "not rendered from the matrix (left over)", ""))
     for file in files:
         target = root / file.path

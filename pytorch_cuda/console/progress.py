@@ -16,6 +16,31 @@ _INTERESTING = re.compile(
 )
 
 
+PROGRESS_MODES = ("auto", "plain", "tty", "quiet")
+
+
+def make_progress(console: Console, mode: str) -> Callable[[ProgressEvent], None]:
+    """``auto``: steps, cache hits and notable lines (coloured on a terminal); ``tty``: the same, coloured;
+    ``plain``: every line of the build log, uncoloured; ``quiet``: nothing (failures still explain themselves)."""
+    if mode == "quiet":
+        return lambda _event: None
+    if mode == "plain":
+        return _plain(Console(stderr=console.stderr, no_color=True, highlight=False, soft_wrap=True))
+    if mode == "tty":
+        return console_progress(Console(stderr=console.stderr, force_terminal=True, soft_wrap=True))
+    return console_progress(console)
+
+
+def _plain(console: Console) -> Callable[[ProgressEvent], None]:
+    def sink(event: ProgressEvent) -> None:
+        if event.kind == "log":
+            console.print(event.text, markup=False)
+        elif event.kind != "tick":
+            console.print(f"[{event.kind}] {event.step} {event.text}".rstrip(), markup=False)
+
+    return sink
+
+
 def console_progress(console: Console) -> Callable[[ProgressEvent], None]:
     """A sink that prints each real step once and, for long steps, their notable lines (throttled)."""
     started: dict[str, float] = {}

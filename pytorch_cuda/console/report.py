@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 
+from pytorch_cuda.locking import LockChange
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import BuildOutcome
 from pytorch_cuda.render import StaleFile
@@ -80,7 +82,7 @@ def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
         "labels": outcome.plan.labels,
         "checks": None
         if checks is None
-        else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts},
+        else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts, "reused": checks.reused},
     }
 
 
@@ -94,10 +96,19 @@ def print_outcome(console: Console, outcome: BuildOutcome) -> None:
     )
     if outcome.checks is not None:
         counts = ", ".join(f"{n} {k}" for k, n in sorted(outcome.checks.counts.items()))
-        console.print(f"in-image checks (conformance -m cpu): {counts}", highlight=False, markup=False)
+        how = " (reused: this image ID passed them before; --recheck reruns)" if outcome.checks.reused else ""
+        console.print(f"in-image checks (conformance -m cpu): {counts}{how}", highlight=False, markup=False)
     for move in outcome.moves:
         note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
         console.print(f"  tag {move.ref} ({note})", highlight=False, markup=False)
+
+
+def print_lock_changes(console: Console, changes: Sequence[LockChange]) -> None:
+    for change in changes:
+        state = "created" if change.created else ("changed" if change.changes else "unchanged")
+        console.print(f"{change.path}: {state}", highlight=False, markup=False)
+        for line in change.changes:
+            console.print(f"  {line}", highlight=False, markup=False)
 
 
 def print_stale(console: Console, stale: list[StaleFile]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import subprocess
@@ -115,7 +116,9 @@ class DockerEngine:
                 on_progress(event)
             code = process.wait()
         except KeyboardInterrupt:
-            process.terminate()
+            process.terminate()  # the client cancels the BuildKit session: nothing gets tagged
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=30)
             raise
         finally:
             finished.set()

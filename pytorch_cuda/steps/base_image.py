@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix import Base
 
+BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"
 IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["/bin/bash"]')
 
 
@@ -39,6 +42,13 @@ def bootstrap_command(base: Base, output: Path) -> list[str]:
         str(output),
         str(recipe.mirror),
     ]
+
+
+def bootstrap_labels(argv: list[str], output: Path) -> list[str]:
+    """`docker import --change` lines that record how the base was made: the mmdebstrap inputs and when."""
+    inputs = " ".join("OUTPUT" if arg == str(output) else arg for arg in argv)
+    when = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return [f"LABEL {BOOTSTRAP_LABEL}={json.dumps(inputs)} {BOOTSTRAP_LABEL}-date={json.dumps(when)}"]
 
 
 def ensure_base(
@@ -94,5 +104,5 @@ def _bootstrap(
                 fix=f"check that {base.bootstrap.mirror} is reachable and that this runs as root (or install uidmap "
                 "for unprivileged mmdebstrap), then build again",
             )
-        image_id = engine.import_rootfs(tarball, base.image, IMPORT_CHANGES)
+        image_id = engine.import_rootfs(tarball, base.image, (*IMPORT_CHANGES, *bootstrap_labels(argv, tarball)))
     return BaseOutcome(base.image, image_id, "bootstrapped", str(base.bootstrap.mirror))

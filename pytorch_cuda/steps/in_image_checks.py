@@ -11,6 +11,7 @@ from pytorch_cuda.engine.protocol import Engine
 RESULTS_PATH = contract.RESULTS_PATH
 JUNIT_PATH = contract.JUNIT_PATH
 CHECK_SHM_SIZE = "2g"
+CHECK_COMMAND = ("conformance", "-m", "cpu", "-q", "-rfEs", "-p", "no:randomly")
 
 
 @dataclass(frozen=True)
@@ -21,13 +22,14 @@ class CheckReport:
     failures: tuple[str, ...]
     output_tail: str
     results: ConformanceResults | None
+    reused: bool = False  # remembered from an earlier passing run on the same image ID and suite
 
 
 def run_cpu_conformance(engine: Engine, ref: str, timeout_s: float = 1800.0) -> CheckReport:
     """Run `conformance -m cpu` in the image (no GPU needed) and read its JSON result file back."""
     result = engine.run(
         ref,
-        ["conformance", "-m", "cpu", "-q", "-rfEs", "-p", "no:randomly"],
+        list(CHECK_COMMAND),
         shm_size=CHECK_SHM_SIZE,
         timeout_s=timeout_s,
         collect=(RESULTS_PATH, JUNIT_PATH),

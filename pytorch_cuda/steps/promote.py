@@ -24,6 +24,9 @@ def promote(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]
             previous = engine.image_id(ref)
             engine.tag(image_id, ref)
             moves.append(TagMove(ref, previous, image_id))
+    except KeyboardInterrupt:
+        _roll_back(engine, moves)  # Ctrl-C between two tags: put the moved ones back, then stop
+        raise
     except Exception as exc:
         _roll_back(engine, moves)
         raise EngineError(

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -26,6 +27,9 @@ PIN_TESTS = (
 )
 PIN_KEYWORD = "matches_pin or matches_wheel or match_manifest"
 CPU_ONLY_TORCH = torch.version.cuda is None
+# The cu128 image's torch pin, wrong on any host but one with that torch: there (inside the
+# cu128 image, where scripts/test.sh runs these tests) a pin that is wrong there.
+LYING_TORCH = "2.9.1+cu128" if torch.__version__ != "2.9.1+cu128" else "2.9.0+cu126"
 
 
 @pytest.fixture(scope="module")
@@ -90,14 +94,21 @@ def test_nvlink_multicast_is_forced_off(no_manifest_run: SuiteRun) -> None:
 @pytest.fixture(scope="module")
 def lying_manifest_run(tmp_path_factory: pytest.TempPathFactory) -> SuiteRun:
     workdir = tmp_path_factory.mktemp("lying-manifest")
-    manifest = write_manifest(workdir, manifest_document())
+    manifest = write_manifest(workdir, _lying_document())
     return run_suite(workdir, "--manifest", str(manifest), keyword=PIN_KEYWORD)
+
+
+def _lying_document() -> dict[str, Any]:
+    """The cu128 manifest, whose torch pin is wrong here; inside the cu128 image itself, a wrong one."""
+    document = manifest_document()
+    document["pins"] = {**document["pins"], "torch": LYING_TORCH}
+    return document
 
 
 def test_wrong_torch_pin_fails_naming_both_versions(lying_manifest_run: SuiteRun) -> None:
     assert lying_manifest_run.outcome("test_torch_version_matches_pin") == "failed"
     message = lying_manifest_run.message("test_torch_version_matches_pin")
-    assert "2.9.1+cu128" in message
+    assert LYING_TORCH in message
     assert torch.__version__ in message
 
 
@@ -138,7 +149,7 @@ def test_missing_named_manifest_fails_pin_checks(tmp_path: Path) -> None:
 
 
 def test_manifest_from_environment_variable(tmp_path: Path) -> None:
-    manifest = write_manifest(tmp_path, manifest_document())
+    manifest = write_manifest(tmp_path, _lying_document())
     run = run_suite(tmp_path, keyword="torch_version_matches_pin", env={"PYTORCH_CUDA_MANIFEST": str(manifest)})
     assert run.outcome("test_torch_version_matches_pin") == "failed"
     assert run.document["manifest"]["origin"] == "$PYTORCH_CUDA_MANIFEST"

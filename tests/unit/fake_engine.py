@@ -22,7 +22,7 @@ def conformance_results(outcomes: Mapping[str, str]) -> bytes:
 class FakeEngine:
     images: dict[str, str] = field(default_factory=dict)  # ref -> image id
     pull_error: str | None = "pull access denied (Docker Hub unreachable)"
-    build_error: Exception | None = None
+    build_error: BaseException | None = None
     run_exit_code: int = 0
     run_results: bytes | None = field(default_factory=lambda: conformance_results({"test_pins": "passed"}))
     fail_tag_on: str | None = None

@@ -67,24 +67,48 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert dockerfile.startswith("# Generated from templates/runtime.Dockerfile.j2")
     assert "Do not edit" in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
-    assert "--mount=type=cache,id=pip-cu128,target=/var/cache/pip-build" in dockerfile
-    assert "/home/torch/.cache/pip" not in dockerfile  # a root-owned mount point there turns pip's cache off
-    assert "--compile" in dockerfile
+    assert "--mount=type=cache,id=uv-cu128,target=/var/cache/uv-build" in dockerfile
+    assert "target=/home/torch" not in dockerfile  # a root-owned mount point in ~/.cache turns pip's cache off
+    assert dockerfile.count("--require-hashes --no-deps --compile-bytecode") == 3
+    assert "pip install --no-input" not in dockerfile.split("FROM system\n")[1]  # only uv installs the venv
+    assert "COPY images/cu128-runtime/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile
     assert "/etc/ssl" not in dockerfile  # the CA only ever arrives as a secret
     assert "python3-dev" in dockerfile
     assert "g++" in dockerfile
     assert "\nUSER torch\nWORKDIR /home/torch\n" in dockerfile
     assert "# syntax=" not in dockerfile  # the frontend image cannot be pulled offline
     assert "torch==2.9.1\n" in files["requirements.txt"]
+    assert [name for name in files if name.startswith("layer-")] == [
+        "layer-1-nvidia.lock",
+        "layer-2-torch.lock",
+        "layer-3-python.lock",
+    ]
     assert "nvidia-cudnn-cu12==9.10.2.21" in files["requirements.txt"]
     assert '"torch": "2.9.1+cu128"' in files["manifest.json"]
 
 
-def test_non_pypi_targets_keep_pypi_as_extra_index(matrix: Matrix, root: Path) -> None:
+def test_non_pypi_targets_use_their_index_alone(matrix: Matrix, root: Path) -> None:
     files = render_variant(matrix, select_variant(matrix, "cu13"), root / "templates")
     dockerfile = next(f.content for f in files if f.path.name == "Dockerfile")
-    assert "--index-url https://download.pytorch.org/whl/cu130 --extra-index-url https://pypi.org/simple" in dockerfile
-    assert "nvidia-nccl-cu13==2.27.7" in next(f.content for f in files if f.path.name == "requirements.txt")
+    assert "from https://download.pytorch.org/whl/cu130 alone" in dockerfile
+    assert "pypi.org" not in dockerfile.split("FROM system\n")[1]
+    requirements = next(f.content for f in files if f.path.name == "requirements.txt")
+    assert "nvidia-nccl-cu13==2.27.7" in requirements
+    assert "torch==2.9.1+cu130\n" in requirements
+
+
+def test_tritons_cupti_copies_become_links_in_the_torch_layer(root: Path) -> None:
+    dockerfile = (root / "images/cu128-runtime/Dockerfile").read_text()
+    torch_layer = dockerfile.split("# Layer 2:")[1].split("# Layer 3:")[0]
+    assert 'cmp -s "$f" "$same"' in torch_layer  # only byte-identical files are replaced
+    assert "ln -sf" in torch_layer
+
+
+def test_layer_order_puts_the_bulk_first(root: Path) -> None:
+    dockerfile = (root / "images/cu128-runtime/Dockerfile").read_text()
+    order = [dockerfile.index(f"-r /tmp/layer-{n}") for n in ("1-nvidia", "2-torch", "3-python")]
+    assert order == sorted(order)
+    assert dockerfile.index("-r /tmp/layer-3-python") < dockerfile.index("COPY conformance")
 
 
 def test_variants_share_one_template(root: Path) -> None:

@@ -1,0 +1,27 @@
+"""The base image: the Debian packages in the image are the ones the build recorded."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from conformance import contract
+from conformance._base_record import dpkg_drift, load_base_record, parse_dpkg_query
+
+
+@pytest.mark.cpu
+def test_debian_packages_match_the_base_record() -> None:
+    record = load_base_record(Path(contract.BASE_RECORD_PATH))
+    if record is None:
+        pytest.skip(f"no base record at {contract.BASE_RECORD_PATH} (not a pytorch-cuda image)")
+    if shutil.which("dpkg-query") is None:
+        pytest.skip("dpkg-query is not installed")
+    live = subprocess.run(
+        ["dpkg-query", "-W", "-f=${Package}\t${Version}\n"], capture_output=True, text=True, check=True
+    ).stdout
+    assert record.id.startswith("sha256:"), f"the base record names no image ID: {record.id!r}"
+    drift = dpkg_drift(record.dpkg, parse_dpkg_query(live))
+    assert not drift, "Debian packages changed since the build recorded them: " + "; ".join(drift[:10])
