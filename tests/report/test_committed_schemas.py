@@ -24,7 +24,7 @@ def _schema2(paths: list[Path]) -> list[Path]:
 
 
 RESULTS = _schema2(
-    sorted((ROOT / "conformance" / "examples").glob("*.json")) + [ROOT / "docs/reports/h200/results.json"]
+    [*sorted((ROOT / "conformance" / "examples").glob("*.json")), ROOT / "docs/reports/h200/results.json"]
 )
 CHECKS = sorted((ROOT / "tests" / "precision_check" / "recorded").glob("*.json"))
 
