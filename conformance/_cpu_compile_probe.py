@@ -19,7 +19,7 @@ def main() -> int:
     from conformance._compile_check import PointwiseNet, compile_and_compare, has_cpp_kernel
     from conformance._numerics import seeded_randn
 
-    result: dict[str, object] = {"openmp": bool(torch.backends.openmp.is_available())}  # type: ignore[no-untyped-call]
+    result: dict[str, object] = {"openmp": bool(torch.backends.openmp.is_available())}
     try:
         from torch._inductor.cpu_vec_isa import pick_vec_isa
 

@@ -208,7 +208,7 @@ def run_rank(rank: int, job: DistJob) -> None:
             rank=rank,
             world_size=job.world_size,
             timeout=timedelta(seconds=job.timeout_s),
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         try:
             results = {task: TASKS[task](rank, job, device) for task in job.tasks}

@@ -82,7 +82,7 @@ def _measure(device: torch.device, name: str, n: int) -> GemmRun:
 
 
 def run_gemm_bench(device: torch.device, n: int = GEMM_N) -> GemmBench:
-    bench = GemmBench(device_identity(device), tuple(torch.cuda.get_device_capability(device)))  # type: ignore[arg-type]
+    bench = GemmBench(device_identity(device), tuple(torch.cuda.get_device_capability(device)))
     for name in CASES:
         bench.runs[name] = _measure(device, name, n)
     torch.cuda.empty_cache()

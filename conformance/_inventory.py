@@ -18,7 +18,7 @@ from conformance._versions import cudnn_version_string, nccl_version_string
 def torch_cudnn_version() -> int | None:
     """``torch.backends.cudnn.version()``, None when torch has no usable cuDNN."""
     try:
-        version = torch.backends.cudnn.version()  # type: ignore[no-untyped-call]
+        version = torch.backends.cudnn.version()
     except Exception:
         return None
     return int(version) if version is not None else None
@@ -27,7 +27,7 @@ def torch_cudnn_version() -> int | None:
 def torch_nccl_version() -> str | None:
     """Dotted ``torch.cuda.nccl.version()``, None when torch has no NCCL."""
     try:
-        reported = torch.cuda.nccl.version()  # type: ignore[no-untyped-call]
+        reported = torch.cuda.nccl.version()
     except Exception:
         return None
     return nccl_version_string(reported)
@@ -42,7 +42,7 @@ def distribution_version(name: str) -> str | None:
 
 def cublas_version() -> int | None:
     """cuBLAS version as major*10000 + minor*100 + patch (cublasGetProperty), from the copy this process mapped."""
-    if torch.version.cuda is None or not torch.cuda.is_initialized():  # type: ignore[no-untyped-call]
+    if torch.version.cuda is None or not torch.cuda.is_initialized():
         return None
     try:
         with open("/proc/self/maps", encoding="utf-8") as handle:

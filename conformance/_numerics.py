@@ -70,5 +70,5 @@ def backward(output: torch.Tensor, grad_output: torch.Tensor | None = None) -> N
 
 
 def cuda_event() -> torch.cuda.Event:
-    event: torch.cuda.Event = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    event: torch.cuda.Event = torch.cuda.Event(enable_timing=True)
     return event

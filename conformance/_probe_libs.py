@@ -27,7 +27,7 @@ def main(store_file: str) -> int:
     torch.autograd.backward(torch.nn.functional.conv2d(x, w, padding=1).float().sum())
     torch.cuda.synchronize()
     steps.append("conv")
-    store = dist.FileStore(store_file, 1)  # type: ignore[attr-defined]
+    store = dist.FileStore(store_file, 1)
     dist.init_process_group("nccl", store=store, rank=0, world_size=1)
     t = torch.ones(1024, device=device)
     dist.all_reduce(t)

@@ -71,9 +71,7 @@ def start_distributed(
         timeout_s=timeout_s,
     )
     started = time.monotonic()
-    context = start_processes(  # type: ignore[no-untyped-call]
-        run_rank, args=(job,), nprocs=world_size, join=False, start_method="spawn"
-    )
+    context = start_processes(run_rank, args=(job,), nprocs=world_size, join=False, start_method="spawn")
     assert context is not None
     return PendingRun(job, context, started, out_dir)
 

@@ -97,7 +97,7 @@ def test_cudnn_conv_forward_backward_error(
     dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric
 ) -> None:
     _skip_unless_bf16(dtype_name)
-    assert torch.backends.cudnn.is_available(), "cuDNN is not available to torch"  # type: ignore[no-untyped-call]
+    assert torch.backends.cudnn.is_available(), "cuDNN is not available to torch"
     assert torch.backends.cudnn.enabled, "torch.backends.cudnn.enabled is False"
     dtype = LOW_PRECISION[dtype_name]
     x = seeded_randn((16, 64, 32, 32), seed=3, device=cuda_device, dtype=dtype).requires_grad_()

@@ -42,11 +42,11 @@ Batch = tuple[tuple[Any, ...], Any]
 
 
 def _backward(loss: torch.Tensor) -> None:
-    loss.backward()  # type: ignore[no-untyped-call]
+    loss.backward()
 
 
 def _event() -> torch.cuda.Event:
-    return torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+    return torch.cuda.Event(enable_timing=True)
 
 
 def _to(value: Any, device: str) -> Any:
