@@ -10,13 +10,14 @@ import jinja2
 
 from conformance import contract
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
 from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant, all_variants
 
 EXTRA_INDEX_FOR_NON_PYPI = "https://pypi.org/simple"
-EXECUTABLE_FILES = frozenset({"conformance"})
+EXECUTABLE_FILES = frozenset({"conformance", "entrypoint", "pytorch-cuda-info"})
 
 
 @dataclass(frozen=True)
@@ -57,7 +58,8 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "base": variant.base,
         "user": matrix.user,
         "venv": VENV_PATH,
-        "paths": contract.as_template_context(),
+        "paths": {**contract.as_template_context(), **contract.entry_template_context()},
+        "parent_ref": parent_ref(matrix, variant),
         "index_url": index_url,
         "extra_index_urls": extra,
         "static_labels": static_labels(matrix, variant),
@@ -91,9 +93,17 @@ def render_variant(matrix: Matrix, variant: Variant, templates_dir: Path) -> lis
     env = _environment(templates_dir)
     context = _context(matrix, variant)
     folder = Path("images") / variant.key
+    if variant.flavour.parent is not None:  # a child: FROM the parent image, which has the rest
+        return [
+            RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
+            RenderedFile(folder / "manifest.json", child_manifest_json(matrix, variant)),
+            RenderedFile(folder / "requirements-flavour.txt", flavour_requirements_txt(variant)),
+        ]
     return [
         RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
         RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
+        RenderedFile(folder / "entrypoint", _render_template(env, "entrypoint.sh.j2", context)),
+        RenderedFile(folder / "pytorch-cuda-info", _render_template(env, "pytorch-cuda-info.sh.j2", context)),
         RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
         RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
     ]
