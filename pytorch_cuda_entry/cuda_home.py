@@ -38,11 +38,14 @@ def _link(source: Path, target: Path) -> None:
     # the same file from two components: the first one stays
 
 
-def make_cuda_home(nvidia: Path, home: Path) -> dict[str, int]:
-    """Fill ``home`` with links into ``nvidia`` (site-packages/nvidia). Returns counts per folder."""
+def make_cuda_home(nvidia: Path | list[Path], home: Path) -> dict[str, int]:
+    """Fill ``home`` with links into ``nvidia`` (site-packages/nvidia; several: the first wins on a clash).
+    Returns the number of entries per folder."""
+    roots = nvidia if isinstance(nvidia, list) else [nvidia]
     for name in ("bin", "include", "lib64", "nvvm"):
         (home / name).mkdir(parents=True, exist_ok=True)
-    for component in sorted(p for p in nvidia.iterdir() if p.is_dir() and p.name not in SKIP):
+    components = [p for root in roots for p in sorted(root.iterdir()) if p.is_dir() and p.name not in SKIP]
+    for component in components:
         for name, into in (("bin", "bin"), ("include", "include"), ("lib", "lib64"), ("nvvm", "nvvm")):
             source = component / name
             if source.is_dir():
@@ -60,14 +63,22 @@ def make_cuda_home(nvidia: Path, home: Path) -> dict[str, int]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("home", type=Path, help="the CUDA_HOME to create")
-    parser.add_argument("--nvidia", type=Path, default=Path(sysconfig.get_paths()["purelib"]) / "nvidia")
+    parser.add_argument(
+        "--nvidia",
+        type=Path,
+        action="append",
+        help="a site-packages/nvidia folder (repeatable; default: this Python's)",
+    )
     args = parser.parse_args(argv)
-    if not args.nvidia.is_dir():
-        print(f"cuda_home: {args.nvidia} does not exist (no nvidia-* wheels in this Python)", file=sys.stderr)
+    roots: list[Path] = args.nvidia or [Path(sysconfig.get_paths()["purelib"]) / "nvidia"]
+    missing = [str(root) for root in roots if not root.is_dir()]
+    if missing:
+        print(f"cuda_home: {', '.join(missing)} does not exist (no nvidia-* wheels there)", file=sys.stderr)
         return 2
-    counts = make_cuda_home(args.nvidia, args.home)
+    counts = make_cuda_home(roots, args.home)
     if not (args.home / "bin" / "nvcc").exists():
-        print(f"cuda_home: no nvcc under {args.nvidia}/*/bin; install the nvidia-cuda-nvcc wheel", file=sys.stderr)
+        where = ", ".join(f"{root}/*/bin" for root in roots)
+        print(f"cuda_home: no nvcc under {where}; install the nvidia-cuda-nvcc wheel", file=sys.stderr)
         return 1
     print(f"cuda_home: {args.home} ({', '.join(f'{k}: {v} entries' for k, v in counts.items())})")
     return 0
