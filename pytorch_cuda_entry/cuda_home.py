@@ -52,6 +52,11 @@ def make_cuda_home(nvidia: Path | list[Path], home: Path) -> dict[str, int]:
                 for child in sorted(source.iterdir()):
                     if child.name not in SKIP:
                         _link(child, home / into / child.name)
+    # nvcc.profile runs $(TOP)/nvvm/bin/cicc, but the CUDA 13 nvidia-nvvm wheel puts cicc in bin/.
+    cicc = home / "nvvm" / "bin" / "cicc"
+    if (home / "bin" / "cicc").exists() and not cicc.exists():
+        cicc.parent.mkdir(parents=True, exist_ok=True)
+        cicc.symlink_to((home / "bin" / "cicc").resolve())
     lib64 = home / "lib64"
     for library in sorted(lib64.iterdir()):
         match = VERSIONED_SO.match(library.name)

@@ -25,6 +25,7 @@ def test_cuda13_layout(tmp_path: Path) -> None:
     assert (home / "include/crt/host_config.h").exists()
     assert (home / "lib64/libcudart.so").resolve() == (nvidia / "cu13/lib/libcudart.so.13").resolve()
     assert (home / "nvvm/libdevice/libdevice.10.bc").exists()
+    assert (home / "nvvm/bin/cicc").read_text() == "bin/cicc"  # where nvcc.profile looks for it
     assert not (home / "include/__init__.py").exists()
     assert all(p.is_symlink() for p in (home / "bin").iterdir())  # links, not copies
 
