@@ -6,13 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, MatrixError, UserError
 from pytorch_cuda.flavours import flavour_packages, lineage, parent_ref
 from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.lineage import PARENT_BUILD_ARG, execute_lineage
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.pipeline import PipelineHooks
-from pytorch_cuda.plan import make_plan
+from pytorch_cuda.plan import BuildPlan, make_plan
 from pytorch_cuda.render import render_all, render_variant
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import all_variants, select_variant
@@ -137,7 +138,7 @@ def test_every_variant_is_rendered(matrix: Matrix, root: Path) -> None:
     assert folders == {v.key for v in all_variants(matrix)}
 
 
-def _plans(matrix: Matrix, root: Path, flavour: str) -> list:  # type: ignore[type-arg]
+def _plans(matrix: Matrix, root: Path, flavour: str) -> list[BuildPlan]:
     return [
         make_plan(
             matrix,
@@ -157,15 +158,14 @@ def _hooks(tmp_path: Path) -> PipelineHooks:
 
 
 def test_child_is_built_from_the_checked_parent(matrix: Matrix, root: Path, tmp_path: Path) -> None:
-    engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
     builds: list[dict[str, str]] = []
-    original = engine.build
 
-    def recording_build(request, on_progress):  # type: ignore[no-untyped-def]
-        builds.append(dict(request.build_args))
-        return original(request, on_progress)
+    class RecordingEngine(FakeEngine):
+        def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+            builds.append(dict(request.build_args))
+            return super().build(request, on_progress)
 
-    engine.build = recording_build  # type: ignore[method-assign]
+    engine = RecordingEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
     outcomes = execute_lineage(_plans(matrix, root, "jupyter"), engine, _hooks(tmp_path))
     assert [o.plan.variant.key for o in outcomes] == ["cu128-runtime", "cu128-jupyter"]
     assert builds == [{}, {PARENT_BUILD_ARG: RUNTIME_FULL}]
