@@ -17,7 +17,7 @@ FORWARD_COMPAT_NOTE = (
 
 
 @dataclass(frozen=True)
-class Warning:
+class Advice:
     problem: str
     fix: str
 
@@ -33,7 +33,7 @@ def _driver_requirement(env: Environment) -> DriverRequirement | None:
     return requirement_for_cuda(cuda) if cuda else None
 
 
-def driver_warning(env: Environment) -> Warning | None:
+def driver_warning(env: Environment) -> Advice | None:
     cuda = env.image.cuda or env.cuda
     requirement = _driver_requirement(env)
     if env.driver is None or cuda is None or requirement is None:
@@ -41,21 +41,21 @@ def driver_warning(env: Environment) -> Warning | None:
     verdict = judge_driver(env.driver, cuda, requirement)
     if verdict.status != "too_old":
         return None
-    return Warning(
+    return Advice(
         problem=f"the NVIDIA driver {env.driver} is too old for this image's CUDA {cuda}: it needs at least "
         f"{requirement.min_driver} (or {requirement.compat_driver} under minor-version compatibility)",
         fix=f"upgrade the host's driver to {requirement.min_driver} or newer; {FORWARD_COMPAT_NOTE}",
     )
 
 
-def warnings(env: Environment) -> list[Warning]:
-    found: list[Warning] = []
+def warnings(env: Environment) -> list[Advice]:
+    found: list[Advice] = []
     if not env.gpus:
         why = f" ({env.gpu_problem})" if env.gpu_problem else ""
-        found.append(Warning(f"no GPU is visible in this container{why}", NO_GPU_FIX))
+        found.append(Advice(f"no GPU is visible in this container{why}", NO_GPU_FIX))
     if env.shm_bytes is not None and env.shm_bytes < MIN_SHM_BYTES:
         found.append(
-            Warning(
+            Advice(
                 f"/dev/shm is {env.shm_bytes / 2**20:.0f} MiB, under 1 GiB: DataLoader workers and NCCL run out of "
                 "shared memory",
                 SHM_FIX,

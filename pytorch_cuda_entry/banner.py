@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pytorch_cuda_entry.advice import Warning, warnings
+from pytorch_cuda_entry.advice import Advice, warnings
 from pytorch_cuda_entry.facts import Environment
 
 RULE = "=" * 72
@@ -24,7 +24,7 @@ def gpu_lines(env: Environment) -> list[str]:
     return lines
 
 
-def compose(env: Environment, found: list[Warning] | None = None) -> str:
+def compose(env: Environment, found: list[Advice] | None = None) -> str:
     found = warnings(env) if found is None else found
     flavour = f" ({env.image.target}-{env.image.flavour})" if env.image.flavour else ""
     lines = [
