@@ -7,6 +7,7 @@ import signal
 import sys
 import uuid
 from collections.abc import Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 from rich.console import Console
@@ -28,15 +29,18 @@ from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.flavours import lineage
 from pytorch_cuda.gitinfo import build_facts
+from pytorch_cuda.labels import BuildFacts
+from pytorch_cuda.lineage import execute_lineage
 from pytorch_cuda.locking import lock_path, refresh_locks, require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.pipeline import PipelineHooks, execute
+from pytorch_cuda.pipeline import PipelineHooks
 from pytorch_cuda.plan import BuildPlan, make_plan
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
-from pytorch_cuda.variants import all_variants, select_variant
+from pytorch_cuda.variants import Variant, all_variants, select_variant
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -44,6 +48,8 @@ EPILOG = """\
 examples:
   python build.py --target cu12              build, check and tag pytorch-cuda:v2.9
   python build.py --target cu12 --dry-run    show the plan; run nothing
+  python build.py --target cu12 --flavour devel
+                                             build the runtime, then devel FROM it
   python build.py --list                     targets, aliases, pins and tags
   python build.py --render                   render templates/ into images/
   python build.py --check-render             fail (exit 1) when images/ or a lock is stale
@@ -231,8 +237,27 @@ def _lock(matrix: Matrix, args: argparse.Namespace, out: Console) -> int:
     return 0
 
 
-def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
-    variant = select_variant(matrix, args.target, args.flavour)
+def _plans(matrix: Matrix, args: argparse.Namespace) -> list[BuildPlan]:
+    """The requested variant's plan, preceded by its parents' (a child is built FROM its parent)."""
+    requested = select_variant(matrix, args.target, args.flavour)
+    ca = find_ca_bundle(args.ca_bundle)
+    facts = build_facts(ROOT)
+    build_id = uuid.uuid4().hex[:8]
+    return [
+        _plan(matrix, args, variant, ca=(ca.path, ca.source) if ca else None, facts=facts, build_id=build_id)
+        for variant in lineage(matrix, requested)
+    ]
+
+
+def _plan(
+    matrix: Matrix,
+    args: argparse.Namespace,
+    variant: Variant,
+    *,
+    ca: tuple[Path, str] | None,
+    facts: BuildFacts,
+    build_id: str,
+) -> BuildPlan:
     rendered = render_variant(matrix, variant, ROOT / "templates", ROOT)
     stale = find_stale(rendered, ROOT, leftovers=False) + stale_locks(matrix, [variant], ROOT)
     if stale:
@@ -241,15 +266,14 @@ def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
             f"({', '.join(f'{s.path} {s.reason}' for s in stale)})",
             fix="run `python build.py --render` (and commit images/) before building",
         )
-    ca = find_ca_bundle(args.ca_bundle)
     return make_plan(
         matrix,
         variant,
         root=ROOT,
-        facts=build_facts(ROOT),
-        build_id=uuid.uuid4().hex[:8],
-        ca_bundle=ca.path if ca else None,
-        ca_source=ca.source if ca else None,
+        facts=facts,
+        build_id=build_id,
+        ca_bundle=ca[0] if ca else None,
+        ca_source=ca[1] if ca else None,
         run_checks=not args.skip_checks,
         no_cache=args.no_cache,
         recheck=args.recheck,
@@ -257,14 +281,17 @@ def _plan(matrix: Matrix, args: argparse.Namespace) -> BuildPlan:
 
 
 def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console) -> int:
-    plan = _plan(matrix, args)
+    plans = _plans(matrix, args)
+    plan = plans[-1]
     if args.dry_run:
+        shown = {**plan.as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
         if args.json:
-            print(dumps(plan.as_dict()))
+            print(dumps(shown))
         else:
-            out.print_json(dumps(plan.as_dict()))
+            out.print_json(dumps(shown))
         return 0
-    require_lock(plan.variant, ROOT, lambda index: probe_index(index, plan.ca_bundle))
+    for each in plans:
+        require_lock(each.variant, ROOT, lambda index: probe_index(index, plan.ca_bundle))
     engine = DockerEngine(connect(), find_build_client())
     hooks = PipelineHooks(
         log=lambda message: err.print(Text("> ", style="bold") + Text(message), highlight=False),
@@ -272,12 +299,15 @@ def _build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console)
         index_probe=lambda: probe_index(plan.index_url, plan.ca_bundle),
         log_dir=args.log_dir,
     )
-    with variant_lock(args.log_dir, plan.variant.key):
-        outcome = execute(plan, engine, hooks)
+    with ExitStack() as held:  # one build per variant at a time, the parents' included
+        for each in plans:
+            held.enter_context(variant_lock(args.log_dir, each.variant.key))
+        outcomes = execute_lineage(plans, engine, hooks)
     if args.json:
-        print(dumps(outcome_dict(outcome)))
+        print(dumps({**outcome_dict(outcomes[-1]), "built_first": [outcome_dict(o) for o in outcomes[:-1]]}))
     else:
-        print_outcome(out, outcome)
+        for outcome in outcomes:
+            print_outcome(out, outcome)
     return 0
 
 

@@ -76,9 +76,12 @@ def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[Sta
 
 
 def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
-    """Refuse to build a variant that has no lock; say whether its index can be reached from here."""
+    """Refuse to build a variant that has no lock; say whether its index can be reached from here.
+
+    A child flavour (jupyter, devel) installs its few extras on top of its parent's locked venv,
+    constrained by the parent's pins; it has no lock of its own."""
     path = lock_path(root, variant)
-    if path.exists():
+    if path.exists() or variant.flavour.parent is not None:
         return
     index = index_of(variant)
     relative = path.relative_to(root)
@@ -165,7 +168,7 @@ def refresh_locks(
     """Lock the installer and each variant; a variant whose index cannot be reached is reported, not fatal."""
     changes = [refresh_installer_lock(root, ca_bundle=ca_bundle, python=variants[0].base.python)]
     failures: list[UserError] = []
-    for variant in variants:
+    for variant in (v for v in variants if v.flavour.parent is None):
         try:
             changes.append(refresh_lock(matrix, variant, root, ca_bundle=ca_bundle, probe=probe))
         except UserError as exc:

@@ -109,6 +109,10 @@ class Target(_Frozen):
     wheel_family: Literal["cu12", "cu13"]
     min_driver: DriverVersion
     compat_driver: DriverVersion
+    # The CUDA toolkit wheels a devel flavour adds (short name -> version), e.g.
+    # {cuda-nvcc: 13.0.48}: the same CUDA release as torch's nvidia-cuda-runtime pin.
+    # Empty: this target has no devel flavour (see matrix.yaml).
+    toolkit_wheels: dict[Name, PepVersion] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _consistent(self) -> Target:
@@ -127,9 +131,15 @@ class Target(_Frozen):
 
 
 class Flavour(_Frozen):
+    """One image flavour; with cuda_toolkit it exists only for targets that have toolkit_wheels."""
+
     template: str = Field(pattern=r"^[a-z0-9_-]+\.Dockerfile\.j2$")
     description: str
-    apt_packages: tuple[DebPackage, ...]
+    # A child flavour is built FROM its parent's image and adds to it.
+    parent: Name | None = None
+    apt_packages: tuple[DebPackage, ...] = ()
+    python_packages: dict[Name, PepVersion] = Field(default_factory=dict)
+    cuda_toolkit: bool = Field(default=False, description="add the target's toolkit_wheels")
 
 
 class User(_Frozen):
@@ -160,6 +170,10 @@ class Matrix(_Frozen):
                 f"project.default_flavour {self.project.default_flavour!r} is not one of flavours: "
                 f"{sorted(self.flavours)}"
             )
+        _check_flavour_parents(self.flavours)
+        toolkit_flavours = [name for name, flavour in self.flavours.items() if flavour.cuda_toolkit]
+        if toolkit_flavours and not any(target.toolkit_wheels for target in self.targets.values()):
+            raise ValueError(f"flavours {toolkit_flavours} add the CUDA toolkit but no target has toolkit_wheels")
         seen: dict[str, str] = {}
         for name, target in self.targets.items():
             for label in (name, *target.aliases):
@@ -174,6 +188,23 @@ class Matrix(_Frozen):
         for name, target in self.targets.items():
             names.update(dict.fromkeys(target.aliases, name))
         return names
+
+
+def _check_flavour_parents(flavours: dict[str, Flavour]) -> None:
+    """Every parent is a known flavour and no flavour is its own ancestor."""
+    for name, flavour in flavours.items():
+        if flavour.parent is not None and flavour.parent not in flavours:
+            raise ValueError(
+                f"flavour {name!r} has parent {flavour.parent!r}, which is not one of flavours: {sorted(flavours)}"
+            )
+    for name, flavour in flavours.items():
+        chain = [name]
+        parent = flavour.parent
+        while parent is not None:
+            if parent in chain:
+                raise ValueError(f"flavour parents form a cycle: {' -> '.join([*chain, parent])}")
+            chain.append(parent)
+            parent = flavours[parent].parent
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:
@@ -233,3 +264,8 @@ def load_matrix(path: Path) -> Matrix:
         return Matrix.model_validate(data)
     except ValidationError as exc:
         raise _format_validation_error(path, exc) from exc
+
+
+def flavour_applies(target: Target, flavour: Flavour) -> bool:
+    """A toolkit flavour needs the target's toolkit wheels; every other flavour fits every target."""
+    return bool(target.toolkit_wheels) or not flavour.cuda_toolkit

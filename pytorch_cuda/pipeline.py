@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,7 +51,9 @@ def check_disk(engine: Engine, needed: int = MIN_FREE_DISK_BYTES) -> None:
         )
 
 
-def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutcome:
+def execute(
+    plan: BuildPlan, engine: Engine, hooks: PipelineHooks, build_args: Mapping[str, str] | None = None
+) -> BuildOutcome:
     started = time.monotonic()
     timings: dict[str, float] = {}
 
@@ -74,7 +76,7 @@ def execute(plan: BuildPlan, engine: Engine, hooks: PipelineHooks) -> BuildOutco
         context=plan.context,
         tag=plan.candidate,
         labels=plan.labels,
-        build_args={"BASE_IMAGE_ID": base.image_id},
+        build_args={"BASE_IMAGE_ID": base.image_id, **(build_args or {})},
         secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
         log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
         no_cache=plan.no_cache,

@@ -10,13 +10,14 @@ import jinja2
 
 from conformance import contract
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
 from pytorch_cuda.lockfile import INSTALLER_LOCK, LAYERS, LOCK_NAME, parse_lock, slice_layers
 from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant, all_variants
 
-EXECUTABLE_FILES = frozenset({"conformance", "precision-check"})
+EXECUTABLE_FILES = frozenset({"conformance", "precision-check", "entrypoint", "pytorch-cuda-info"})
 
 
 @dataclass(frozen=True)
@@ -55,11 +56,13 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "base": variant.base,
         "user": matrix.user,
         "venv": VENV_PATH,
-        "paths": contract.as_template_context()
-        | {
+        "paths": {
+            **contract.as_template_context(),
+            **contract.entry_template_context(),
             "precision_check_dir": contract.PRECISION_CHECK_DIR,
             "precision_check_examples_dir": contract.PRECISION_CHECK_EXAMPLES_DIR,
         },
+        "parent_ref": parent_ref(matrix, variant),
         "index_url": str(variant.target.index).rstrip("/"),
         "lock": {"name": LOCK_NAME, "installer": str(INSTALLER_LOCK), "layers": LAYERS},
         "static_labels": static_labels(matrix, variant),
@@ -96,10 +99,18 @@ def render_variant(
     env = _environment(templates_dir)
     context = _context(matrix, variant)
     folder = Path("images") / variant.key
+    if variant.flavour.parent is not None:  # a child: FROM the parent image, which has the rest
+        return [
+            RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
+            RenderedFile(folder / "manifest.json", child_manifest_json(matrix, variant)),
+            RenderedFile(folder / "requirements-flavour.txt", flavour_requirements_txt(variant)),
+        ]
     files = [
         RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
         RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
         RenderedFile(folder / "precision-check", _render_template(env, "precision-check.sh.j2", context)),
+        RenderedFile(folder / "entrypoint", _render_template(env, "entrypoint.sh.j2", context)),
+        RenderedFile(folder / "pytorch-cuda-info", _render_template(env, "pytorch-cuda-info.sh.j2", context)),
         RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
         RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
     ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Base, Flavour, Matrix, Target
+from pytorch_cuda.matrix import Base, Flavour, Matrix, Target, flavour_applies
 
 
 @dataclass(frozen=True)
@@ -42,6 +42,7 @@ def all_variants(matrix: Matrix) -> list[Variant]:
         _variant(matrix, target_name, flavour_name)
         for target_name in sorted(matrix.targets)
         for flavour_name in sorted(matrix.flavours)
+        if flavour_applies(matrix.targets[target_name], matrix.flavours[flavour_name])
     ]
 
 
@@ -68,7 +69,16 @@ def resolve_flavour(matrix: Matrix, requested: str | None) -> str:
 
 
 def select_variant(matrix: Matrix, target: str, flavour: str | None = None) -> Variant:
-    return _variant(matrix, resolve_target(matrix, target), resolve_flavour(matrix, flavour))
+    target_name, flavour_name = resolve_target(matrix, target), resolve_flavour(matrix, flavour)
+    if not flavour_applies(matrix.targets[target_name], matrix.flavours[flavour_name]):
+        having = sorted(name for name, t in matrix.targets.items() if t.toolkit_wheels)
+        raise UserError(
+            cause=f"--flavour {flavour_name!r} needs the CUDA compiler from the target's nvidia-* wheels, and target "
+            f"{target_name!r} has none (its wheel family's nvidia-cuda-nvcc wheel ships ptxas and libnvvm only, "
+            "no nvcc)",
+            fix=f"build it for a target with toolkit_wheels: {', '.join(having)}",
+        )
+    return _variant(matrix, target_name, flavour_name)
 
 
 def _variant(matrix: Matrix, target_name: str, flavour_name: str) -> Variant:

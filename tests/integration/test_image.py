@@ -55,7 +55,7 @@ def test_manifest_in_the_image_is_the_rendered_one(built: BuiltImage, runner: Im
 def test_runs_as_non_root_who_owns_the_venv(
     built: BuiltImage, client: docker.DockerClient, runner: ImageRunner
 ) -> None:
-    assert client.images.get(built.ref).attrs["Config"]["User"] == "torch"
+    assert client.images.get(built.ref).attrs["Config"]["User"] == "1000"
     finished = runner.run(
         built.ref, ["sh", "-c", "id -u; test -w /opt/pytorch/lib/python3.13/site-packages && echo writable"]
     )

@@ -56,7 +56,7 @@ def test_check_render_passes_on_the_committed_tree() -> None:
     ("args", "env", "needle"),
     [
         (("--target", "cu99"), {}, "is not a target of the matrix"),
-        (("--target", "cu12", "--flavour", "jupyter"), {}, "is not a flavour"),
+        (("--target", "cu12", "--flavour", "nosuch"), {}, "is not a flavour"),
         (("--target", "cu12"), {"DOCKER_HOST": "unix:///nonexistent.sock"}, "no Docker engine is running"),
         (("--target", "cu12", "--ca-bundle", "/nonexistent.pem"), {}, "does not exist"),
         (("--list", "--matrix", "/nonexistent/matrix.yaml"), {}, "does not exist"),

@@ -141,7 +141,7 @@ def test_exit_status_of_each_failure_class(
     monkeypatch.setattr(cli, "connect", lambda: None)
     monkeypatch.setattr(cli, "find_build_client", lambda: None)
     monkeypatch.setattr(cli, "DockerEngine", lambda *a: None)
-    monkeypatch.setattr(cli, "execute", failing)
+    monkeypatch.setattr(cli, "execute_lineage", failing)
     assert cli.main(["--target", "cu12", "--log-dir", str(tmp_path)]) == status
 
 

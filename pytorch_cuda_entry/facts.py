@@ -1,0 +1,56 @@
+"""The environment as plain data: what the probes found, and what the report and banner show."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+BF16_MIN_MAJOR = 8  # Ampere (sm_80) and newer have native bf16 tensor cores
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    capability: tuple[int, int]
+    memory_bytes: int
+
+    @property
+    def native_bf16(self) -> bool:
+        return self.capability[0] >= BF16_MIN_MAJOR
+
+    @property
+    def cc(self) -> str:
+        return f"{self.capability[0]}.{self.capability[1]}"
+
+
+@dataclass(frozen=True)
+class ImageFacts:
+    """From the build manifest: what the image was built as and for."""
+
+    target: str | None = None
+    flavour: str | None = None
+    cuda: str | None = None
+    min_driver: str | None = None
+    compat_driver: str | None = None
+
+
+@dataclass(frozen=True)
+class Environment:
+    torch: str | None
+    cuda: str | None
+    cudnn: str | None
+    nccl: str | None
+    python: str
+    gpus: tuple[Gpu, ...]
+    gpu_problem: str | None  # why no GPU list could be read (NVML error), None when it could
+    driver: str | None
+    shm_bytes: int | None
+    image: ImageFacts = field(default_factory=ImageFacts)
+    cuda_home: str | None = None
+    nvcc: str | None = None
+
+    def as_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["gpus"] = [{**asdict(gpu), "cc": gpu.cc, "native_bf16": gpu.native_bf16} for gpu in self.gpus]
+        return data

@@ -1,0 +1,70 @@
+"""Who the image runs as: uid 1000 by number, any --user with a usable HOME, and root."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import docker
+
+from tests.integration.conftest import BuiltImage
+from tests.integration.docker_cli import docker_run
+
+
+def test_default_user_is_numeric_1000(built: BuiltImage, client: docker.DockerClient) -> None:
+    assert client.images.get(built.ref).attrs["Config"]["User"] == "1000"  # runAsNonRoot can verify it
+    ran = docker_run(built.ref, "sh", "-c", 'id -u; echo "$HOME"; test -w "$HOME" && echo writable')
+    assert ran.output.split() == ["1000", "/home/torch", "writable"]
+
+
+def test_arbitrary_uid_with_a_mounted_workdir(built: BuiltImage, tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    work.chmod(0o777)
+    script = (
+        'echo "home=$HOME"; pip cache dir; '
+        'python -c "import torch, pathlib; d = pathlib.Path(torch.hub.get_dir()); d.mkdir(parents=True); '
+        "torch.save(torch.ones(2), d / 'x.pt'); print('torch cache', d)\"; "
+        "echo hello > /work/out.txt"
+    )
+    ran = docker_run(
+        built.ref, "sh", "-c", script, options=("--user", "4242:4242", "-v", f"{work}:/work", "-w", "/work")
+    )
+    assert ran.code == 0, ran.output
+    assert "home=/tmp/home-4242" in ran.output
+    assert "/tmp/home-4242/.cache/pip" in ran.output  # pip's cache works (it is disabled when HOME is not ours)
+    assert "torch cache /tmp/home-4242/.cache/torch/hub" in ran.output
+    assert (work / "out.txt").read_text() == "hello\n"
+    assert (work / "out.txt").stat().st_uid == 4242
+
+
+def test_user_root_works(built: BuiltImage) -> None:
+    ran = docker_run(
+        built.ref,
+        "sh",
+        "-c",
+        'id -u; echo "$HOME"; python -c "import torch; print(torch.__version__)"',
+        options=("--user", "root"),
+    )
+    assert ran.output.split() == ["0", "/root", "2.9.1+cu128"]
+
+
+def test_default_user_can_pip_install_into_the_venv(built: BuiltImage, tmp_path: Path) -> None:
+    """No network needed: a local, pure-Python project, installed into the venv the user owns."""
+    project = tmp_path / "tinyproject"
+    (project / "tinyproject").mkdir(parents=True)
+    (project / "tinyproject" / "__init__.py").write_text("VALUE = 41 + 1\n")
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "tinyproject"\nversion = "1.0"\n'
+    )
+    project.chmod(0o755)
+    ran = docker_run(
+        built.ref,
+        "sh",
+        "-c",
+        "cp -r /src /tmp/p && pip install --no-build-isolation --no-index --no-deps -q /tmp/p "
+        "&& python -c 'import tinyproject, sys; print(tinyproject.VALUE, tinyproject.__file__.startswith(sys.prefix))'",
+        options=("-v", f"{project}:/src:ro", "--network", "none"),
+    )
+    assert ran.code == 0, ran.output
+    assert ran.output.strip().splitlines()[-1] == "42 True"
