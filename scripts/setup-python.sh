@@ -10,4 +10,4 @@ if [ ! -x .venv/bin/python ]; then
 fi
 log "installing pytorch-cuda and its pinned dependencies (.[test]) into .venv"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-log "ready: $(.venv/bin/python -c 'import torch, docker, pydantic; print("torch", torch.__version__, "docker SDK", docker.__version__, "pydantic", pydantic.VERSION)')"
+log "ready: $(.venv/bin/python -c 'import docker, pydantic, matplotlib; print("docker SDK", docker.__version__, "pydantic", pydantic.VERSION, "matplotlib", matplotlib.__version__)') (no torch on the host: the suite's own tests run inside the image)"
