@@ -8,6 +8,7 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.build_lock import variant_lock
+from pytorch_cuda.cli import building
 from pytorch_cuda.errors import BuildBusyError, ChecksFailedError, EngineError, MatrixError, UserError
 from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.matrix import Matrix
@@ -138,10 +139,10 @@ def test_exit_status_of_each_failure_class(
     def failing(*args: object, **kwargs: object) -> None:
         raise error
 
-    monkeypatch.setattr(cli, "connect", lambda: None)
-    monkeypatch.setattr(cli, "find_build_client", lambda: None)
-    monkeypatch.setattr(cli, "DockerEngine", lambda *a: None)
-    monkeypatch.setattr(cli, "execute_lineage", failing)
+    monkeypatch.setattr(building, "connect", lambda: None)
+    monkeypatch.setattr(building, "find_build_client", lambda: None)
+    monkeypatch.setattr(building, "DockerEngine", lambda *a: None)
+    monkeypatch.setattr(building, "execute_lineage", failing)
     assert cli.main(["--target", "cu12", "--log-dir", str(tmp_path)]) == status
 
 

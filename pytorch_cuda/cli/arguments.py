@@ -1,0 +1,90 @@
+"""The command line's arguments, help text and exit statuses."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pytorch_cuda import __version__
+from pytorch_cuda.console.progress import PROGRESS_MODES
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+EPILOG = """\
+examples:
+  python build.py --target cu12              build, check and tag pytorch-cuda:v2.9
+  python build.py --target cu12 --dry-run    show the plan; run nothing
+  python build.py --target cu12 --flavour devel
+                                             build the runtime, then devel FROM it
+  python build.py --list                     targets, aliases, pins and tags
+  python build.py --render                   render templates/ into images/
+  python build.py --check-render             fail (exit 1) when images/ or a lock is stale
+  python build.py --lock --target cu12       re-resolve images/cu128-runtime/requirements.lock; print what changed
+  python build.py --report results.json --out report/
+                                             precision report (report.html, .md, .json)
+
+exit status: 0 success; 1 stale images/ or lock (--check-render), or failed in-image checks;
+2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
+the same variant already running); 130 interrupted (Ctrl-C: no tag moved).
+"""
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="build.py",
+        description="Build PyTorch 2.9 + CUDA images from matrix.yaml on a Docker engine with BuildKit, run the "
+        "conformance suite's CPU checks inside each candidate, and only then move its tags.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--target", metavar="NAME", help="target to build: a name or alias from --list (e.g. cu12)")
+    action.add_argument("--list", action="store_true", help="list targets, aliases, pins and tags")
+    action.add_argument("--render", action="store_true", help="render templates/ into images/")
+    action.add_argument(
+        "--check-render",
+        action="store_true",
+        help="exit 1 when images/ differs from the templates, or a lock from its requirements",
+    )
+    action.add_argument(
+        "--report",
+        nargs="+",
+        type=Path,
+        metavar="RESULTS.json",
+        help="write the precision support report of one or more conformance result files into --out",
+    )
+    p.add_argument("--out", type=Path, metavar="DIR", help="where --report writes report.html, report.md, report.json")
+    p.add_argument(
+        "--lock",
+        action="store_true",
+        help="resolve requirements.txt into the hash-locked requirements.lock (of --target, else of every "
+        "variant) with uv, and print what changed",
+    )
+    p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
+    p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
+    p.add_argument("--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)")
+    p.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PATH",
+        help="CA bundle for pip and uv (default: $PIP_CERT, "
+        "$SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a BuildKit secret, never stored in the image",
+    )
+    p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
+    p.add_argument(
+        "--recheck",
+        action="store_true",
+        help="rerun the in-image checks even when this image ID already passed them with this suite",
+    )
+    p.add_argument("--no-cache", action="store_true", help="build every step again, ignoring the build cache")
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="build progress on stderr: auto (steps and notable lines), plain (the whole build log), tty (auto, "
+        "coloured), quiet (none)",
+    )
+    p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
+    p.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml", metavar="PATH", help="matrix file")
+    p.add_argument("--log-dir", type=Path, default=ROOT / "build-output", metavar="DIR", help="where build logs go")
+    return p
