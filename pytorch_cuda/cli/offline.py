@@ -49,7 +49,11 @@ def render(matrix: Matrix, out: Console, as_json: bool) -> int:
 def check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
     variants = all_variants(matrix)
     stale = find_stale(render_all(matrix, ROOT / "templates", ROOT), ROOT) + stale_locks(matrix, variants, ROOT)
-    unlocked = [str(lock_path(ROOT, v).relative_to(ROOT)) for v in variants if not lock_path(ROOT, v).exists()]
+    unlocked = [  # a child flavour (jupyter, devel) builds on its parent's lock and has none of its own
+        str(lock_path(ROOT, v).relative_to(ROOT))
+        for v in variants
+        if v.flavour.parent is None and not lock_path(ROOT, v).exists()
+    ]
     if as_json:
         stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
         print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))
