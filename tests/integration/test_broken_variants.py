@@ -68,14 +68,11 @@ DERIVED = {
         {"test_ld_library_path_has_no_foreign_cuda_libraries"},
     ),
     # NVIDIA_TF32_OVERRIDE=1 acts only inside cuBLAS on a GPU: the H200 run shows it failing the fp32 bound and
-    # error band by name. On a CPU host, what is observable is the policy torch reports at startup.
+    # error band by name. On a CPU host, what is observable is the policy torch reports at startup. (A sitecustomize
+    # setting torch.backends.cuda.matmul.fp32_precision = "tf32" reads back "none" in torch 2.9.1 here: no
+    # effect to catch on a CPU host; the H200 run catches it on torch 2.11 by the error band and the fp32 bound.)
     "TF32 switched on by a sitecustomize (set_float32_matmul_precision)": (
         f"RUN printf 'import torch\\ntorch.set_float32_matmul_precision(\"high\")\\n' > {SITECUSTOMIZE}",
-        "fp32_matmul_policy",
-        {"test_fp32_matmul_policy_is_ieee_by_default"},
-    ),
-    "TF32 switched on by a sitecustomize (fp32_precision API)": (
-        f"RUN printf 'import torch\\ntorch.backends.cuda.matmul.fp32_precision = \"tf32\"\\n' > {SITECUSTOMIZE}",
         "fp32_matmul_policy",
         {"test_fp32_matmul_policy_is_ieee_by_default"},
     ),
