@@ -3,7 +3,8 @@
 #   actionlint (shellcheck on PATH checks every run: script) on .github/workflows/*.yml,
 #   the action pins (every uses: by commit SHA with a version comment),
 #   check-jsonschema: the workflows and .github/dependabot.yml against their vendored schemas,
-#   hadolint (.hadolint.yaml) on the rendered images/*/Dockerfile.
+#   hadolint (.hadolint.yaml) on the rendered images/*/Dockerfile,
+#   kubernetes-validate --strict on deploy/k8s/*.yaml (the Kubernetes schemas ship in its wheel).
 # Every linter runs; the exit status is 1 when any of them found something.
 # `scripts/lint-ci.sh ROOT` lints another tree (the tests break a copy of the workflows on purpose).
 set -uo pipefail
@@ -29,6 +30,7 @@ run "action pins" env PYTHONPATH="$here" "$bin/python" -m pytorch_cuda.action_pi
 run "check-jsonschema: workflows" check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
 run "check-jsonschema: dependabot" check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 run "hadolint: images/*/Dockerfile" hadolint --config .hadolint.yaml images/*/Dockerfile
+run "kubernetes-validate: deploy/k8s" kubernetes-validate --strict --quiet deploy/k8s/*.yaml
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf 'lint-ci: FAILED: %s\n' "$(IFS=,; echo "${failed[*]}")" >&2
