@@ -30,6 +30,7 @@ class BuildEntry:
     tag: str  # the immutable tag, e.g. 2.9.1-cuda12.8-cudnn9.10-py3.13-runtime
     repository: str
     aliases: tuple[str, ...]  # the moving tags a release points at the tested digest
+    labels: tuple[str, ...]  # runs-on: fleet.yaml's builder
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,7 @@ def missing_lock(matrix: Matrix, variant: Variant, root: Path) -> str | None:
     )
 
 
-def _build_entry(matrix: Matrix, variant: Variant) -> BuildEntry:
+def _build_entry(matrix: Matrix, variant: Variant, fleet: Fleet) -> BuildEntry:
     tags = tag_set(matrix, variant)
     return BuildEntry(
         variant=variant.key,
@@ -91,6 +92,7 @@ def _build_entry(matrix: Matrix, variant: Variant) -> BuildEntry:
         tag=tags.full,
         repository=tags.repository,
         aliases=tags.aliases,
+        labels=fleet.builder.labels,
     )
 
 
@@ -116,7 +118,7 @@ def github_matrix(matrix: Matrix, fleet: Fleet, root: Path) -> GithubMatrix:
     for variant in all_variants(matrix):
         reason = missing_lock(matrix, variant, root)
         if reason is None:
-            builds.append(_build_entry(matrix, variant))
+            builds.append(_build_entry(matrix, variant, fleet))
         else:
             excluded.append(Excluded(variant.key, reason))
     if not builds:

@@ -60,8 +60,15 @@ class Runner(_Frozen):
         return ("--require-gpu",) if self.gpus == 1 else ("--require-gpu", "--require-gpus", str(self.gpus))
 
 
+class Builder(_Frozen):
+    """Where the build jobs run: a GitHub-hosted image name, or the labels of a self-hosted builder."""
+
+    labels: tuple[Label, ...] = Field(min_length=1)
+
+
 class Fleet(_Frozen):
     schema_: Literal[1] = Field(alias="schema")
+    builder: Builder
     runners: dict[Annotated[str, AfterValidator(_name)], Runner] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -77,9 +84,12 @@ class Fleet(_Frozen):
         return self
 
     def custom_labels(self) -> set[str]:
-        """The labels GitHub does not define itself (what .github/actionlint.yaml must declare)."""
+        """The self-hosted runners' labels GitHub does not define itself (what .github/actionlint.yaml declares)."""
         builtin = {SELF_HOSTED, "linux", "x64", "arm64", "arm", "windows", "macos"}
-        return {label for runner in self.runners.values() for label in runner.labels} - builtin
+        sets = [runner.labels for runner in self.runners.values()]
+        if SELF_HOSTED in self.builder.labels:
+            sets.append(self.builder.labels)
+        return {label for labels in sets for label in labels} - builtin
 
 
 def load_fleet(path: Path) -> Fleet:

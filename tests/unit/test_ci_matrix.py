@@ -55,6 +55,7 @@ def test_build_entries_carry_the_tags_the_build_makes(matrix: Matrix, fleet: Fle
         tags = tag_set(matrix, variants[entry.variant])
         assert (entry.target, entry.flavour) == (variants[entry.variant].target_name, entry.variant.split("-")[1])
         assert (entry.repository, entry.tag, entry.aliases) == (tags.repository, tags.full, tags.aliases)
+        assert entry.labels == fleet.builder.labels
     runtime = next(b for b in github_matrix(matrix, fleet, ROOT).build if b.variant == "cu128-runtime")
     assert runtime.tag == "2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
     assert "v2.9" in runtime.aliases
@@ -94,7 +95,11 @@ def test_the_cli_prints_the_matrix_as_json(matrix: Matrix, fleet: Fleet) -> None
 
 def test_the_cli_names_a_bad_fleet(tmp_path: Path) -> None:
     bad = tmp_path / "fleet.yaml"
-    bad.write_text("schema: 1\nrunners:\n  a: {gpu: H200, gpus: 1, labels: [linux, gpu-h200]}\n", encoding="utf-8")
+    bad.write_text(
+        "schema: 1\nbuilder: {labels: [ubuntu-24.04]}\n"
+        "runners:\n  a: {gpu: H200, gpus: 1, labels: [linux, gpu-h200]}\n",
+        encoding="utf-8",
+    )
     result = subprocess.run(
         [sys.executable, str(ROOT / "build.py"), "--github-matrix", "--fleet", str(bad)],
         capture_output=True,

@@ -22,8 +22,13 @@ def runner(gpus: int, *labels: str) -> dict[str, object]:
     return {"gpu": "NVIDIA H200", "gpus": gpus, "labels": ["self-hosted", *labels]}
 
 
+def fleet_of(runners: object, builder: object = None) -> dict[str, object]:
+    return {"schema": 1, "builder": builder or {"labels": ["ubuntu-24.04"]}, "runners": runners}
+
+
 def test_the_committed_fleet_loads() -> None:
     fleet = load_fleet(ROOT / "fleet.yaml")
+    assert fleet.builder.labels == ("ubuntu-24.04",)
     assert set(fleet.runners) == {"h200", "h200x2"}
     assert fleet.runners["h200"].require_args == ("--require-gpu",)
     assert fleet.runners["h200x2"].require_args == ("--require-gpu", "--require-gpus", "2")
@@ -50,7 +55,7 @@ def test_actionlint_knows_exactly_the_fleets_custom_labels() -> None:
 )
 def test_a_bad_fleet_is_one_paragraph_naming_the_key(tmp_path: Path, runners: object, needle: str) -> None:
     with pytest.raises(FleetError) as caught:
-        load_fleet(write(tmp_path, {"schema": 1, "runners": runners}))
+        load_fleet(write(tmp_path, fleet_of(runners)))
     assert needle in caught.value.cause
     assert "fleet.yaml does not validate" in caught.value.cause
     assert "build.py --github-matrix" in caught.value.fix
@@ -70,5 +75,16 @@ def test_bad_yaml_is_a_fleet_error(tmp_path: Path) -> None:
 
 
 def test_custom_labels_leave_out_githubs_own() -> None:
-    fleet = Fleet.model_validate({"schema": 1, "runners": {"a": runner(1, "linux", "x64", "gpu-t4")}})
+    fleet = Fleet.model_validate(fleet_of({"a": runner(1, "linux", "x64", "gpu-t4")}))
     assert fleet.custom_labels() == {"gpu-t4"}
+
+
+def test_a_self_hosted_builders_labels_are_custom_labels_too() -> None:
+    builder = {"labels": ["self-hosted", "linux", "builder-cache"]}
+    fleet = Fleet.model_validate(fleet_of({"a": runner(1, "gpu-t4")}, builder))
+    assert fleet.custom_labels() == {"gpu-t4", "builder-cache"}
+
+
+def test_a_fleet_without_a_builder_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(FleetError, match="at key 'builder': Field required"):
+        load_fleet(write(tmp_path, {"schema": 1, "runners": {"a": runner(1, "gpu-t4")}}))

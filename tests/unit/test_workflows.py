@@ -66,6 +66,10 @@ def test_pr_runs_the_readme_test_command() -> None:
 
 def test_build_once_push_by_digest_then_test_that_digest() -> None:
     jobs = load("gpu-conformance.yml")["jobs"]
+    assert jobs["build"]["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's builder
+    for step in jobs["build"]["steps"]:
+        if "sudo" in step.get("run", ""):  # never on a self-hosted builder
+            assert step["if"] == "runner.environment == 'github-hosted'"
     build = "\n".join(s.get("run", "") for s in jobs["build"]["steps"])
     assert "--push --registry" in build
     assert "| tee build.json" in build
