@@ -23,7 +23,9 @@ run() {
   "$@" || failed+=("$name")
 }
 
-workflows=(.github/workflows/*.yml)
+shopt -s nullglob
+workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
+[ ${#workflows[@]} -gt 0 ] || { echo "lint-ci: no workflow under $root/.github/workflows" >&2; exit 2; }
 run "actionlint + shellcheck (${#workflows[@]} workflows)" \
   actionlint -config-file .github/actionlint.yaml "${workflows[@]}"
 run "action pins" env PYTHONPATH="$here" "$bin/python" -m pytorch_cuda.action_pins "${workflows[@]}"
