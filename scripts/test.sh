@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The project's tests, in the order CI runs them:
-#   lint (ruff) -> types (mypy) -> images/ up to date -> unit tests (fake engine)
+#   lint (ruff; scripts/lint-ci.sh: workflows, action pins, dependabot, Dockerfiles) -> types (mypy)
+#   -> images/ up to date -> unit tests (fake engine)
 #   -> integration (real engine: builds the cu12 image through build.py, then checks
 #   it and its broken variants) -> the conformance suite's own tests, inside that image
 #   (it has torch; the host venv need not download it a second time).
@@ -17,6 +18,9 @@ started=$(date +%s)
 stage "ruff (lint and format)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
+
+stage "CI configuration (actionlint + shellcheck, action pins, check-jsonschema, hadolint)"
+scripts/lint-ci.sh
 
 stage "mypy (strict)"
 .venv/bin/mypy

@@ -22,6 +22,9 @@ examples:
   python build.py --lock --target cu12       re-resolve images/cu128-runtime/requirements.lock; print what changed
   python build.py --report results.json --out report/
                                              precision report (report.html, .md, .json)
+  python build.py --github-matrix            the CI jobs (JSON): a build per variant, a GPU job per variant x runner
+  python build.py --content-hash IMAGE       sha256 of IMAGE's layers and run config and conformance/'s files
+  python build.py --check-tag v2.9.1         exit 2 unless the release tag names matrix.yaml's torch
 
 exit status: 0 success; 1 stale images/ or lock (--check-render), or failed in-image checks;
 2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
@@ -53,6 +56,12 @@ def parser() -> argparse.ArgumentParser:
         metavar="RESULTS.json",
         help="write the precision support report of one or more conformance result files into --out",
     )
+    action.add_argument(
+        "--github-matrix", action="store_true", help="print the CI job matrix (JSON) of matrix.yaml and --fleet"
+    )
+    action.add_argument("--content-hash", metavar="IMAGE", help="print the content hash a GPU result is keyed on")
+    action.add_argument("--check-tag", metavar="TAG", help="exit 2 unless release tag TAG names matrix.yaml's torch")
+    p.add_argument("--fleet", type=Path, default=ROOT / "fleet.yaml", metavar="PATH", help="GPU runner file")
     p.add_argument("--out", type=Path, metavar="DIR", help="where --report writes report.html, report.md, report.json")
     p.add_argument(
         "--lock",

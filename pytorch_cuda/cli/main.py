@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from rich.console import Console
 
-from pytorch_cuda.cli import offline
+from pytorch_cuda.cli import ci, offline
 from pytorch_cuda.cli.arguments import parser
 from pytorch_cuda.cli.building import build
 from pytorch_cuda.console.report import dumps
@@ -27,8 +27,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = cli.parse_args(argv)
     out = _console(stderr=False)
     err = _console(stderr=True)
-    if not (args.target or args.list or args.render or args.check_render or args.lock or args.report):
-        cli.error("one of the arguments --target --list --render --check-render --lock --report is required")
+    if not (args.target or args.list or args.render or args.check_render or args.lock or args.report or ci.asked(args)):
+        cli.error("one of --target --list --render --check-render --lock --report --github-matrix is required")
     if args.lock and (args.list or args.render or args.check_render or args.dry_run):
         cli.error("--lock goes alone or with --target (and --flavour)")
     if args.dry_run and not args.target:
@@ -38,6 +38,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.report:
             return offline.report(args.report, args.out, out, args.json)
+        if ci.asked(args):
+            return ci.run(args, out)
         matrix = load_matrix(args.matrix)
         if args.list:
             return offline.list_matrix(matrix, out, args.json)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Lint the CI configuration, offline, with the linters pinned in pyproject.toml (.venv):
+#   actionlint (shellcheck on PATH checks every run: script) on .github/workflows/*.yml,
+#   the action pins (every uses: by commit SHA with a version comment),
+#   check-jsonschema: the workflows and .github/dependabot.yml against their vendored schemas,
+#   hadolint (.hadolint.yaml) on the rendered images/*/Dockerfile,
+#   kubernetes-validate --strict on deploy/k8s/*.yaml (the Kubernetes schemas ship in its wheel).
+# Every linter runs; the exit status is 1 when any of them found something.
+# `scripts/lint-ci.sh ROOT` lints another tree (the tests break a copy of the workflows on purpose).
+set -uo pipefail
+here="$(cd "$(dirname "$0")/.." && pwd)"
+root="${1:-$here}"
+bin="$here/.venv/bin"
+[ -x "$bin/actionlint" ] || { echo "lint-ci: $bin/actionlint is missing; run scripts/setup-python.sh" >&2; exit 2; }
+export PATH="$bin:$PATH"  # actionlint finds shellcheck here
+cd "$root" || exit 2
+
+failed=()
+run() {
+  local name="$1"
+  shift
+  printf 'lint-ci: %s\n' "$name"
+  "$@" || failed+=("$name")
+}
+
+shopt -s nullglob
+workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
+[ ${#workflows[@]} -gt 0 ] || { echo "lint-ci: no workflow under $root/.github/workflows" >&2; exit 2; }
+run "actionlint + shellcheck (${#workflows[@]} workflows)" \
+  actionlint -config-file .github/actionlint.yaml "${workflows[@]}"
+run "action pins" env PYTHONPATH="$here" "$bin/python" -m pytorch_cuda.action_pins "${workflows[@]}"
+run "check-jsonschema: workflows" check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
+run "check-jsonschema: dependabot" check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
+run "hadolint: images/*/Dockerfile" hadolint --config .hadolint.yaml images/*/Dockerfile
+run "kubernetes-validate: deploy/k8s" kubernetes-validate --strict --quiet deploy/k8s/*.yaml
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf 'lint-ci: FAILED: %s\n' "$(IFS=,; echo "${failed[*]}")" >&2
+  exit 1
+fi
+echo "lint-ci: all CI linters passed"

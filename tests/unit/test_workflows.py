@@ -1,0 +1,113 @@
+"""The habits of the workflows: least privilege, cancelled PR runs, bash with pipefail, no secret in a script,
+the digest that was tested is the one that ships."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text(encoding="utf-8"))
+    return data
+
+
+def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+def scripts(workflow: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in steps(workflow) if "run" in step]
+
+
+def test_there_are_the_four_workflows() -> None:
+    assert [p.name for p in WORKFLOWS] == ["gpu-conformance.yml", "nightly-gpu.yml", "pr.yml", "release.yml"]
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_permission_unless_a_job_asks_for_it(path: Path) -> None:
+    workflow = load(path.name)
+    assert workflow["permissions"] == {}
+    for name, job in workflow["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} states no permissions"
+        assert "write-all" not in str(job["permissions"])
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_scripts_run_in_bash_with_pipefail_and_read_no_secret(path: Path) -> None:
+    workflow = load(path.name)
+    if scripts(workflow):
+        assert workflow["defaults"]["run"]["shell"] == "bash"  # GitHub runs `bash -eo pipefail {0}`
+    for script in scripts(workflow):
+        assert "secrets." not in script, f"{path.name}: a secret pasted into a script; pass it through env:"
+        if "ghcr.io/${" in script:
+            assert "ghcr.io/${OWNER,,}" in script  # GHCR wants the owner in lower case
+
+
+def test_a_new_push_cancels_the_pull_requests_older_run() -> None:
+    concurrency = load("pr.yml")["concurrency"]
+    assert "github.event.pull_request.number" in concurrency["group"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    for name in ("nightly-gpu.yml", "release.yml"):
+        assert load(name)["concurrency"]["cancel-in-progress"] is False  # never kill GPU jobs or a release half-way
+
+
+def test_pr_runs_the_readme_test_command() -> None:
+    runs = scripts(load("pr.yml"))
+    assert "sudo .ci/run" in runs  # scripts/setup.sh && scripts/test.sh
+    assert "scripts/test.sh --unit" in runs
+
+
+def test_build_once_push_by_digest_then_test_that_digest() -> None:
+    jobs = load("gpu-conformance.yml")["jobs"]
+    assert jobs["build"]["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's builder
+    for step in jobs["build"]["steps"]:
+        if "sudo" in step.get("run", ""):  # never on a self-hosted builder
+            assert step["if"] == "runner.environment == 'github-hosted'"
+    build = "\n".join(s.get("run", "") for s in jobs["build"]["steps"])
+    assert "--push --registry" in build
+    assert "| tee build.json" in build
+    assert ".digests" in build
+    assert "--content-hash" in build
+    gpu = jobs["gpu"]
+    assert gpu["needs"] == ["matrix", "build"]
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # the labels come from fleet.yaml, through --github-matrix
+    run = "\n".join(s.get("run", "") for s in gpu["steps"])
+    for flag in ("--gpus all", "--ipc=host", "-e NCCL_NVLS_ENABLE=0", "-e CONFORMANCE_OUT=/out", '"${require[@]}"'):
+        assert flag in run
+    assert 'docker pull "$IMAGE"' in run
+    assert "build.py --report out/results.json --out out/report" in run
+    assert "$GITHUB_STEP_SUMMARY" in run
+    merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
+    assert 'build.py --report "${files[@]}" --out merged' in merge
+
+
+def test_skip_what_passed_is_keyed_on_content_and_runner() -> None:
+    gpu = load("gpu-conformance.yml")["jobs"]["gpu"]
+    keys = [s["with"]["key"] for s in gpu["steps"] if "actions/cache/" in s.get("uses", "")]
+    assert len(keys) == 2
+    assert set(keys) == {"conformance-passed-${{ matrix.runner }}-${{ steps.candidate.outputs.hash }}"}
+    restore = next(s for s in gpu["steps"] if "actions/cache/restore" in s.get("uses", ""))
+    assert restore["if"] == "inputs.skip-passed"
+    nightly = load("nightly-gpu.yml")
+    assert nightly["jobs"]["conformance"]["with"]["skip-passed"].startswith("${{ github.event_name == 'schedule'")
+    assert load("release.yml")["jobs"]["conformance"]["with"]["skip-passed"] is False
+
+
+def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_environment() -> None:
+    jobs = load("release.yml")["jobs"]
+    assert any("build.py --check-tag" in s.get("run", "") for s in jobs["tag"]["steps"])
+    assert jobs["conformance"]["needs"] == "tag"
+    assert jobs["conformance"]["uses"] == "./.github/workflows/gpu-conformance.yml"
+    publish = jobs["publish"]
+    assert publish["needs"] == "conformance"
+    assert publish["environment"] == "release"
+    run = "\n".join(s.get("run", "") for s in publish["steps"])
+    assert 'docker pull "$candidate"' in run
+    assert "$GITHUB_STEP_SUMMARY" in run
