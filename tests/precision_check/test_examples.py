@@ -123,12 +123,14 @@ def test_cnn_learns_in_fp32(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     assert means[-1] < 0.8 * means[0], means
 
 
-def test_a_chaotic_model_shows_a_large_floor_and_is_not_blamed(
+def test_a_chaotic_model_shows_a_large_floor_that_bf16_is_judged_against(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The chaotic fixture (the old example at lr 3e-2) live: fp32 itself moves by percents, and the verdict
-    says so instead of blaming bf16 (recorded numbers: test_verdict.py)."""
+    """The chaotic fixture (the old example at lr 3e-2) live: fp32 itself moves by percents, and bf16 is
+    judged against that (the exact verdict from recorded numbers: test_verdict.py)."""
     doc, printed = _check(str(Path(__file__).parent / "chaotic_transformer"), tmp_path, capsys, steps=30)
-    assert doc["noise_floor"]["rel_diff_max"] > 0.05
-    assert doc["verdict"]["dtype"] == "bf16"
-    assert "fp32 itself varies by" in printed
+    assert doc["noise_floor"]["rel_diff_max"] > 0.05  # here: 33%; on a steady model far below 0.1%
+    assert "fp32 noise floor: " in printed
+    # Chaos makes the exact drift machine-dependent: bf16 is either accepted, or judged against the floor.
+    bf16 = next(r for r in doc["verdict"]["reasons"] if r.startswith("bf16"))
+    assert bf16.startswith("bf16: safe") or "3x fp32's own variation of" in bf16, bf16
