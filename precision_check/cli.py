@@ -60,7 +60,7 @@ def run(argv: Sequence[str]) -> Report:
     device, notes = pick_device(args.device)
     asked = None if args.dtypes is None else [d.strip() for d in args.dtypes.split(",") if d.strip()]
     dtypes, dtype_notes = plan_dtypes(asked, device)
-    workload = coerce_workload(call_factory(load_factory(args.target), args.target), args.target)
+    workload = coerce_workload(call_factory(load_factory(args.target), args.target, device.kind), args.target)
     timed = args.timed_steps or (20 if device.kind == "cuda" else 5)
     options = Options(args.steps, dtypes, args.compile, warmup=3 if device.kind == "cuda" else 1, timed_steps=timed)
     measurements = run_all(workload, options, device, notes + dtype_notes)

@@ -1,6 +1,7 @@
 """The factory contract: what `precision-check MODULE:FACTORY` expects FACTORY() to return.
 
-FACTORY takes no arguments and returns a `Workload` (or a dict with the same keys, or a
+FACTORY takes no arguments, or a keyword ``device`` (``"cuda"`` or ``"cpu"``: where the check runs,
+e.g. to pick a larger model on a GPU), and returns a `Workload` (or a dict with the same keys, or a
 tuple ``(model, batch, loss)`` / ``(model, batch, loss, optimizer)``):
 
 - ``model``: a ``torch.nn.Module`` in fp32, on the CPU; the check moves it to the device.
@@ -10,6 +11,8 @@ tuple ``(model, batch, loss)`` / ``(model, batch, loss, optimizer)``):
   for every dtype; the tensors are moved to the device for you.
 - ``loss(output, target) -> scalar tensor``: e.g. ``torch.nn.CrossEntropyLoss()``.
 - ``optimizer(params) -> torch.optim.Optimizer`` (optional; default AdamW, lr 1e-3).
+- ``clip_grad_norm``: a number (optional): clip the gradients to this total norm before each
+  optimizer step (fp16: after GradScaler unscales them), as ``torch.nn.utils.clip_grad_norm_`` does.
 
 Example::
 
@@ -33,7 +36,7 @@ BatchFn = Callable[[int], Any]
 LossFn = Callable[[Any, Any], torch.Tensor]
 OptimizerFn = Callable[[Iterable[torch.nn.Parameter]], torch.optim.Optimizer]
 
-_KEYS = ("model", "batch", "loss", "optimizer")
+_KEYS = ("model", "batch", "loss", "optimizer", "clip_grad_norm")
 
 
 def default_optimizer(params: Iterable[torch.nn.Parameter]) -> torch.optim.Optimizer:
@@ -46,6 +49,7 @@ class Workload:
     batch: BatchFn
     loss: LossFn
     optimizer: OptimizerFn = default_optimizer
+    clip_grad_norm: float | None = None
 
 
 _FIX = (
@@ -84,4 +88,15 @@ def coerce_workload(value: object, target: str) -> Workload:
     optimizer = parts.get("optimizer") or default_optimizer
     if not callable(optimizer):
         raise PrecisionCheckError(f"{target} returned an optimizer that is not a function of the parameters", _FIX)
-    return Workload(model, parts["batch"], parts["loss"], optimizer)  # type: ignore[arg-type]
+    clip = parts.get("clip_grad_norm")
+    if clip is not None and (isinstance(clip, bool) or not isinstance(clip, int | float) or not clip > 0):
+        raise PrecisionCheckError(
+            f"{target} returned a clip_grad_norm of {clip!r}, not a positive number", "give e.g. 1.0, or None"
+        )
+    return Workload(
+        model,
+        parts["batch"],  # type: ignore[arg-type]
+        parts["loss"],  # type: ignore[arg-type]
+        optimizer,
+        None if clip is None else float(clip),
+    )

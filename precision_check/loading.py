@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -49,7 +50,7 @@ def _from_import(dotted: str) -> ModuleType:
         raise
 
 
-def load_factory(target: str) -> Callable[[], object]:
+def load_factory(target: str) -> Callable[..., object]:
     """Import the module and return FACTORY; every failure is a PrecisionCheckError."""
     module_part, factory_name = split_target(target)
     is_file = module_part.endswith(".py") or "/" in module_part
@@ -78,11 +79,20 @@ def load_factory(target: str) -> Callable[[], object]:
     return factory  # type: ignore[no-any-return]
 
 
-def call_factory(factory: Callable[[], object], target: str) -> object:
+def _takes_device(factory: Callable[..., object]) -> bool:
     try:
-        return factory()
+        parameters = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to read
+        return False
+    return "device" in parameters and parameters["device"].kind is not inspect.Parameter.POSITIONAL_ONLY
+
+
+def call_factory(factory: Callable[..., object], target: str, device: str) -> object:
+    """FACTORY(), or FACTORY(device="cuda"/"cpu") when it has a `device` parameter."""
+    try:
+        return factory(device=device) if _takes_device(factory) else factory()
     except Exception as exc:
         raise PrecisionCheckError(
             f"{target}() raised {describe_exception(exc)}",
-            "FACTORY must take no arguments and return the model, batch function and loss",
+            "FACTORY must take no arguments (or only `device`) and return the model, batch function and loss",
         ) from exc

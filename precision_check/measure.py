@@ -1,5 +1,5 @@
-"""Measurements taken while training: module outputs beyond fp16's range, zero gradients,
-agreement of a loss curve with fp32, and step times."""
+"""Measurements taken while training: module outputs beyond fp16's range, zero gradients and step
+times (a loss curve's agreement with fp32 is agreement.py's)."""
 
 from __future__ import annotations
 
@@ -82,26 +82,6 @@ def zero_fraction(model: torch.nn.Module) -> float:
             zeros += int((param.grad == 0).sum().item())
             total += param.grad.numel()
     return zeros / total if total else 0.0
-
-
-def agreement(
-    losses: Sequence[float | None], reference: Sequence[float | None]
-) -> tuple[float | None, float | None, int | None]:
-    """(relative difference at the last step, the largest one along the way, its step) against fp32.
-
-    Steps where either loss is non-finite are skipped; the last step's difference is None then.
-    """
-    diffs = [
-        (abs(loss - ref) / max(abs(ref), 1e-12), step)
-        for step, (loss, ref) in enumerate(zip(losses, reference, strict=False))
-        if loss is not None and ref is not None
-    ]
-    last = len(losses) - 1
-    final = next((d for d, step in diffs if step == last), None)
-    if not diffs:
-        return final, None, None
-    worst, worst_step = max(diffs)
-    return final, worst, worst_step
 
 
 def timing(samples_ms: Sequence[float], clock: str) -> Timing:

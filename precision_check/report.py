@@ -1,7 +1,8 @@
 """The precision-check report: frozen dataclasses, JSON out and back in.
 
-JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 1, ...}``; the JSON Schema is
-``report.schema.json`` beside this file. Non-finite numbers never reach JSON: a non-finite loss is
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 2, ...}``; the JSON Schema is
+``report.schema.json`` beside this file. Version 2 added ``noise_floor``; version 1 documents still
+read back (without one). Non-finite numbers never reach JSON: a non-finite loss is
 ``null`` (and its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
 """
 
@@ -12,7 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "pytorch-cuda/precision-check"
-VERSION = 1
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 FP16_MAX = 65504.0
 
 
@@ -76,6 +78,22 @@ class DtypeRun:
         return self.losses[-1] if self.losses else None
 
 
+CONTROL_PERTURBATION = "a second fp32 run from the initial weights rounded once to bf16 (2^-9 relative), same batches"
+
+
+@dataclass(frozen=True)
+class NoiseFloor:
+    """fp32's own sensitivity on this model: a second fp32 run (the control) whose initial weights differ by
+    one rounding, against the fp32 reference. Steady models stay far below 1%; chaotic ones do not."""
+
+    losses: tuple[float | None, ...]
+    nonfinite_steps: tuple[int, ...] = ()
+    rel_diff_final: float | None = None  # |control - fp32| / |fp32| at the last step
+    rel_diff_max: float | None = None  # the largest along the way: the floor the verdict uses
+    rel_diff_max_step: int | None = None
+    perturbation: str = CONTROL_PERTURBATION
+
+
 @dataclass(frozen=True)
 class Device:
     kind: str  # "cuda" | "cpu"
@@ -95,6 +113,7 @@ class Measurements:
     runs: tuple[DtypeRun, ...]
     compile: bool = False
     notes: tuple[str, ...] = ()
+    noise_floor: NoiseFloor | None = None  # None when only fp32 ran (or a version 1 report)
 
     def run(self, dtype: str) -> DtypeRun | None:
         return next((r for r in self.runs if r.dtype == dtype), None)
@@ -128,6 +147,7 @@ def to_json(report: Report) -> str:
         "device": asdict(m.device),
         "notes": list(m.notes),
         "runs": {run.dtype: asdict(run) | {"final_loss": run.final_loss} for run in m.runs},
+        "noise_floor": None if m.noise_floor is None else asdict(m.noise_floor),
         "verdict": asdict(report.verdict),
     }
     return json.dumps(doc, indent=2, allow_nan=False) + "\n"
@@ -155,16 +175,30 @@ def _run(d: dict[str, Any]) -> DtypeRun:
     )
 
 
+def _noise_floor(d: dict[str, Any] | None) -> NoiseFloor | None:
+    if d is None:
+        return None
+    return NoiseFloor(
+        losses=tuple(d["losses"]),
+        nonfinite_steps=tuple(d.get("nonfinite_steps", ())),
+        rel_diff_final=d.get("rel_diff_final"),
+        rel_diff_max=d.get("rel_diff_max"),
+        rel_diff_max_step=d.get("rel_diff_max_step"),
+        perturbation=d.get("perturbation", CONTROL_PERTURBATION),
+    )
+
+
 def measurements_from_dict(doc: dict[str, Any]) -> Measurements:
     """Read back the measurements of a report (e.g. to recompute or unit-test a verdict)."""
-    if doc.get("schema") != SCHEMA or doc.get("version") != VERSION:
-        raise ValueError(f"not a {SCHEMA} version {VERSION} document")
+    if doc.get("schema") != SCHEMA or doc.get("version") not in READABLE_VERSIONS:
+        raise ValueError(f"not a {SCHEMA} document of version {' or '.join(map(str, READABLE_VERSIONS))}")
     return Measurements(
         device=Device(**doc["device"]),
         steps=doc["steps"],
         runs=tuple(_run(r) for r in doc["runs"].values()),
         compile=doc.get("compile", False),
         notes=tuple(doc.get("notes", ())),
+        noise_floor=_noise_floor(doc.get("noise_floor")),
     )
 
 

@@ -50,6 +50,13 @@ def render(report: Report) -> str:
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
+    floor = m.noise_floor
+    if floor is not None:
+        end = _num(None if floor.rel_diff_final is None else 100 * floor.rel_diff_final, "{:.2g}%")
+        worst = _num(None if floor.rel_diff_max is None else 100 * floor.rel_diff_max, "{:.2g}%")
+        worst += "" if floor.rel_diff_max_step is None else f" (step {floor.rel_diff_max_step})"
+        lost = f", non-finite from step {floor.nonfinite_steps[0]}" if floor.nonfinite_steps else ""
+        lines.append(f"\nfp32 noise floor: Δ end {end}, Δ max {worst}{lost}, for {floor.perturbation}")
     for run in m.runs:
         z = run.zero_grads
         if z is not None:

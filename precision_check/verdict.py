@@ -2,28 +2,23 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from precision_check.agreement import Judgement, Tolerance, floor_of, judge, varies
+from precision_check.agreement import pct as _pct
 from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow, Verdict
 
 
 @dataclass(frozen=True)
 class Tolerances:
-    final: float = 0.02  # final loss within 2% of fp32
-    along_the_way: float = 0.10  # and never more than 10% off along the way
+    agreement: Tolerance = field(default_factory=Tolerance)  # closeness to fp32, given its noise floor
     faster: float = 1.10  # a speedup below 1.1x is "not faster"
     prefer_bf16: float = 0.90  # take bf16 over a faster fp16 unless fp16 is >10% faster still
     skipped_steps: float = 0.25  # GradScaler skipping more than a quarter of the steps is unstable
     underflow: float = 0.05  # zero-gradient fraction above fp32's, even with scaling
-    floor: float = 0.005  # differences below 0.5% of the initial loss are noise, whatever their ratio
 
 
 LABEL = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16 with GradScaler", "bf16": "bf16"}
-
-
-def _pct(x: float) -> str:
-    value = 100 * x
-    return f"{value:.0f}%" if value >= 10 else f"{value:.2g}%"
 
 
 def _where(o: Overflow) -> str:
@@ -82,35 +77,12 @@ def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
         return f"underflows: {_pct(z.fp16_scaled)} of gradients are zero even with scaling (fp32: {_pct(z.fp32)})"
     if run.rel_diff_final is None:
         return "has a final loss that cannot be compared with fp32's"
+    return _judgement(m, run, tol).problem
+
+
+def _judgement(m: Measurements, run: DtypeRun, tol: Tolerances) -> Judgement:
     ref = m.run("fp32")
-    if ref is None:
-        return None
-    last = len(run.losses) - 1
-    final = _drift(ref.losses, run.losses, range(last, last + 1), tol.final, tol.floor)
-    if final is not None:
-        return f"drifts: final loss {_pct(final[1])} off fp32's (tolerance {_pct(tol.final)})"
-    worst = _drift(ref.losses, run.losses, range(last), tol.along_the_way, tol.floor)
-    if worst is not None:
-        return f"drifts: loss {_pct(worst[1])} off fp32's at step {worst[0]} (tolerance {_pct(tol.along_the_way)})"
-    return None
-
-
-def _drift(
-    ref: tuple[float | None, ...], run: tuple[float | None, ...], steps: range, limit: float, floor: float
-) -> tuple[int, float] | None:
-    """The step (and relative difference) where `run` is furthest off `ref`, beyond `limit` relative and
-    beyond `floor` times the initial loss absolute; None when it never is."""
-    scale = abs(ref[0]) if ref and ref[0] is not None else 0.0
-    off = [
-        (abs(a - b) / max(abs(b), 1e-12), step)
-        for step in steps
-        if step < min(len(ref), len(run))
-        and (a := run[step]) is not None
-        and (b := ref[step]) is not None
-        and abs(a - b) > floor * scale
-    ]
-    worst = max(off, default=None)
-    return None if worst is None or worst[0] <= limit else (worst[1], worst[0])
+    return Judgement(None) if ref is None else judge(ref.losses, run.losses, m.noise_floor, tol.agreement)
 
 
 def _numbers(m: Measurements) -> dict[str, float | str | None]:
@@ -126,6 +98,8 @@ def _numbers(m: Measurements) -> dict[str, float | str | None]:
         if run.zero_grads is not None:
             numbers["fp16.zero_grads.unscaled"] = run.zero_grads.fp16_unscaled
             numbers["fp16.zero_grads.scaled"] = run.zero_grads.fp16_scaled
+    if m.noise_floor is not None:
+        numbers["fp32.noise_floor"] = m.noise_floor.rel_diff_max
     overflow = first_overflow(m)
     if overflow is not None:
         numbers |= {"overflow.module": overflow[1].module, "overflow.step": overflow[1].step}
@@ -133,7 +107,7 @@ def _numbers(m: Measurements) -> dict[str, float | str | None]:
     return numbers
 
 
-def _gains(m: Measurements, run: DtypeRun) -> str:
+def _gains(m: Measurements, run: DtypeRun, tol: Tolerances) -> str:
     parts = []
     s, mem = speedup(m, run), memory_saving(m, run)
     if s is not None:
@@ -142,7 +116,10 @@ def _gains(m: Measurements, run: DtypeRun) -> str:
         parts.append(f"{_pct(abs(mem))} {'less' if mem >= 0 else 'more'} memory")
     if run.rel_diff_final is not None:
         parts.append(f"final loss within {_pct(run.rel_diff_final)}")
-    return ", ".join(parts)
+    shown = ", ".join(parts)
+    if _judgement(m, run, tol).needs_floor:
+        shown += f" (fp32 itself varies by {_pct(floor_of(m.noise_floor))} on this model)"
+    return shown
 
 
 def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
@@ -161,7 +138,8 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
     others = [run for run in m.runs if run.dtype != "fp32"]
     problems = {run.dtype: problem(m, run, tol) for run in others}
     reasons = tuple(
-        f"{r.dtype} {problems[r.dtype]}" if problems[r.dtype] else f"{r.dtype}: safe: {_gains(m, r)}" for r in others
+        f"{r.dtype} {problems[r.dtype]}" if problems[r.dtype] else f"{r.dtype}: safe: {_gains(m, r, tol)}"
+        for r in others
     )
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:
@@ -174,6 +152,20 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
         )
     compiled = [(r.dtype, compiled_speedup(m, r)) for r in others]
     reasons += tuple(f"with torch.compile: {d} runs at {x:.2f}x compiled fp32's speed" for d, x in compiled if x)
+    floor = m.noise_floor
+    steadier = "steadier training (a lower learning rate, warm-up, gradient clipping, pre-LayerNorm)"
+    if floor is not None and floor.nonfinite_steps:
+        head = (
+            f"fp32: the model is on the edge of diverging in fp32 itself: {floor.perturbation}, has a non-finite "
+            f"loss from step {floor.nonfinite_steps[0]}; fix it ({steadier}) before choosing a dtype"
+        )
+        return Verdict("fp32", head, reasons, numbers)
+    leaned = any(problems[r.dtype] is None and _judgement(m, r, tol).needs_floor for r in others)
+    if floor is not None and (leaned or floor_of(floor) > tol.agreement.along_the_way):
+        reasons += (
+            f"{varies(floor)}: half precision is judged against {tol.agreement.noise_multiple:g}x that, not "
+            f"blamed for it; {steadier} makes the comparison sharper",
+        )
     safe = [run for run in m.runs if run.dtype in problems and problems[run.dtype] is None]
     overflow_lead = ""
     if overflow is not None:
@@ -187,7 +179,7 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
         if chosen is None:
             why = "; ".join(f"{d} {p}" for d, p in problems.items() if p) or "no other dtype was run"
             return Verdict("fp32", f"fp32: {why}{cpu}", reasons, numbers)
-        return Verdict("bf16", f"{overflow_lead}use bf16: {_gains(m, chosen)}{cpu}", reasons, numbers)
+        return Verdict("bf16", f"{overflow_lead}use bf16: {_gains(m, chosen, tol)}{cpu}", reasons, numbers)
 
     faster = [r for r in safe if (speedup(m, r) or 0.0) >= tol.faster]
     if not faster:
@@ -209,6 +201,6 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
         chosen = bf16
     label = LABEL[chosen.dtype]
     if chosen.dtype == "bf16" and overflow is not None:
-        return Verdict("bf16", f"{overflow_lead}use bf16 ({_gains(m, chosen)})", reasons, numbers)
+        return Verdict("bf16", f"{overflow_lead}use bf16 ({_gains(m, chosen, tol)})", reasons, numbers)
     tail = f" (no native bf16 on {m.device.name})" if no_bf16 and chosen.dtype == "fp16" else ""
-    return Verdict(chosen.dtype, f"{label}: {_gains(m, chosen)}{tail}", reasons, numbers)
+    return Verdict(chosen.dtype, f"{label}: {_gains(m, chosen, tol)}{tail}", reasons, numbers)

@@ -22,7 +22,7 @@ def test_overflow_example_says_use_bf16_and_names_the_layer(built: BuiltImage, r
     assert "verdict: fp16 would overflow in `expand` at step 0" in finished.output
     assert "use bf16" in finished.output
     report = json.loads(finished.output.split("JSON ", 1)[1])
-    assert (report["schema"], report["version"]) == ("pytorch-cuda/precision-check", 1)
+    assert (report["schema"], report["version"]) == ("pytorch-cuda/precision-check", 2)
     assert report["verdict"]["dtype"] == "bf16"
     assert report["device"]["kind"] == "cpu"
 

@@ -1,11 +1,24 @@
-"""Recorded measurements for the verdict tests: H200- and V100-shaped runs as the runner records them."""
+"""Measurements for the verdict tests: H200- and V100-shaped runs as the runner records them, and the
+CPU recordings under recorded/ (see recorded/README.md), optionally given GPU timings."""
 
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
-from precision_check.measure import agreement
-from precision_check.report import Device, DtypeRun, Measurements, Overflow, ScalerHistory, Timing, ZeroGrads
+from precision_check.agreement import agreement, noise_floor
+from precision_check.report import (
+    Device,
+    DtypeRun,
+    Measurements,
+    Overflow,
+    ScalerHistory,
+    Timing,
+    ZeroGrads,
+    report_from_json,
+)
+
+RECORDED = Path(__file__).parent / "recorded"
 
 H200 = Device("cuda", "NVIDIA H200", "9.0", True, "2.11.0+cu130", "13.0")
 V100 = Device("cuda", "Tesla V100-SXM2-16GB", "7.0", False, "2.11.0+cu126", "12.6")
@@ -67,3 +80,27 @@ def healthy_h200() -> Measurements:
 
 def with_run(m: Measurements, new: DtypeRun) -> Measurements:
     return replace(m, runs=tuple(new if r.dtype == new.dtype else r for r in m.runs))
+
+
+def with_floor(m: Measurements, worst: float, *, nonfinite: tuple[int, ...] = ()) -> Measurements:
+    """`m` with an fp32 control run whose loss is `worst` (relative) off fp32's over the second half."""
+    control = tuple(None if i in nonfinite else x for i, x in enumerate(losses(1.0, drift=worst)))
+    return replace(m, noise_floor=noise_floor(control, losses(1.0)))
+
+
+def recorded(name: str) -> Measurements:
+    """The measurements of recorded/NAME.cpu.json (a real CPU run)."""
+    return report_from_json((RECORDED / f"{name}.cpu.json").read_text()).measurements
+
+
+def on_gpu(m: Measurements, device: Device, step_ms: dict[str, float], mem_mib: dict[str, float]) -> Measurements:
+    """A CPU recording's numerics with GPU-shaped timings and memory grafted on, as if run on `device`."""
+    runs = tuple(
+        replace(
+            r,
+            timing=Timing(step_ms[r.dtype], step_ms[r.dtype] * 0.97, step_ms[r.dtype] * 1.1, 20, "cuda-events"),
+            peak_mem_mib=mem_mib[r.dtype],
+        )
+        for r in m.runs
+    )
+    return replace(m, device=device, runs=runs)

@@ -1,10 +1,10 @@
-"""The measurements that the verdict leans on: forward-hook overflow detection and loss agreement."""
+"""The measurements that the verdict leans on: forward-hook overflow detection (agreement: test_agreement.py)."""
 
 from __future__ import annotations
 
 import torch
 
-from precision_check.measure import ActivationWatch, agreement
+from precision_check.measure import ActivationWatch
 from precision_check.report import Overflow
 
 
@@ -48,13 +48,3 @@ def test_a_healthy_model_records_nothing_and_hooks_come_off() -> None:
     watch.remove()
     assert watch.overflows == []
     assert not model._forward_hooks
-
-
-def test_agreement_final_and_worst_step_skip_non_finite_steps() -> None:
-    final, worst, step = agreement([1.0, None, 2.2, 1.01], [1.0, 1.0, 2.0, 1.0])
-    assert final is not None
-    assert abs(final - 0.01) < 1e-9
-    assert worst is not None
-    assert abs(worst - 0.1) < 1e-9
-    assert step == 2
-    assert agreement([1.0, None], [1.0, 1.0])[0] is None

@@ -9,7 +9,7 @@ import pytest
 
 from precision_check.report import Report, Verdict, report_from_json, to_json
 from precision_check.verdict import decide
-from tests.precision_check.measurements import healthy_h200
+from tests.precision_check.measurements import healthy_h200, with_floor
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
 # committed files are validated on the host instead (tests/report/test_committed_schemas.py).
@@ -20,7 +20,7 @@ RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.json"))
 
 
 def _report() -> Report:
-    m = healthy_h200()
+    m = with_floor(healthy_h200(), 0.002)
     return Report("model.py:factory", "2026-12-02T18:00:00+00:00", m, decide(m))
 
 
@@ -48,3 +48,22 @@ def test_non_finite_numbers_never_reach_json() -> None:
     report = _report()
     broken = Report(report.target, report.created_at, report.measurements, Verdict("fp32", "x", (), {"v": None}))
     assert "NaN" not in to_json(broken)
+
+
+def test_a_version_1_report_still_reads_back_without_a_floor() -> None:
+    doc = json.loads(to_json(_report()))
+    assert doc["version"] == 2
+    assert doc["noise_floor"]["rel_diff_max"] > 0
+    old = {key: value for key, value in doc.items() if key != "noise_floor"} | {"version": 1}
+    report = report_from_json(json.dumps(old))
+    assert report.measurements.noise_floor is None
+    assert report.measurements.runs == _report().measurements.runs
+    with pytest.raises(ValueError, match="version 1 or 2"):
+        report_from_json(json.dumps(doc | {"version": 3}))
+
+
+def test_schema_wants_the_floor_in_version_2() -> None:
+    doc = json.loads(to_json(_report()))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({key: value for key, value in doc.items() if key != "noise_floor"}, SCHEMA)
+    jsonschema.validate(doc | {"noise_floor": None}, SCHEMA)
