@@ -159,11 +159,10 @@ def _failed(
             fix=RETRY_FIX,
             states=dict.fromkeys(unpushed, "not moved"),
         )
-    states: dict[str, str] = {pushed[0].ref: f"pushed {pushed[0].digest}"}
-    for alias in reversed(pushed[1:]):
-        states[alias.ref] = _put_back(publisher, alias)
-    for ref in unpushed:
-        states[ref] = f"not moved (still {previous[ref] or 'absent'})"
+    put_back = {alias.ref: _put_back(publisher, alias) for alias in reversed(pushed[1:])}  # last moved first
+    states = {pushed[0].ref: f"pushed {pushed[0].digest}"}
+    states.update({alias.ref: put_back[alias.ref] for alias in pushed[1:]})
+    states.update({ref: f"not moved (still {previous[ref] or 'absent'})" for ref in unpushed})
     listed = "; ".join(f"{ref}: {state}" for ref, state in states.items())
     return PushError(
         cause=f"pushing {failed} failed ({reason}), after the full tag and {len(pushed) - 1} aliases were pushed; "
