@@ -1,0 +1,101 @@
+"""Two containers of the image, one Docker network, one torchrun job: gloo on the CPU across containers.
+
+Each container runs torchrun for one node (c10d rendezvous at node 0's name) with the image's
+examples/ddp_check.py; both must exit 0 and report the same parameter checksum and world size 2.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import time
+import uuid
+from typing import Any
+
+import docker
+import docker.errors
+import pytest
+import requests.exceptions
+
+from conformance import contract
+from tests.integration.conftest import BuiltImage, record_timing
+
+pytestmark = pytest.mark.integration
+TIMEOUT_S = 300
+
+
+def _reports(output: str) -> list[dict[str, Any]]:
+    rows = []
+    for line in output.splitlines():
+        text = line.strip()
+        if text.startswith("{") and '"ddp_check"' in text:
+            rows.append(json.loads(text))
+    return rows
+
+
+def test_torchrun_across_two_containers(built: BuiltImage, client: docker.DockerClient) -> None:
+    suffix = uuid.uuid4().hex[:8]
+    network = client.networks.create(f"pytorch-cuda-ddp-{suffix}", driver="bridge")
+    names = [f"ddp-node{rank}-{suffix}" for rank in (0, 1)]
+    containers = []
+    started = time.monotonic()
+    try:
+        for rank, name in enumerate(names):
+            command = [
+                "torchrun",
+                "--nnodes",
+                "2",
+                "--nproc-per-node",
+                "1",
+                "--node-rank",
+                str(rank),
+                "--rdzv-backend",
+                "c10d",
+                "--rdzv-id",
+                f"ddp-check-{suffix}",
+                "--rdzv-endpoint",
+                f"{names[0]}:29500",
+                contract.DDP_CHECK_PATH,
+                "--steps",
+                "5",
+            ]
+            containers.append(
+                client.containers.run(
+                    built.ref,
+                    command,
+                    name=name,
+                    hostname=name,  # gloo and the c10d store find each other by these names
+                    network=network.name,
+                    shm_size="1g",
+                    environment={"OMP_NUM_THREADS": "1", "GLOO_SOCKET_IFNAME": "eth0"},
+                    detach=True,
+                )
+            )
+        codes, outputs = [], []
+        for container in containers:
+            try:
+                codes.append(int(container.wait(timeout=TIMEOUT_S)["StatusCode"]))
+            except requests.exceptions.RequestException:
+                codes.append(124)
+            outputs.append(container.logs().decode("utf-8", "replace"))
+    finally:
+        for container in containers:
+            with contextlib.suppress(docker.errors.APIError):
+                container.remove(force=True)
+        network.remove()
+    seconds = time.monotonic() - started
+    record_timing("ddp_two_containers_seconds", round(seconds, 1))
+    joined = "\n".join(
+        f"--- {name} (exit {code})\n{out[-3000:]}" for name, code, out in zip(names, codes, outputs, strict=False)
+    )
+    assert codes == [0, 0], joined
+    reports = [row for output in outputs for row in _reports(output)]
+    print(f"\ntwo-container torchrun ({seconds:.1f} s):", *(json.dumps(r) for r in reports), sep="\n", file=sys.stderr)
+    assert len(reports) == 2, joined
+    assert sorted(r["rank"] for r in reports) == [0, 1]
+    assert {r["world_size"] for r in reports} == {2}
+    assert {r["backend"] for r in reports} == {"gloo"}
+    assert len({r["param_checksum"] for r in reports}) == 1, reports
+    assert all(r["all_ranks_equal"] and r["ddp_check"] == "ok" for r in reports)
+    assert len({r["host"] for r in reports}) == 2  # two containers, not two processes of one
