@@ -64,6 +64,7 @@ def read_push_stream(
 ) -> PushResult:
     """Fold the engine's push stream into the digest and each layer's last status; errors become RegistryErrors."""
     layers: dict[str, str] = {}
+    sizes: dict[str, tuple[int, int]] = {}  # layer -> (bytes read so far, its size), from "Pushing" events
     digest = ""
     last_report = clock()
     for event in events:
@@ -77,13 +78,24 @@ def read_push_stream(
         layer, status = event.get("id"), event.get("status")
         if isinstance(layer, str) and isinstance(status, str) and status not in ("Preparing", "Waiting"):
             layers[layer] = "Pushing" if status.startswith("Pushing") else status
+            detail = event.get("progressDetail")
+            if isinstance(detail, Mapping) and isinstance(detail.get("total"), int):
+                sizes[layer] = (int(detail.get("current") or 0), int(detail["total"]))
         if clock() - last_report >= PROGRESS_EVERY_S:
             last_report = clock()
-            done = sum(not s.startswith(("Pushing", "Retrying")) for s in layers.values())
-            on_progress(f"pushing {ref}: {done} of {len(layers)} layers done")
+            on_progress(_progress_line(ref, layers, sizes))
     if not digest:
         raise RegistryError(f"the engine pushed {ref} but reported no digest")
     return PushResult(ref, digest, layers)
+
+
+def _progress_line(ref: str, layers: Mapping[str, str], sizes: Mapping[str, tuple[int, int]]) -> str:
+    done = sum(not status.startswith(("Pushing", "Retrying")) for status in layers.values())
+    sending = [layer for layer, status in layers.items() if status == "Pushing" and layer in sizes]
+    read = sum(min(sizes[layer]) for layer in sending)
+    total = sum(sizes[layer][1] for layer in sending)
+    busy = f"; sending {len(sending)} ({read / 1e9:.2f} of {total / 1e9:.2f} GB read)" if sending else ""
+    return f"pushing {ref}: {done} of {len(layers)} layers done{busy}"
 
 
 def registry_digest(client: docker.DockerClient, ref: str) -> str | None:
