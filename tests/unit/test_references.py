@@ -126,3 +126,21 @@ def test_registry_names() -> None:
 def test_registry_without_a_host_is_refused(value: str) -> None:
     with pytest.raises(UserError, match="--registry"):
         parse_registry(value)
+
+
+def test_a_pinned_upstream_renders_into_the_manifest_not_the_dockerfile(
+    tmp_path: Path, matrix_text: str, root: Path
+) -> None:
+    """Pinning is a matrix change like any other: re-rendered, the manifest records the pin; the
+    Dockerfile builds FROM the local name, which the build points at the pinned image."""
+    from pytorch_cuda.render import render_variant
+    from pytorch_cuda.variants import select_variant
+
+    pinned = f"docker.io/library/debian:trixie-slim@{DIGEST}"
+    (tmp_path / "matrix.yaml").write_text(
+        matrix_text.replace("upstream: docker.io/library/debian:trixie-slim", f"upstream: {pinned}")
+    )
+    matrix = load_matrix(tmp_path / "matrix.yaml")
+    files = {f.path.name: f.content for f in render_variant(matrix, select_variant(matrix, "cu12"), root / "templates")}
+    assert f'"upstream": "{pinned}"' in files["manifest.json"]
+    assert "ARG BASE_IMAGE=pytorch-cuda-base/debian:trixie\n" in files["Dockerfile"]
