@@ -76,6 +76,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--batch", type=int, default=16, help="samples per rank and step")
     parser.add_argument("--backend", choices=("auto", "nccl", "gloo"), default="auto")
     parser.add_argument("--timeout-s", type=float, default=300.0, help="collective timeout")
+    parser.add_argument(
+        "--break-rank",
+        type=int,
+        metavar="RANK",
+        help="self-test: nudge this rank's parameters after training, which the check must catch (exit 1)",
+    )
     args = parser.parse_args(argv)
     if "RANK" not in os.environ:
         print("ddp_check: run it under torchrun (RANK, WORLD_SIZE and MASTER_ADDR are not set)", file=sys.stderr)
@@ -88,6 +94,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         model = nn.Sequential(nn.Linear(32, 64), nn.Tanh(), nn.Linear(64, 1)).to(device)
         ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
         loss = train(ddp, device, rank, args.steps, args.batch)
+        if args.break_rank == rank:
+            with torch.no_grad():
+                next(model.parameters()).view(-1)[0] += 1e-3
         checksum = parameter_checksum(model)
         mine = torch.tensor([_checksum_word(checksum)], dtype=torch.int64, device=device)
         gathered = [torch.zeros_like(mine) for _ in range(world)]

@@ -20,6 +20,7 @@ import requests.exceptions
 
 from conformance import contract
 from tests.integration.conftest import BuiltImage, record_timing
+from tests.integration.containers import ImageRunner
 
 pytestmark = pytest.mark.integration
 TIMEOUT_S = 300
@@ -99,3 +100,21 @@ def test_torchrun_across_two_containers(built: BuiltImage, client: docker.Docker
     assert len({r["param_checksum"] for r in reports}) == 1, reports
     assert all(r["all_ranks_equal"] and r["ddp_check"] == "ok" for r in reports)
     assert len({r["host"] for r in reports}) == 2  # two containers, not two processes of one
+
+
+def test_ddp_check_catches_ranks_that_differ(built: BuiltImage, runner: ImageRunner) -> None:
+    """Bare torchrun in one container (the form a GPU host runs): two ranks pass; one nudged rank fails it."""
+    command = ["torchrun", "--standalone", "--nproc-per-node", "2", contract.DDP_CHECK_PATH, "--steps", "3"]
+    good = runner.run(built.ref, command, environment={"OMP_NUM_THREADS": "1"}, timeout_s=TIMEOUT_S)
+    assert good.exit_code == 0, good.output[-3000:]
+    reports = _reports(good.output)
+    assert len({r["param_checksum"] for r in reports}) == 1
+    assert sorted(r["rank"] for r in reports) == [0, 1]
+    broken = runner.run(
+        built.ref, [*command, "--break-rank", "1"], environment={"OMP_NUM_THREADS": "1"}, timeout_s=TIMEOUT_S
+    )
+    assert broken.exit_code != 0, broken.output[-3000:]
+    rows = _reports(broken.output)
+    assert len(rows) == 2, broken.output[-3000:]
+    assert all(row["ddp_check"] == "parameters differ across ranks" for row in rows)
+    assert len({r["param_checksum"] for r in rows}) == 2
