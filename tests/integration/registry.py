@@ -63,3 +63,15 @@ def blob_size(repository: str, digest: str) -> int | None:
     """HEAD /v2/<repository>/blobs/<digest>: its size, or None when the registry does not have it."""
     response = requests.head(f"http://{REGISTRY_HOST}/v2/{repository}/blobs/{digest}", timeout=30)
     return int(response.headers["Content-Length"]) if response.status_code == 200 else None
+
+
+def blob_digest(repository: str, digest: str) -> tuple[str, int]:
+    """GET a blob, streamed: the sha256 digest and size of what the registry served."""
+    hasher = hashlib.sha256()
+    size = 0
+    with requests.get(f"http://{REGISTRY_HOST}/v2/{repository}/blobs/{digest}", stream=True, timeout=300) as response:
+        response.raise_for_status()
+        for chunk in response.iter_content(chunk_size=4 * 1024 * 1024):
+            hasher.update(chunk)
+            size += len(chunk)
+    return "sha256:" + hasher.hexdigest(), size

@@ -27,11 +27,19 @@ TIMEOUT_S = 300
 
 
 def _reports(output: str) -> list[dict[str, Any]]:
+    """The JSON reports in a log; two ranks of one torchrun share a stdout, so a line may hold both."""
+    decoder = json.JSONDecoder()
     rows = []
-    for line in output.splitlines():
-        text = line.strip()
-        if text.startswith("{") and '"ddp_check"' in text:
-            rows.append(json.loads(text))
+    start = output.find('{"')
+    while start != -1:
+        try:
+            row, end = decoder.raw_decode(output, start)
+        except json.JSONDecodeError:
+            end = start + 2
+        else:
+            if isinstance(row, dict) and "ddp_check" in row:
+                rows.append(row)
+        start = output.find('{"', end)
     return rows
 
 
