@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -196,3 +199,26 @@ def test_the_build_uses_the_registry_cache_where_the_client_can(matrix: Matrix, 
     assert engine.last_build.cache_from == (f"{REGISTRY}/pytorch-cuda:buildcache-cu128-runtime",)
     assert engine.last_build.cache_to == engine.last_build.cache_from
     assert outcome.notes == ()
+
+
+def _build_py(*args: str) -> subprocess.CompletedProcess[str]:
+    root = Path(__file__).resolve().parents[2]
+    return subprocess.run([sys.executable, str(root / "build.py"), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_push_needs_a_registry_and_a_host() -> None:
+    alone = _build_py("--target", "cu12", "--push")
+    assert alone.returncode == 2
+    assert "--push and --registry go together" in alone.stderr
+    hostless = _build_py("--target", "cu12", "--push", "--registry", "ci", "--dry-run")
+    assert hostless.returncode == 2
+    assert "names no registry host" in hostless.stderr
+
+
+def test_dry_run_shows_the_push_order() -> None:
+    result = _build_py("--target", "cu12", "--push", "--registry", REGISTRY, "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["push"][0] == f"{REMOTE}:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
+    assert plan["push"][-1] == f"{REMOTE}:v2.9"
+    assert plan["steps"][-1].startswith(f"push {REMOTE}:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime first")
