@@ -112,3 +112,21 @@ def test_an_image_without_a_good_sbom_fails_the_build(tmp_path: Path, sbom: byte
     engine = FakeEngine(images={"candidate": "sha256:new"}, sbom=sbom)
     with pytest.raises(EngineError, match=message):
         collect_sbom(engine, "candidate", "cu128-runtime", tmp_path)
+
+
+def test_the_sbom_tool_lock_is_checked_like_the_installer_lock(root: Path, tmp_path: Path) -> None:
+    from pytorch_cuda.lockfile import SBOM_TOOL_LOCK, SBOM_TOOL_VERSION, parse_lock
+    from pytorch_cuda.locking import tool_lock_problem
+
+    committed = (root / SBOM_TOOL_LOCK).read_text()
+    assert parse_lock(committed).versions()["cyclonedx-bom"] == SBOM_TOOL_VERSION
+    assert all("--hash=sha256:" in entry.text for entry in parse_lock(committed).entries)
+    assert tool_lock_problem(root, SBOM_TOOL_LOCK) is None
+    (tmp_path / "images").mkdir()
+    assert "does not exist" in str(tool_lock_problem(tmp_path, SBOM_TOOL_LOCK))
+    (tmp_path / SBOM_TOOL_LOCK).write_text(
+        committed.replace(f"cyclonedx-bom=={SBOM_TOOL_VERSION}", "cyclonedx-bom==7.0.0")
+    )
+    assert f"locks cyclonedx-bom 7.0.0, but the builder pins {SBOM_TOOL_VERSION}" == tool_lock_problem(
+        tmp_path, SBOM_TOOL_LOCK
+    )
