@@ -100,6 +100,14 @@ def publish(image_id: str, tags: TagSet, registry: str, publisher: Publisher) ->
     local = promote(engine, image_id, remote.all_refs)  # the local names the engine pushes (all or none)
     try:
         previous = {ref: publisher.retried_lookup(ref) for ref in remote.all_refs}
+    except KeyboardInterrupt:
+        roll_back(engine, local)
+        raise PushError(
+            cause=f"interrupted before anything was pushed; the local tags moved, no tag of {registry} did",
+            fix=RETRY_FIX,
+            states=dict.fromkeys(remote.all_refs, "not moved"),
+            exit_status=130,
+        ) from None
     except (RegistryError, GaveUpError) as exc:
         roll_back(engine, local)
         host = registry.partition("/")[0]

@@ -153,6 +153,16 @@ def test_ctrl_c_during_the_aliases_says_where_each_tag_is() -> None:
     assert info.value.states[A2] == "not moved (still absent)"
 
 
+def test_ctrl_c_before_the_first_push_moves_no_registry_tag() -> None:
+    engine = FakeEngine(images={"local": NEW}, lookup_errors=[KeyboardInterrupt()])  # type: ignore[list-item]
+    with pytest.raises(PushError) as info:
+        publish(NEW, TAGS, REGISTRY, _publisher(engine))
+    assert info.value.exit_status == 130
+    assert set(info.value.states.values()) == {"not moved"}
+    assert _pushes(engine) == []
+    assert not any(ref.startswith(REGISTRY) for ref in engine.images)
+
+
 def test_the_pipeline_pushes_after_the_local_tags(matrix: Matrix, root: Path, tmp_path: Path) -> None:
     variant = select_variant(matrix, "cu12")
     plan = make_plan(
