@@ -19,6 +19,8 @@ BASE_RECORD_PATH: Final = f"{ETC_DIR}/base.json"
 SBOM_PATH: Final = f"{ETC_DIR}/sbom.cdx.json"
 SHARE_DIR: Final = "/opt/pytorch-cuda"
 SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
+# examples/ddp_check.py: DDP across ranks (and containers), parameters compared by checksum.
+DDP_CHECK_PATH: Final = f"{SHARE_DIR}/examples/ddp_check.py"
 VENV_PATH: Final = "/opt/pytorch"
 
 # The `conformance` command writes its results here unless $CONFORMANCE_OUT says otherwise.
@@ -44,6 +46,7 @@ def as_template_context() -> dict[str, str]:
         "lock": LOCK_PATH,
         "base_record": BASE_RECORD_PATH,
         "sbom": SBOM_PATH,
+        "ddp_check": DDP_CHECK_PATH,
         "share_dir": SHARE_DIR,
         "suite_dir": SUITE_DIR,
         "venv": VENV_PATH,

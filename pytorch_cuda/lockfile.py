@@ -19,6 +19,12 @@ UV_VERSION = "0.13.9"
 PYTHON_PLATFORM = "x86_64-manylinux_2_28"
 LOCK_NAME = "requirements.lock"
 INSTALLER_LOCK = Path("images") / "installer.lock"
+# The SBOM generator (cyclonedx-py), for the Dockerfile's sbom stage only: never in the image.
+SBOM_TOOL = "cyclonedx-bom"
+SBOM_TOOL_VERSION = "7.5.0"
+SBOM_TOOL_LOCK = Path("images") / "sbom-tool.lock"
+# Build-stage tools, hash-locked from PyPI beside the variants' locks: lock file -> (package, version).
+TOOL_LOCKS = {INSTALLER_LOCK: ("uv", UV_VERSION), SBOM_TOOL_LOCK: (SBOM_TOOL, SBOM_TOOL_VERSION)}
 PYPI_INDEX = "https://pypi.org/simple"
 
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==(\S+)")

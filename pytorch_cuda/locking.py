@@ -20,6 +20,7 @@ from pytorch_cuda.lockfile import (
     INSTALLER_LOCK,
     LOCK_NAME,
     PYPI_INDEX,
+    TOOL_LOCKS,
     UV_VERSION,
     compile_argv,
     diff_versions,
@@ -68,11 +69,12 @@ def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:
 def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[StaleFile]:
     """The committed locks that no longer match their requirements.txt or index (for --check-render)."""
     found = [(variant, lock_problem(matrix, variant, root)) for variant in variants]
+    tools = [(tool, tool_lock_problem(root, tool)) for tool in TOOL_LOCKS]
     return [
         StaleFile(lock_path(root, v).relative_to(root), f"{why}; run `build.py --lock --target {v.target_name}`", "")
         for v, why in found
         if why
-    ]
+    ] + [StaleFile(tool, f"{why}; run `build.py --lock`", "") for tool, why in tools if why]
 
 
 def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
@@ -166,7 +168,8 @@ def refresh_locks(
     matrix: Matrix, variants: list[Variant], root: Path, *, ca_bundle: Path | None, probe: IndexProbe
 ) -> tuple[list[LockChange], list[UserError]]:
     """Lock the installer and each variant; a variant whose index cannot be reached is reported, not fatal."""
-    changes = [refresh_installer_lock(root, ca_bundle=ca_bundle, python=variants[0].base.python)]
+    python = variants[0].base.python
+    changes = [refresh_tool_lock(root, tool, ca_bundle=ca_bundle, python=python) for tool in TOOL_LOCKS]
     failures: list[UserError] = []
     for variant in (v for v in variants if v.flavour.parent is None):
         try:
@@ -178,21 +181,40 @@ def refresh_locks(
 
 def refresh_installer_lock(root: Path, *, ca_bundle: Path | None, python: str, run: Runner = _run) -> LockChange:
     """Lock uv itself (the installer the image's build stage fetches from PyPI) at UV_VERSION."""
-    path = root / INSTALLER_LOCK
-    if path.exists() and parse_lock(path.read_text(encoding="utf-8")).versions().get("uv") == UV_VERSION:
-        return LockChange(INSTALLER_LOCK, (), created=False)
-    source = root / "build-output" / "installer.in"
+    return refresh_tool_lock(root, INSTALLER_LOCK, ca_bundle=ca_bundle, python=python, run=run)
+
+
+def refresh_tool_lock(
+    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: Runner = _run
+) -> LockChange:
+    """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI."""
+    name, version = TOOL_LOCKS[relative]
+    path = root / relative
+    if tool_lock_problem(root, relative) is None:
+        return LockChange(relative, (), created=False)
+    requirement = f"{name}=={version}"
+    source = root / "build-output" / f"{relative.stem}.in"
     source.parent.mkdir(parents=True, exist_ok=True)
-    source.write_text(f"uv=={UV_VERSION}\n", encoding="utf-8")
-    body = _compile(compile_argv(find_uv(), source, PYPI_INDEX, python), ca_bundle, run, f"uv=={UV_VERSION}")
+    source.write_text(requirement + "\n", encoding="utf-8")
+    body = _compile(compile_argv(find_uv(), source, PYPI_INDEX, python), ca_bundle, run, requirement)
     text = format_lock(
         body,
         index_url=PYPI_INDEX,
-        digest=input_digest(f"uv=={UV_VERSION}\n", PYPI_INDEX),
+        digest=input_digest(requirement + "\n", PYPI_INDEX),
         command="python build.py --lock",
-        requirements=f"uv=={UV_VERSION}",
+        requirements=requirement,
     )
     return _write(path, root, text)
+
+
+def tool_lock_problem(root: Path, relative: Path) -> str | None:
+    """Why a build-stage tool's lock cannot be used (missing, or another version), or None."""
+    name, version = TOOL_LOCKS[relative]
+    path = root / relative
+    if not path.exists():
+        return f"does not exist; it hash-locks {name}=={version} for a build stage"
+    found = parse_lock(path.read_text(encoding="utf-8")).versions().get(name)
+    return None if found == version else f"locks {name} {found}, but the builder pins {version}"
 
 
 def _write(path: Path, root: Path, text: str) -> LockChange:

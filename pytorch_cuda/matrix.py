@@ -19,6 +19,7 @@ from pydantic import (
 )
 
 from pytorch_cuda.errors import MatrixError
+from pytorch_cuda.references import InvalidReferenceError, parse_reference
 
 SUPPORTED_SCHEMA = 1
 TORCH_SERIES = "2.9"
@@ -49,9 +50,19 @@ CudaVersion = Annotated[str, _matching(r"\d+\.\d+", "a CUDA major.minor version 
 DriverVersion = Annotated[str, _matching(r"\d+\.\d+(\.\d+)?", "an NVIDIA driver version (e.g. '570.26')")]
 Name = Annotated[str, _matching(r"[a-z0-9][a-z0-9._-]*", "a name of lower-case letters, digits, '.', '_' or '-'")]
 DebPackage = Annotated[str, _matching(r"[a-z0-9][a-z0-9+.-]+", "a Debian package name")]
-ImageRef = Annotated[
-    str, _matching(r"[a-z0-9][a-z0-9._/:-]*(@sha256:[0-9a-f]{64})?", "a Docker image reference (e.g. 'repo/name:tag')")
-]
+
+
+def _check_reference(value: str) -> str:
+    try:
+        parse_reference(value)
+    except InvalidReferenceError as exc:
+        raise ValueError(
+            f"not a Docker image reference ('repo/name:tag' or 'repo/name[:tag]@sha256:...'): {exc}"
+        ) from exc
+    return value
+
+
+ImageRef = Annotated[str, AfterValidator(_check_reference)]
 
 
 class _Frozen(BaseModel):
@@ -82,14 +93,23 @@ class Bootstrap(_Frozen):
 
 
 class Base(_Frozen):
+    # The local name build.py tags the base as (and builds FROM): a tag, never a digest.
     image: ImageRef
+    # Pulled when the base is not here, then tagged as ``image``; may be pinned by digest
+    # (``docker.io/library/debian:trixie-slim@sha256:...``), and then only that image is used.
     upstream: ImageRef | None = None
     python: CudaVersion = Field(description="major.minor of the base's python3")
     bootstrap: Bootstrap
 
     @model_validator(mode="after")
     def _local_name_is_not_docker_hub(self) -> Base:
-        if self.image.startswith(("docker.io/", "library/")) or "/" not in self.image.split(":")[0]:
+        local = parse_reference(self.image)
+        if local.digest is not None:
+            raise ValueError(
+                f"image {self.image!r} carries a digest, but it is the local name build.py tags the base as; "
+                "pin the digest on 'upstream' instead (e.g. 'docker.io/library/debian:trixie-slim@sha256:...')"
+            )
+        if self.image.startswith(("docker.io/", "library/")) or "/" not in local.repository:
             raise ValueError(
                 f"image {self.image!r} looks like a Docker Hub name; use a local namespace such as "
                 "'pytorch-cuda-base/debian:trixie' so a bootstrapped base never pretends to be Docker Hub's"

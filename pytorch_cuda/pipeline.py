@@ -1,4 +1,4 @@
-"""Execute a build plan: engine checks -> base -> BuildKit build -> in-image checks -> tags."""
+"""Execute a build plan: engine checks -> base -> BuildKit build -> in-image checks -> SBOM -> tags -> push."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from pathlib import Path
 from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
+from pytorch_cuda.registry import cache_ref
+from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.promote import TagMove, promote
+from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
+from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
 
 MIN_FREE_DISK_BYTES = 12 * 1024**3
 
@@ -31,6 +35,9 @@ class BuildOutcome:
     moves: tuple[TagMove, ...]
     total_seconds: float
     timings: dict[str, float] = field(default_factory=dict)
+    sbom: SbomSummary | None = None
+    published: PublishOutcome | None = None
+    notes: tuple[str, ...] = ()  # what the build could not do and said so (e.g. no registry cache export)
 
 
 @dataclass(frozen=True)
@@ -39,6 +46,8 @@ class PipelineHooks:
     progress: ProgressSink
     index_probe: Callable[[], None]
     log_dir: Path
+    backoff: Backoff = field(default_factory=Backoff)  # for registry pushes and lookups
+    sleep: Sleeper = time.sleep
 
 
 def check_disk(engine: Engine, needed: int = MIN_FREE_DISK_BYTES) -> None:
@@ -71,6 +80,8 @@ def execute(
     timed("base", began)
     hooks.log(f"base {base.ref}: {base.how} {base.detail}".rstrip())
 
+    notes: list[str] = []
+    cache_from, cache_to = _registry_cache(plan, engine, hooks, notes)
     request = BuildRequest(
         dockerfile=plan.dockerfile,
         context=plan.context,
@@ -80,6 +91,8 @@ def execute(
         secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
         log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
         no_cache=plan.no_cache,
+        cache_from=cache_from,
+        cache_to=cache_to,
     )
     hooks.log_dir.mkdir(parents=True, exist_ok=True)
     hooks.log(f"building {plan.candidate} from {plan.dockerfile} (log: {request.log_path})")
@@ -99,9 +112,20 @@ def execute(
                     fix="fix what the failing checks name (matrix pins, template), re-render and build again; run "
                     "`docker run --rm --shm-size=1g <image> conformance -m cpu` on the image to see the details",
                 )
+        began = time.monotonic()
+        sbom = collect_sbom(engine, plan.candidate, plan.variant.key, hooks.log_dir)
+        timed("sbom", began)
+        hooks.log(f"SBOM: {sbom.components} components ({sbom.python} Python, {sbom.deb} Debian) -> {sbom.path}")
         moves = promote(engine, result.image_id, plan.tags.all_refs)
     finally:
         engine.untag(plan.candidate)
+    published = None
+    if plan.registry:
+        began = time.monotonic()
+        published = publish(
+            result.image_id, plan.tags, plan.registry, Publisher(engine, hooks.log, hooks.backoff, hooks.sleep)
+        )
+        timed("push", began)
     return BuildOutcome(
         plan=plan,
         image_id=result.image_id,
@@ -114,7 +138,26 @@ def execute(
         moves=tuple(moves),
         total_seconds=time.monotonic() - started,
         timings=timings,
+        sbom=sbom,
+        published=published,
+        notes=tuple(notes),
     )
+
+
+def _registry_cache(
+    plan: BuildPlan, engine: Engine, hooks: PipelineHooks, notes: list[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """With --registry, the build imports and exports its BuildKit cache there, where the client can."""
+    if not plan.registry:
+        return (), ()
+    gap = engine.registry_cache_unsupported()
+    if gap is not None:
+        notes.append(f"registry build cache: not used: {gap}")
+        hooks.log(f"note: {notes[-1]}")
+        return (), ()
+    ref = cache_ref(plan.tags, plan.registry, plan.variant.key)
+    hooks.log(f"BuildKit cache: from and to {ref}")
+    return (ref,), (ref,)
 
 
 def _checks(plan: BuildPlan, engine: Engine, image_id: str, hooks: PipelineHooks) -> CheckReport:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from pytorch_cuda.labels import BuildFacts, build_labels
 from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.registry import remote_tags
+from pytorch_cuda.steps.sbom import SBOM_PATH
 from pytorch_cuda.tags import TagSet, candidate_ref, tag_set
 from pytorch_cuda.variants import Variant
 
@@ -29,6 +31,17 @@ class BuildPlan:
     run_checks: bool
     no_cache: bool = False
     recheck: bool = False  # rerun the in-image checks even when this image ID passed them before
+    registry: str | None = None  # --push --registry HOST[/NAMESPACE]: where the tags go after the local ones
+
+    @property
+    def remote_tags(self) -> TagSet | None:
+        return remote_tags(self.tags, self.registry) if self.registry else None
+
+    def _push_steps(self) -> list[str]:
+        remote = self.remote_tags
+        if remote is None:
+            return []
+        return [f"push {remote.full_ref} first, then the aliases {', '.join(remote.alias_refs)}"]
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -47,6 +60,7 @@ class BuildPlan:
             "labels": self.labels,
             "checks": "conformance -m cpu (inside the candidate)" if self.run_checks else "skipped (--skip-checks)",
             "no_cache": self.no_cache,
+            "push": list(self.remote_tags.all_refs) if self.remote_tags else None,
             "steps": [
                 "check that images/ matches the templates",
                 "check the engine, its disk and the package index",
@@ -57,7 +71,9 @@ class BuildPlan:
                     if self.run_checks
                     else "skip the in-image checks"
                 ),
+                f"take the SBOM out of the image ({SBOM_PATH}) into build-output/sbom-{self.variant.key}.cdx.json",
                 f"tag {', '.join(self.tags.all_refs)} and drop the candidate tag",
+                *self._push_steps(),
             ],
         }
 

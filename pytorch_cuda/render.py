@@ -12,9 +12,18 @@ from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
-from pytorch_cuda.lockfile import INSTALLER_LOCK, LAYERS, LOCK_NAME, parse_lock, slice_layers
+from pytorch_cuda.lockfile import (
+    INSTALLER_LOCK,
+    LAYERS,
+    LOCK_NAME,
+    SBOM_TOOL_LOCK,
+    TOOL_LOCKS,
+    parse_lock,
+    slice_layers,
+)
 from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants
 
 EXECUTABLE_FILES = frozenset({"conformance", "precision-check", "entrypoint", "pytorch-cuda-info"})
@@ -64,7 +73,13 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         },
         "parent_ref": parent_ref(matrix, variant),
         "index_url": str(variant.target.index).rstrip("/"),
-        "lock": {"name": LOCK_NAME, "installer": str(INSTALLER_LOCK), "layers": LAYERS},
+        "lock": {
+            "name": LOCK_NAME,
+            "installer": str(INSTALLER_LOCK),
+            "sbom_tool": str(SBOM_TOOL_LOCK),
+            "layers": LAYERS,
+        },
+        "full_tag": full_tag(variant),
         "static_labels": static_labels(matrix, variant),
     }
 
@@ -149,7 +164,7 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
 
 def _is_lock(relative: Path) -> bool:
     """Locks are resolved by `build.py --lock`, not rendered; `locking.lock_problem` checks them."""
-    return relative.name == LOCK_NAME or relative == INSTALLER_LOCK
+    return relative.name == LOCK_NAME or relative in TOOL_LOCKS
 
 
 def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True) -> list[StaleFile]:

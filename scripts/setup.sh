@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian machine: a Docker engine (+ mmdebstrap), chromium for the report tests, and the Python venv.
+# Set up a fresh Debian machine: a Docker engine (+ mmdebstrap), a local registry on 127.0.0.1:5000, chromium for the report tests, and the Python venv.
 set -euo pipefail
 here="$(dirname "$0")"
 "$here/setup-docker.sh"
+"$here/setup-registry.sh"
 "$here/setup-browser.sh"
 "$here/setup-python.sh"

@@ -16,6 +16,8 @@ examples:
   python build.py --target cu12 --dry-run    show the plan; run nothing
   python build.py --target cu12 --flavour devel
                                              build the runtime, then devel FROM it
+  python build.py --target cu12 --push --registry 127.0.0.1:5000/ci
+                                             build, check, tag, then push the full tag and the aliases
   python build.py --list                     targets, aliases, pins and tags
   python build.py --render                   render templates/ into images/
   python build.py --check-render             fail (exit 1) when images/ or a lock is stale
@@ -28,7 +30,8 @@ examples:
 
 exit status: 0 success; 1 stale images/ or lock (--check-render), or failed in-image checks;
 2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
-the same variant already running); 130 interrupted (Ctrl-C: no tag moved).
+the same variant already running, a failed push); 130 interrupted (Ctrl-C: no tag moved; during a
+push, the message names every remote tag and where it was left).
 """
 
 
@@ -84,6 +87,18 @@ def parser() -> argparse.ArgumentParser:
         "--recheck",
         action="store_true",
         help="rerun the in-image checks even when this image ID already passed them with this suite",
+    )
+    p.add_argument(
+        "--push",
+        action="store_true",
+        help="after the local tags, push the image to --registry: the immutable full tag first, the moving aliases "
+        "last, all or none; prints each digest",
+    )
+    p.add_argument(
+        "--registry",
+        metavar="HOST[/NAMESPACE]",
+        help="where --push sends the tags, e.g. 127.0.0.1:5000/ci (-> 127.0.0.1:5000/ci/pytorch-cuda:v2.9); with a "
+        "buildx docker-container builder the BuildKit cache goes there too",
     )
     p.add_argument("--no-cache", action="store_true", help="build every step again, ignoring the build cache")
     p.add_argument(

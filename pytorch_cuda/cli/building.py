@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import uuid
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Console
@@ -28,6 +29,7 @@ from pytorch_cuda.pipeline import PipelineHooks
 from pytorch_cuda.plan import BuildPlan, make_plan
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.registry import parse_registry
 from pytorch_cuda.render import find_stale, render_variant
 from pytorch_cuda.variants import Variant, select_variant
 
@@ -38,8 +40,12 @@ def _plans(matrix: Matrix, args: argparse.Namespace) -> list[BuildPlan]:
     ca = find_ca_bundle(args.ca_bundle)
     facts = build_facts(ROOT)
     build_id = uuid.uuid4().hex[:8]
+    registry = parse_registry(args.registry) if args.push else None
     return [
-        _plan(matrix, args, variant, ca=(ca.path, ca.source) if ca else None, facts=facts, build_id=build_id)
+        replace(
+            _plan(matrix, args, variant, ca=(ca.path, ca.source) if ca else None, facts=facts, build_id=build_id),
+            registry=registry,
+        )
         for variant in lineage(matrix, requested)
     ]
 
@@ -99,7 +105,9 @@ def build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console) 
             held.enter_context(variant_lock(args.log_dir, each.variant.key))
         outcomes = execute_lineage(plans, engine, hooks)
     if args.json:
-        print(dumps({**outcome_dict(outcomes[-1]), "built_first": [outcome_dict(o) for o in outcomes[:-1]]}))
+        digests = {ref: digest for o in outcomes if o.published for ref, digest in o.published.digests.items()}
+        last = outcome_dict(outcomes[-1])
+        print(dumps({**last, "digests": digests, "built_first": [outcome_dict(o) for o in outcomes[:-1]]}))
     else:
         for outcome in outcomes:
             print_outcome(out, outcome)

@@ -33,6 +33,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.error("--lock goes alone or with --target (and --flavour)")
     if args.dry_run and not args.target:
         cli.error("--dry-run goes with --target")
+    if bool(args.push) != bool(args.registry) or (args.push and not args.target):
+        cli.error("--push and --registry go together, with --target")
     if bool(args.report) != bool(args.out):
         cli.error("--report and --out go together")
     try:

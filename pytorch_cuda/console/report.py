@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import asdict
 from typing import Any
 
 from rich.console import Console
@@ -83,6 +84,10 @@ def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
         "checks": None
         if checks is None
         else {"passed": checks.passed, "exit_code": checks.exit_code, "counts": checks.counts, "reused": checks.reused},
+        "sbom": outcome.sbom.as_dict() if outcome.sbom else None,
+        "digests": outcome.published.digests if outcome.published else {},
+        "push": None if outcome.published is None else [asdict(p) for p in outcome.published.pushed],
+        "notes": list(outcome.notes),
     }
 
 
@@ -101,6 +106,23 @@ def print_outcome(console: Console, outcome: BuildOutcome) -> None:
     for move in outcome.moves:
         note = "new" if move.previous_id is None else ("unchanged" if move.previous_id == move.new_id else "moved")
         console.print(f"  tag {move.ref} ({note})", highlight=False, markup=False)
+    if outcome.sbom is not None:
+        sbom = outcome.sbom
+        console.print(
+            f"SBOM (CycloneDX {sbom.spec_version}): {sbom.components} components, {sbom.python} Python and {sbom.deb} "
+            f"Debian packages; {sbom.path} (in the image: {sbom.as_dict()['in_image']})",
+            highlight=False,
+            markup=False,
+        )
+    for pushed in outcome.published.pushed if outcome.published else ():
+        console.print(
+            f"  pushed {pushed.ref} {pushed.digest} ({pushed.uploaded} layers uploaded, {pushed.existing} already "
+            f"there{', ' + str(pushed.attempts) + ' tries' if pushed.attempts > 1 else ''})",
+            highlight=False,
+            markup=False,
+        )
+    for note in outcome.notes:
+        console.print(f"note: {note}", style="yellow", highlight=False, markup=False)
 
 
 def print_lock_changes(console: Console, changes: Sequence[LockChange]) -> None:

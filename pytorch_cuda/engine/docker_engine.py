@@ -10,7 +10,7 @@ import tarfile
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import docker
@@ -20,8 +20,17 @@ import requests.exceptions
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.buildkit_log import BuildKitParser
-from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
+from pytorch_cuda.engine.protocol import (
+    BuildRequest,
+    BuildResult,
+    ProgressEvent,
+    ProgressSink,
+    PushResult,
+    RunResult,
+)
+from pytorch_cuda.engine.registry_io import push_image, registry_digest
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.references import parse_reference
 
 HEARTBEAT_SECONDS = 30.0
 FAILURE_LOG_LINES = 400  # how much of the log a failed build is explained from
@@ -51,9 +60,9 @@ class DockerEngine:
         return int(self._client.images.get(ref).attrs["Size"])
 
     def pull(self, ref: str) -> str | None:
-        repository, _, tag = ref.rpartition(":") if ":" in ref.rsplit("/", maxsplit=1)[-1] else (ref, "", "latest")
+        repository, tag = parse_reference(ref).pull_args  # a digest goes where the tag goes
         try:
-            self._client.images.pull(repository, tag=tag or "latest")
+            self._client.images.pull(repository, tag=tag)
         except docker.errors.APIError as exc:
             return str(exc.explanation or exc).splitlines()[0][:300]
         except requests.exceptions.RequestException as exc:
@@ -61,7 +70,7 @@ class DockerEngine:
         return None
 
     def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
-        repository, _, tag = ref.rpartition(":")
+        repository, tag = parse_reference(ref).pull_args
         # From a path, the SDK sends the file with a Content-Length; its stream variant
         # claims chunked encoding without chunking, which the engine rejects.
         response = self._client.api.import_image_from_file(
@@ -162,7 +171,7 @@ class DockerEngine:
         return RunResult(exit_code, output, files, timed_out)
 
     def tag(self, image_id: str, ref: str) -> None:
-        repository, _, tag = ref.rpartition(":")
+        repository, tag = parse_reference(ref).pull_args
         self._client.images.get(image_id).tag(repository, tag)
 
     def untag(self, ref: str) -> None:
@@ -174,6 +183,22 @@ class DockerEngine:
             # The image is still used by a container: dropping the tag is all we wanted.
             if exc.status_code != 409:
                 raise
+
+    def read_file(self, ref: str, path: str) -> bytes | None:
+        container = self._client.containers.create(ref, ["true"], network_disabled=True)
+        try:
+            return read_container_file(container, path)
+        finally:
+            container.remove(force=True)
+
+    def push(self, ref: str, on_progress: Callable[[str], None]) -> PushResult:
+        return push_image(self._client, ref, on_progress)
+
+    def registry_digest(self, ref: str) -> str | None:
+        return registry_digest(self._client, ref)
+
+    def registry_cache_unsupported(self) -> str | None:
+        return self._build_client.registry_cache_gap
 
     def free_disk_bytes(self) -> int | None:
         root = str(self._info.get("DockerRootDir") or "/var/lib/docker")

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from pytorch_cuda.retry import TransientError
+
 
 @dataclass(frozen=True)
 class BuildRequest:
@@ -18,6 +20,9 @@ class BuildRequest:
     secrets: Mapping[str, Path] = field(default_factory=dict)
     log_path: Path | None = None
     no_cache: bool = False
+    # BuildKit cache in a registry (type=registry refs); only clients that can export it get them.
+    cache_from: tuple[str, ...] = ()
+    cache_to: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,26 @@ class ProgressEvent:
 
 
 ProgressSink = Callable[[ProgressEvent], None]
+
+
+@dataclass(frozen=True)
+class PushResult:
+    ref: str
+    digest: str  # the manifest digest the registry now serves under ref ("sha256:...")
+    layers: Mapping[
+        str, str
+    ]  # short layer ID -> its last status ("Pushed", "Layer already exists", "Mounted from ...")
+
+    def count(self, prefix: str) -> int:
+        return sum(status.startswith(prefix) for status in self.layers.values())
+
+
+class RegistryError(Exception):
+    """The registry (or the engine on its way there) refused a push or a lookup; retrying will not help."""
+
+
+class TransientRegistryError(RegistryError, TransientError):
+    """A push or lookup failed in a way another try may fix: a dropped connection, a timeout, a 5xx, a 429."""
 
 
 class Engine(Protocol):
@@ -81,3 +106,15 @@ class Engine(Protocol):
 
     def free_disk_bytes(self) -> int | None:
         """Free bytes on the engine's data root, when it can be known."""
+
+    def read_file(self, ref: str, path: str) -> bytes | None:
+        """A file of the image (from a created, never started container), or None when it has none there."""
+
+    def push(self, ref: str, on_progress: Callable[[str], None]) -> PushResult:
+        """Push a local tag to its registry; raises RegistryError (TransientRegistryError when worth a retry)."""
+
+    def registry_digest(self, ref: str) -> str | None:
+        """The digest the registry serves under ref, or None when it has no such tag (RegistryError otherwise)."""
+
+    def registry_cache_unsupported(self) -> str | None:
+        """None when builds can export and import BuildKit cache to a registry; otherwise why not."""

@@ -14,6 +14,7 @@ from pathlib import Path
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix import Base
+from pytorch_cuda.references import parse_reference
 
 BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"
 IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["/bin/bash"]')
@@ -23,7 +24,7 @@ IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/s
 class BaseOutcome:
     ref: str
     image_id: str
-    how: str  # "present", "pulled" or "bootstrapped"
+    how: str  # "present", "pinned" (the digest-pinned upstream, here already), "pulled" or "bootstrapped"
     detail: str = ""
 
 
@@ -59,11 +60,16 @@ def ensure_base(
     log: Callable[[str], None] = print,
     run: Callable[[list[str]], subprocess.CompletedProcess[str]] | None = None,
 ) -> BaseOutcome:
+    pinned = parse_reference(base.upstream).pinned if base.upstream else None
+    pull_reason = "pulling disabled"
+    if pinned is not None:  # a digest pin decides, whatever the local name points at now
+        found, pull_reason = _pinned(engine, base, pinned, allow_pull=allow_pull, log=log)
+        if found is not None:
+            return found
     existing = engine.image_id(base.image)
     if existing:
         return BaseOutcome(base.image, existing, "present")
-    pull_reason = "pulling disabled"
-    if allow_pull and base.upstream:
+    if allow_pull and base.upstream and pinned is None:
         log(f"base {base.image} is not here; pulling {base.upstream}")
         pull_reason = engine.pull(base.upstream) or ""
         if not pull_reason:
@@ -73,6 +79,29 @@ def ensure_base(
                 return BaseOutcome(base.image, upstream_id, "pulled", base.upstream)
     log(f"cannot pull {base.upstream} ({pull_reason}); bootstrapping {base.image} from {base.bootstrap.mirror}")
     return _bootstrap(engine, base, run or _run_command, log)
+
+
+def _pinned(
+    engine: Engine, base: Base, pinned: str, *, allow_pull: bool, log: Callable[[str], None]
+) -> tuple[BaseOutcome | None, str]:
+    """The digest-pinned upstream, here already or pulled by its digest, tagged as the local name;
+    or None and why it could not be had (then the local base, or a bootstrap, stands in: logged)."""
+    image_id = engine.image_id(pinned)
+    how = "pinned"
+    if image_id is None:
+        if not allow_pull:
+            return None, "pulling disabled"
+        log(f"base {base.image} is pinned to {pinned}; pulling it by digest")
+        reason = engine.pull(pinned) or ""
+        image_id = None if reason else engine.image_id(pinned)
+        if image_id is None:
+            reason = reason or "not found after the pull"
+            log(f"cannot pull the pinned base {pinned} ({reason}); the local base {base.image} stands in if present")
+            return None, reason
+        how = "pulled"
+    if engine.image_id(base.image) != image_id:
+        engine.tag(image_id, base.image)
+    return BaseOutcome(base.image, image_id, how, pinned), ""
 
 
 def _run_command(argv: list[str]) -> subprocess.CompletedProcess[str]:

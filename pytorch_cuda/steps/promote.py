@@ -25,10 +25,10 @@ def promote(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]
             engine.tag(image_id, ref)
             moves.append(TagMove(ref, previous, image_id))
     except KeyboardInterrupt:
-        _roll_back(engine, moves)  # Ctrl-C between two tags: put the moved ones back, then stop
+        roll_back(engine, moves)  # Ctrl-C between two tags: put the moved ones back, then stop
         raise
     except Exception as exc:
-        _roll_back(engine, moves)
+        roll_back(engine, moves)
         raise EngineError(
             cause=f"moving the tag {ref} failed ({exc}); every tag was put back where it was",
             fix="check the engine (`docker info`) and its free disk, then run the build again; layers are cached",
@@ -36,7 +36,8 @@ def promote(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]
     return moves
 
 
-def _roll_back(engine: Engine, moves: list[TagMove]) -> None:
+def roll_back(engine: Engine, moves: Sequence[TagMove]) -> None:
+    """Point each moved ref back where it was (or drop it where it was new), last move first."""
     for move in reversed(moves):
         if move.previous_id is None:
             engine.untag(move.ref)

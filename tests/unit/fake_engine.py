@@ -2,14 +2,37 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance.results_file import SUITE
-from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressEvent, ProgressSink, RunResult
+from pytorch_cuda.engine.protocol import (
+    BuildRequest,
+    BuildResult,
+    ProgressEvent,
+    ProgressSink,
+    PushResult,
+    RunResult,
+)
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
+from pytorch_cuda.steps.sbom import SBOM_PATH
+
+
+def minimal_sbom() -> bytes:
+    """The smallest SBOM the build accepts: CycloneDX JSON with a Python and a Debian component."""
+    components = [
+        {"type": "library", "name": "torch", "version": "2.9.1+cu128", "purl": "pkg:pypi/torch@2.9.1%2Bcu128"},
+        {"type": "library", "name": "libc6", "version": "2.41-12", "purl": "pkg:deb/debian/libc6@2.41-12?arch=amd64"},
+    ]
+    return json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "components": components}).encode()
+
+
+def registry_digest_of(image_id: str) -> str:
+    """The digest the fake registry gives an image: a stable function of its ID."""
+    return "sha256:" + hashlib.sha256(image_id.encode()).hexdigest()
 
 
 def conformance_results(outcomes: Mapping[str, str]) -> bytes:
@@ -30,6 +53,14 @@ class FakeEngine:
     calls: list[str] = field(default_factory=list)
     last_build: BuildRequest | None = None
     imported: list[str] = field(default_factory=list)
+    sbom: bytes | None = field(default_factory=minimal_sbom)
+    # The fake registry: remote ref -> digest; and per ref, the errors its next pushes raise, in order.
+    registry: dict[str, str] = field(default_factory=dict)
+    manifests: dict[str, str] = field(default_factory=dict)  # digest -> image id
+    push_errors: dict[str, list[Exception]] = field(default_factory=dict)
+    lookup_errors: list[Exception] = field(default_factory=list)
+    cache_gap: str | None = "the fake client cannot export cache"
+    layers: int = 3
 
     def describe(self) -> str:
         return "fake engine"
@@ -42,6 +73,10 @@ class FakeEngine:
 
     def pull(self, ref: str) -> str | None:
         self.calls.append(f"pull {ref}")
+        digest = ref.partition("@")[2]
+        if digest in self.manifests:  # by digest: the image the fake registry holds under it
+            self.images[ref] = self.manifests[digest]
+            return None
         if self.pull_error is None:
             self.images[ref] = "sha256:pulled"
         return self.pull_error
@@ -86,3 +121,34 @@ class FakeEngine:
 
     def free_disk_bytes(self) -> int | None:
         return self.free_bytes
+
+    def seed_registry(self, ref: str, image_id: str) -> str:
+        """Put an image in the fake registry under ref, as an earlier push would have; returns its digest."""
+        digest = registry_digest_of(image_id)
+        self.registry[ref] = digest
+        self.manifests[digest] = image_id
+        return digest
+
+    def read_file(self, ref: str, path: str) -> bytes | None:
+        self.calls.append(f"read {ref} {path}")
+        return self.sbom if path == SBOM_PATH and ref in self.images else None
+
+    def push(self, ref: str, on_progress: Callable[[str], None]) -> PushResult:
+        self.calls.append(f"push {ref}")
+        pending = self.push_errors.get(ref)
+        if pending:
+            raise pending.pop(0)
+        digest = registry_digest_of(self.images[ref])
+        status = "Layer already exists" if digest in self.manifests else "Pushed"
+        self.registry[ref] = digest
+        self.manifests[digest] = self.images[ref]
+        return PushResult(ref, digest, {f"layer{i}": status for i in range(self.layers)})
+
+    def registry_digest(self, ref: str) -> str | None:
+        self.calls.append(f"lookup {ref}")
+        if self.lookup_errors:
+            raise self.lookup_errors.pop(0)
+        return self.registry.get(ref)
+
+    def registry_cache_unsupported(self) -> str | None:
+        return self.cache_gap

@@ -122,7 +122,7 @@ def test_child_dockerfile_builds_from_the_parent(matrix: Matrix, root: Path) -> 
     }
     assert set(files) == {"Dockerfile", "manifest.json", "requirements-flavour.txt"}
     dockerfile = files["Dockerfile"]
-    assert f"ARG PARENT_IMAGE={RUNTIME_FULL}\nFROM ${{PARENT_IMAGE}}\n" in dockerfile
+    assert f"ARG PARENT_IMAGE={RUNTIME_FULL}\nFROM ${{PARENT_IMAGE}} AS image\n" in dockerfile
     assert "-c /etc/pytorch-cuda/requirements.txt -r /etc/pytorch-cuda/requirements-flavour.txt" in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
     assert "VOLUME /home/torch/work" in dockerfile
