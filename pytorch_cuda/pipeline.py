@@ -123,7 +123,7 @@ def execute(
     if plan.registry:
         began = time.monotonic()
         published = publish(
-            result.image_id, plan.tags, plan.registry, Publisher(engine, hooks.log, hooks.backoff, hooks.sleep)
+            result.image_id, plan.pushed_tags, plan.registry, Publisher(engine, hooks.log, hooks.backoff, hooks.sleep)
         )
         timed("push", began)
     return BuildOutcome(

@@ -32,15 +32,25 @@ class BuildPlan:
     no_cache: bool = False
     recheck: bool = False  # rerun the in-image checks even when this image ID passed them before
     registry: str | None = None  # --push --registry HOST[/NAMESPACE]: where the tags go after the local ones
+    push_candidate: bool = False  # --push-candidate: push only the candidate tag; no release tag moves remotely
+
+    @property
+    def pushed_tags(self) -> TagSet:
+        """What --push sends: the release tags, or with --push-candidate the candidate tag alone."""
+        if self.push_candidate:
+            return TagSet(repository=self.tags.repository, full=self.candidate.partition(":")[2], aliases=())
+        return self.tags
 
     @property
     def remote_tags(self) -> TagSet | None:
-        return remote_tags(self.tags, self.registry) if self.registry else None
+        return remote_tags(self.pushed_tags, self.registry) if self.registry else None
 
     def _push_steps(self) -> list[str]:
         remote = self.remote_tags
         if remote is None:
             return []
+        if not remote.aliases:
+            return [f"push {remote.full_ref} alone (a candidate: no release tag moves in the registry)"]
         return [f"push {remote.full_ref} first, then the aliases {', '.join(remote.alias_refs)}"]
 
     def as_dict(self) -> dict[str, object]:

@@ -95,6 +95,12 @@ def parser() -> argparse.ArgumentParser:
         "last, all or none; prints each digest",
     )
     p.add_argument(
+        "--push-candidate",
+        action="store_true",
+        help="with --push: push only the candidate tag (candidate-<variant>-<build id>) and print its digest; no "
+        "release tag moves in the registry (nightly and release test that digest on GPUs first)",
+    )
+    p.add_argument(
         "--registry",
         metavar="HOST[/NAMESPACE]",
         help="where --push sends the tags, e.g. 127.0.0.1:5000/ci (-> 127.0.0.1:5000/ci/pytorch-cuda:v2.9); with a "

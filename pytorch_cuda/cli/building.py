@@ -45,6 +45,7 @@ def _plans(matrix: Matrix, args: argparse.Namespace) -> list[BuildPlan]:
         replace(
             _plan(matrix, args, variant, ca=(ca.path, ca.source) if ca else None, facts=facts, build_id=build_id),
             registry=registry,
+            push_candidate=args.push_candidate,
         )
         for variant in lineage(matrix, requested)
     ]

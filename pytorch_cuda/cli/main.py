@@ -35,6 +35,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         cli.error("--dry-run goes with --target")
     if bool(args.push) != bool(args.registry) or (args.push and not args.target):
         cli.error("--push and --registry go together, with --target")
+    if args.push_candidate and not args.push:
+        cli.error("--push-candidate goes with --push and --registry")
     if bool(args.report) != bool(args.out):
         cli.error("--report and --out go together")
     try:

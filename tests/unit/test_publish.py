@@ -232,3 +232,36 @@ def test_dry_run_shows_the_push_order() -> None:
     assert plan["push"][0] == f"{REMOTE}:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
     assert plan["push"][-1] == f"{REMOTE}:v2.9"
     assert plan["steps"][-1].startswith(f"push {REMOTE}:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime first")
+
+
+def test_push_candidate_pushes_the_candidate_tag_alone() -> None:
+    result = _build_py("--target", "cu12", "--push", "--push-candidate", "--registry", REGISTRY, "--dry-run", "--json")
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["push"] == [f"{REGISTRY}/{plan['candidate']}"]
+    assert "alone" in plan["steps"][-1]
+    without_push = _build_py("--target", "cu12", "--push-candidate", "--dry-run")
+    assert without_push.returncode == 2
+    assert "--push-candidate goes with --push" in without_push.stderr
+
+
+def test_the_pipeline_pushes_only_the_candidate_with_push_candidate(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    plan = make_plan(
+        matrix,
+        select_variant(matrix, "cu12"),
+        root=root,
+        facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
+        build_id="t",
+        ca_bundle=None,
+        ca_source=None,
+    )
+    plan = replace(plan, registry=REGISTRY, push_candidate=True)
+    engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
+    hooks = PipelineHooks(
+        log=lambda _: None, progress=lambda _: None, index_probe=lambda: None, log_dir=tmp_path, sleep=Sleeps()
+    )
+    outcome = execute(plan, engine, hooks)
+    assert outcome.published is not None
+    assert list(outcome.published.digests) == [f"{REGISTRY}/{plan.candidate}"]
+    assert _pushes(engine) == [f"{REGISTRY}/{plan.candidate}"]
+    assert engine.images.get(plan.tags.full_ref)  # the local release tags moved: the checks passed here
