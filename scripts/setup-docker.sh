@@ -36,7 +36,7 @@ if [ ${#need[@]} -gt 0 ]; then apt_install "${need[@]}"; fi
 
 if ! engine_answers; then
   log "starting dockerd (overlay2) in the background; its log is /var/log/dockerd.log"
-  nohup dockerd --storage-driver=overlay2 >/var/log/dockerd.log 2>&1 &
+  "$(dirname "$0")/daemon.sh" /var/log/dockerd.log dockerd --storage-driver=overlay2 >/dev/null
   for _ in $(seq 1 60); do
     engine_answers && break
     sleep 1

@@ -54,10 +54,10 @@ install -d -o docker-registry -g docker-registry "$storage" 2>/dev/null || insta
 
 log "starting docker-registry on $addr (storage $storage, log /var/log/docker-registry.log)"
 if id docker-registry >/dev/null 2>&1; then
-  nohup setpriv --reuid=docker-registry --regid=docker-registry --init-groups \
-    docker-registry serve "$config" >>/var/log/docker-registry.log 2>&1 &
+  "$(dirname "$0")/daemon.sh" /var/log/docker-registry.log setpriv --reuid=docker-registry --regid=docker-registry \
+    --init-groups docker-registry serve "$config" >/dev/null
 else
-  nohup docker-registry serve "$config" >>/var/log/docker-registry.log 2>&1 &
+  "$(dirname "$0")/daemon.sh" /var/log/docker-registry.log docker-registry serve "$config" >/dev/null
 fi
 for _ in $(seq 1 30); do
   answers && break

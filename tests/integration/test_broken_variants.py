@@ -31,7 +31,7 @@ from tests.integration.layers import private_certificates, scan_saved_image
 
 SITE = "/opt/pytorch/lib/python3.13/site-packages"
 CONTROL = "test_cuda_runtime_matches_pin"
-SITECUSTOMIZE = f"{SITE}/sitecustomize.py"
+STARTUP_PTH = f"{SITE}/zz-tf32.pth"  # site.py runs its `import` lines at every start
 
 # name -> (Dockerfile instructions run as root, `-k` selection, checks that must fail)
 DERIVED = {
@@ -68,11 +68,16 @@ DERIVED = {
         {"test_ld_library_path_has_no_foreign_cuda_libraries"},
     ),
     # NVIDIA_TF32_OVERRIDE=1 acts only inside cuBLAS on a GPU: the H200 run shows it failing the fp32 bound and
-    # error band by name. On a CPU host, what is observable is the policy torch reports at startup. (A sitecustomize
-    # setting torch.backends.cuda.matmul.fp32_precision = "tf32" reads back "none" in torch 2.9.1 here: no
-    # effect to catch on a CPU host; the H200 run catches it on torch 2.11 by the error band and the fp32 bound.)
-    "TF32 switched on by a sitecustomize (set_float32_matmul_precision)": (
-        f"RUN printf 'import torch\\ntorch.set_float32_matmul_precision(\"high\")\\n' > {SITECUSTOMIZE}",
+    # error band by name. On a CPU host, what is observable is the policy torch reports at startup, changed here
+    # by a .pth line in site-packages (what an installed package can do; a sitecustomize.py in the venv would be
+    # shadowed by Debian's /usr/lib/python3.13/sitecustomize.py, so it would test nothing).
+    "TF32 switched on at startup (set_float32_matmul_precision)": (
+        f"RUN echo 'import torch; torch.set_float32_matmul_precision(\"high\")' > {STARTUP_PTH}",
+        "fp32_matmul_policy",
+        {"test_fp32_matmul_policy_is_ieee_by_default"},
+    ),
+    "TF32 switched on at startup (fp32_precision API)": (
+        f"RUN echo 'import torch; torch.backends.cuda.matmul.fp32_precision = \"tf32\"' > {STARTUP_PTH}",
         "fp32_matmul_policy",
         {"test_fp32_matmul_policy_is_ieee_by_default"},
     ),
