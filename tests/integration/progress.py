@@ -1,0 +1,71 @@
+"""build.py run in the background with its `--progress plain` read as it comes, and what that progress says."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+from collections.abc import Sequence
+from types import TracebackType
+
+
+class WatchedBuild:
+    """build.py started with Popen; a reader thread keeps its stderr (the progress) and says when a line shows."""
+
+    def __init__(self, argv: Sequence[str]) -> None:
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._lines: list[str] = []
+        self._marker = ""
+        self._seen = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self.stdout = ""
+
+    def _read(self) -> None:
+        assert self.process.stderr is not None
+        for line in self.process.stderr:
+            self._lines.append(line)
+            if self._marker and self._marker in line:
+                self._seen.set()
+
+    @property
+    def progress(self) -> str:
+        return "".join(self._lines)
+
+    def wait_for(self, marker: str, timeout_s: float) -> None:
+        """Return once `marker` shows in the progress (a line already read counts); fail after `timeout_s`."""
+        self._marker = marker
+        if marker in self.progress:
+            self._seen.set()
+        assert self._seen.wait(timeout_s), f"{marker!r} never showed in the progress:\n{self.progress[-2000:]}"
+        assert self.process.poll() is None, f"build.py ended before the test could act:\n{self.progress[-2000:]}"
+
+    def wait(self, timeout_s: float) -> int:
+        """The exit status; stdout (the --json answer: small, so the pipe never fills) is kept in `stdout`."""
+        self.stdout, _ = self.process.communicate(timeout=timeout_s)
+        self._reader.join(timeout=10)
+        return self.process.returncode
+
+    def __enter__(self) -> WatchedBuild:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait(timeout=60)
+
+
+def rebuilt_run_steps(progress: str) -> list[str]:
+    """RUN steps the plain progress shows started but not cached."""
+    started = {line.removeprefix("[step] ") for line in progress.splitlines() if line.startswith("[step] ")}
+    cached = {line.removeprefix("[cached] ") for line in progress.splitlines() if line.startswith("[cached] ")}
+    return sorted(step for step in started - cached if "] RUN " in step)
+
+
+def error_paragraph(progress: str) -> str:
+    """build.py's closing error paragraph ("error: <cause>. Fix: <fix>."), its line breaks undone."""
+    lines = progress.splitlines()
+    starts = [i for i, line in enumerate(lines) if line.startswith("error: ")]
+    assert starts, f"no error paragraph in:\n{progress[-2000:]}"
+    return " ".join(" ".join(lines[starts[-1] :]).split())
