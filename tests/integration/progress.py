@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import TracebackType
 
 
 class WatchedBuild:
     """build.py started with Popen; a reader thread keeps its stderr (the progress) and says when a line shows."""
 
-    def __init__(self, argv: Sequence[str]) -> None:
-        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
+        self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._lines: list[str] = []
         self._marker = ""
         self._seen = threading.Event()

@@ -1,17 +1,21 @@
-"""A build that fails half-way on the real engine: a killed build client, a download that does not match the lock.
+"""A build that fails half-way on the real engine: a killed build client, a cut daemon connection, a download
+that does not match the lock.
 
-Each exits 2 with one paragraph (cause and fix), leaves no candidate tag and moves no release tag; the first
-resumes from the build cache when run again, and the second fails in the one layer that installs the
-package, with the heavy layers taken from the cache.
+Each exits 2 with one paragraph (cause and fix), leaves no candidate tag and moves no release tag; a build
+severed from the daemon resumes from the build cache when run again, and the wrong download fails in the one
+layer that installs the package, with the heavy layers taken from the cache.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import docker
@@ -22,6 +26,7 @@ from tests.integration.conftest import ROOT, BuiltImage, record_timing
 from tests.integration.image_tags import candidate_tags, tag_ids
 from tests.integration.processes import kill_build_client
 from tests.integration.progress import WatchedBuild, error_paragraph, rebuilt_run_steps
+from tests.integration.socket_proxy import SocketProxy, engine_socket
 
 BUILD_FLAGS = ["--target", "cu12", "--progress", "plain"]
 BUILD = [sys.executable, str(ROOT / "build.py"), *BUILD_FLAGS]
@@ -31,40 +36,89 @@ LOCK = Path("images/cu128-runtime/requirements.lock")
 PACKAGE = "jinja2"
 
 
-@pytest.mark.integration
-def test_killed_build_client_exits_2_moves_no_tag_and_a_rerun_resumes(
-    built: BuiltImage, client: docker.DockerClient
-) -> None:
-    refs = list(built.result["tags"])
-    before = tag_ids(client, refs)
-    started = time.monotonic()
-    with WatchedBuild([*BUILD, "--no-cache", "--json"]) as build:
+def _sever_during_build(sever: Callable[[WatchedBuild], str], env: dict[str, str]) -> tuple[dict[str, str], str]:
+    """Start a --no-cache build, and once it is inside the first wheel layer, sever it from the daemon.
+
+    Asserts that build.py exits 2 without a traceback; returns its --json answer and its error paragraph."""
+    with WatchedBuild([*BUILD, "--no-cache", "--json"], env=env) as build:
         build.wait_for("from=installer", 600)  # the first wheel layer (--no-cache runs it again)
         time.sleep(5)  # inside it, downloading and unpacking
-        killed = kill_build_client(build.process.pid)
+        severed = sever(build)
         status = build.wait(120)
     progress = build.progress
     assert status == 2, progress[-3000:]
     assert "Traceback" not in progress, progress[-3000:]
-    error = json.loads(build.stdout)
-    assert error["error"] == "EngineError"
-    assert f"the build client (`{' '.join(killed[:2])}" in error["cause"], error
-    assert "killed by signal 9 (SIGKILL)" in error["cause"]
-    assert "no image was tagged" in error["cause"]
-    assert error["fix"].startswith("build again"), error
     paragraph = error_paragraph(progress)
-    assert "killed by signal 9 (SIGKILL)" in paragraph
-    assert " Fix: build again" in paragraph
-    print(f"\nbuild client killed ({' '.join(killed[:2])}); build.py said:\n{paragraph}", file=sys.stderr)
-    assert candidate_tags(client) == []
-    assert tag_ids(client, refs) == before
+    print(f"\n{severed}; build.py said:\n{paragraph}", file=sys.stderr)
+    return json.loads(build.stdout), paragraph
 
+
+def _assert_nothing_moved_and_a_rerun_resumes(
+    built: BuiltImage, client: docker.DockerClient, before: dict[str, str | None]
+) -> None:
+    assert candidate_tags(client) == []
+    assert tag_ids(client, list(built.result["tags"])) == before
     again = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
     assert json.loads(again.stdout)["image_id"] == built.result["image_id"]  # resumed: the same image
     assert rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
     assert candidate_tags(client) == []
+
+
+@pytest.mark.integration
+def test_killed_build_client_exits_2_moves_no_tag_and_a_rerun_resumes(
+    built: BuiltImage, client: docker.DockerClient
+) -> None:
+    before = tag_ids(client, list(built.result["tags"]))
+    started = time.monotonic()
+    killed: list[str] = []
+
+    def kill(build: WatchedBuild) -> str:
+        killed.extend(kill_build_client(build.process.pid))
+        return f"killed the build client ({' '.join(killed[:2])}) with SIGKILL"
+
+    error, paragraph = _sever_during_build(kill, dict(os.environ))
+    assert error["error"] == "EngineError"
+    assert f"the build client (`{' '.join(killed[:2])}" in error["cause"], error
+    assert "killed by signal 9 (SIGKILL)" in error["cause"]
+    assert "no image was tagged" in error["cause"]
+    assert error["fix"].startswith("build again"), error
+    assert "killed by signal 9 (SIGKILL)" in paragraph
+    assert " Fix: build again" in paragraph
+    _assert_nothing_moved_and_a_rerun_resumes(built, client, before)
     record_timing("killed_build_client_seconds", round(time.monotonic() - started, 1))
+
+
+@pytest.mark.integration
+def test_cut_daemon_connection_exits_2_moves_no_tag_and_a_rerun_resumes(
+    built: BuiltImage, client: docker.DockerClient
+) -> None:
+    """The client lives on, but its connections to the daemon drop (a daemon restart, a proxy or SSH link that
+    dies): a proxy in front of the engine's socket cuts the docker CLI's connections, and leaves build.py's own."""
+    upstream = engine_socket()
+    if upstream is None:
+        pytest.skip("the engine is not on a unix socket here (DOCKER_HOST is tcp or ssh)")
+    before = tag_ids(client, list(built.result["tags"]))
+    started = time.monotonic()
+    with (
+        tempfile.TemporaryDirectory(prefix="engine-proxy-") as where,
+        SocketProxy(Path(where) / "docker.sock", upstream) as proxy,
+    ):
+
+        def cut(build: WatchedBuild) -> str:
+            lines = proxy.cut(lambda head: "User-Agent: Docker-Client/" in head)
+            assert lines, "the build client opened no connection through the proxy"
+            return f"cut the build client's {len(lines)} connections to the daemon ({', '.join(lines)})"
+
+        error, paragraph = _sever_during_build(cut, {**os.environ, "DOCKER_HOST": proxy.docker_host})
+    assert error["error"] == "EngineError"
+    assert "lost its connection to the Docker daemon" in error["cause"], error
+    assert "no image was tagged" in error["cause"]
+    assert "docker info" in error["fix"], error
+    assert "lost its connection to the Docker daemon" in paragraph
+    assert " Fix: " in paragraph
+    _assert_nothing_moved_and_a_rerun_resumes(built, client, before)
+    record_timing("cut_daemon_connection_seconds", round(time.monotonic() - started, 1))
 
 
 def _wrong_hashes(lock_text: str, package: str) -> str:
