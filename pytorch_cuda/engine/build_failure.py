@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytorch_cuda.engine.buildkit_log import bound_lock, short_step
 from pytorch_cuda.engine.client_failure import killed_client, lost_connection
 from pytorch_cuda.errors import EngineError
 
@@ -65,7 +66,6 @@ _PATTERNS = (
 _UV_HASH_MISMATCH = re.compile(r"Hash mismatch for `([^`]+)`")
 # pip: "THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. ..." then "    uv==0.13.9 from https://...:"
 _PIP_HASH_MISMATCH = re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES[^\n]*\n(?:#\d+ [\d.]+ )?\s*(\S+) from ")
-_BOUND_LOCK = re.compile(r"source=(images/[^,\s]+\.lock)")
 
 
 def explain_build_failure(
@@ -79,11 +79,11 @@ def explain_build_failure(
 ) -> EngineError:
     """The cause and fix of a build whose client exited with ``exit_code``, from the tail of its log."""
     where = f"; the full log is {log_path}" if log_path else ""
-    step = failed_step or running_step
+    step = short_step(failed_step or running_step)
     found = (
         killed_client(exit_code, client, step, where)
         # A lost daemon connection fails no step: the client stops hearing from BuildKit, so no "#N ERROR".
-        or (None if failed_step else lost_connection(log_text, client, running_step, where))
+        or (None if failed_step else lost_connection(log_text, client, step, where))
         or hash_mismatch(log_text, failed_step, where)
     )
     if found is not None:
@@ -95,7 +95,7 @@ def explain_build_failure(
             return EngineError(cause=pattern.cause.format(detail) + where, fix=pattern.fix)
     last_lines = [line for line in log_text.splitlines() if line.strip()][-3:]
     tail = " / ".join(line.strip()[:200] for line in last_lines)
-    at_step = f" at step {failed_step}" if failed_step else ""
+    at_step = f" at step {step}" if failed_step else ""
     return EngineError(
         cause=f"the image build failed{at_step}: {tail}{where}",
         fix="read the error above, correct the template or matrix entry it points to, re-render, and build again",
@@ -120,10 +120,10 @@ def hash_mismatch(log_text: str, failed_step: str, where: str) -> EngineError | 
 
 def _installed_lock(failed_step: str) -> tuple[str, str]:
     """The lock the failed step installs from (a layer slice's requirements.lock, or a tool lock) and its command."""
-    match = _BOUND_LOCK.search(failed_step)
-    if match is None:
+    bound = bound_lock(failed_step)
+    if bound is None:
         return "the lock", "python build.py --lock --target TARGET"
-    path = Path(match.group(1))
+    path = Path(bound)
     if path.name.startswith("layer-"):  # images/<target>-<flavour>/layer-N-*.lock, sliced from requirements.lock
         target = path.parent.name.split("-", 1)[0]
         return (

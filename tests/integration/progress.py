@@ -14,18 +14,27 @@ class WatchedBuild:
     def __init__(self, argv: Sequence[str], env: Mapping[str, str] | None = None) -> None:
         self.process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
         self._lines: list[str] = []
+        self._stdout: list[str] = []
         self._marker = ""
         self._seen = threading.Event()
-        self._reader = threading.Thread(target=self._read, daemon=True)
-        self._reader.start()
-        self.stdout = ""
+        # One reader per pipe, so neither fills while the test waits; wait() joins both before it answers.
+        self._readers = [
+            threading.Thread(target=self._read_progress, daemon=True),
+            threading.Thread(target=self._read_stdout, daemon=True),
+        ]
+        for reader in self._readers:
+            reader.start()
 
-    def _read(self) -> None:
+    def _read_progress(self) -> None:
         assert self.process.stderr is not None
         for line in self.process.stderr:
             self._lines.append(line)
             if self._marker and self._marker in line:
                 self._seen.set()
+
+    def _read_stdout(self) -> None:
+        assert self.process.stdout is not None
+        self._stdout.extend(self.process.stdout)
 
     @property
     def progress(self) -> str:
@@ -40,10 +49,16 @@ class WatchedBuild:
         assert self.process.poll() is None, f"build.py ended before the test could act:\n{self.progress[-2000:]}"
 
     def wait(self, timeout_s: float) -> int:
-        """The exit status; stdout (the --json answer: small, so the pipe never fills) is kept in `stdout`."""
-        self.stdout, _ = self.process.communicate(timeout=timeout_s)
-        self._reader.join(timeout=10)
-        return self.process.returncode
+        """The exit status, once build.py has ended and both pipes are read to their end."""
+        status = self.process.wait(timeout=timeout_s)
+        for reader in self._readers:
+            reader.join(timeout=30)
+        return status
+
+    @property
+    def stdout(self) -> str:
+        """What build.py printed on stdout (with --json, its answer)."""
+        return "".join(self._stdout)
 
     def __enter__(self) -> WatchedBuild:
         return self

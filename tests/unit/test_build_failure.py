@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.engine.build_failure import explain_build_failure
+from pytorch_cuda.engine.buildkit_log import short_step
 from pytorch_cuda.engine.client_failure import ended_by_signal
 
 LOG = Path("/logs/build-cu128-runtime.log")
@@ -65,12 +66,10 @@ def test_the_signal_that_ended_the_client(exit_code: int, expected: signal.Signa
 
 
 def test_a_killed_client_is_named_with_its_signal_and_the_step_it_stopped() -> None:
-    error = explain_build_failure(
-        RUNNING, LOG, "", exit_code=-9, client="/usr/bin/docker build", running_step="[image  5/14] RUN uv pip"
-    )
+    error = explain_build_failure(RUNNING, LOG, "", exit_code=-9, client="/usr/bin/docker build", running_step=LAYER_3)
     assert error.exit_status == 2
     assert "the build client (`/usr/bin/docker build`) was killed by signal 9 (SIGKILL)" in error.cause
-    assert "during step [image  5/14] RUN uv pip" in error.cause
+    assert "during step [image 7/14] RUN (installs images/cu128-runtime/layer-3-python.lock)," in error.cause
     assert "no image was tagged" in error.cause
     assert str(LOG) in error.cause
     assert "build again" in error.fix
@@ -121,6 +120,19 @@ def test_pip_hash_mismatch_in_a_tool_stage_names_the_tool_lock() -> None:
     assert "the download of uv==0.13.9" in error.cause
     assert "images/installer.lock" in error.cause
     assert "`python build.py --lock`" in error.fix
+
+
+@pytest.mark.parametrize(
+    ("step", "shown"),
+    [
+        (LAYER_3, "[image 7/14] RUN (installs images/cu128-runtime/layer-3-python.lock)"),
+        (INSTALLER, "[installer 1/1] RUN (installs images/installer.lock)"),
+        ("[image  9/19] RUN pip check", "[image 9/19] RUN pip check"),
+        ("[image  4/19] RUN " + "x " * 100, "[image 4/19] RUN " + "x " * 40 + "..."),  # cut at 100
+    ],
+)
+def test_steps_are_named_short(step: str, shown: str) -> None:
+    assert short_step(step) == shown
 
 
 def test_each_explanation_is_one_paragraph() -> None:
