@@ -97,7 +97,7 @@ def execute(
     hooks.log_dir.mkdir(parents=True, exist_ok=True)
     hooks.log(f"building {plan.candidate} from {plan.dockerfile} (log: {request.log_path})")
     checks: CheckReport | None = None
-    try:  # whatever happens from here on (a failure, Ctrl-C), the candidate tag goes
+    try:  # whatever happens from here on (a failure, Ctrl-C, a lost engine), the candidate tag goes
         result = engine.build(request, hooks.progress)
         timings["build"] = round(result.seconds, 1)
         if plan.run_checks:
@@ -117,8 +117,10 @@ def execute(
         timed("sbom", began)
         hooks.log(f"SBOM: {sbom.components} components ({sbom.python} Python, {sbom.deb} Debian) -> {sbom.path}")
         moves = promote(engine, result.image_id, plan.tags.all_refs)
-    finally:
-        engine.untag(plan.candidate)
+    except BaseException:
+        _drop_candidate_after_failure(engine, plan.candidate, hooks.log)
+        raise
+    engine.untag(plan.candidate)
     published = None
     if plan.registry:
         began = time.monotonic()
@@ -142,6 +144,19 @@ def execute(
         published=published,
         notes=tuple(notes),
     )
+
+
+def _drop_candidate_after_failure(engine: Engine, candidate: str, log: Callable[[str], None]) -> None:
+    """Remove the candidate tag of a failed build without hiding why it failed: where the engine cannot answer
+    (it restarted, or its connection is gone), say what may be left to remove by hand."""
+    try:
+        engine.untag(candidate)
+    except Exception as exc:  # the build's own error is the one to report
+        why = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        log(
+            f"note: could not remove the candidate tag {candidate} ({why}); once the engine answers, "
+            f"`docker rmi {candidate}` removes it if it exists"
+        )
 
 
 def _registry_cache(

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pytorch_cuda.engine.buildkit_log import bound_lock, short_step
+from pytorch_cuda.engine.client_failure import killed_client, lost_connection
 from pytorch_cuda.errors import EngineError
 
 
@@ -41,7 +43,7 @@ _PATTERNS = (
         re.compile(
             r"(Failed to establish a new connection|Temporary failure in name resolution|Max retries exceeded|"
             r"Network is unreachable|Connection reset by peer|Read timed out|ReadTimeoutError|"
-            r"Could not fetch URL|IncompleteRead|THESE PACKAGES DO NOT MATCH THE HASHES)"
+            r"Could not fetch URL|IncompleteRead)"
         ),
         "a download inside the build failed ({0})",
         "check that the package index and the Debian archive are reachable from the Docker engine (proxy settings, "
@@ -61,8 +63,31 @@ _PATTERNS = (
 )
 
 
-def explain_build_failure(log_text: str, log_path: Path | None, failed_step: str) -> EngineError:
+_UV_HASH_MISMATCH = re.compile(r"Hash mismatch for `([^`]+)`")
+# pip: "THESE PACKAGES DO NOT MATCH THE HASHES FROM THE REQUIREMENTS FILE. ..." then "    uv==0.13.9 from https://...:"
+_PIP_HASH_MISMATCH = re.compile(r"THESE PACKAGES DO NOT MATCH THE HASHES[^\n]*\n(?:#\d+ [\d.]+ )?\s*(\S+) from ")
+
+
+def explain_build_failure(
+    log_text: str,
+    log_path: Path | None,
+    failed_step: str,
+    *,
+    exit_code: int = 1,
+    client: str = "docker build",
+    running_step: str = "",
+) -> EngineError:
+    """The cause and fix of a build whose client exited with ``exit_code``, from the tail of its log."""
     where = f"; the full log is {log_path}" if log_path else ""
+    step = short_step(failed_step or running_step)
+    found = (
+        killed_client(exit_code, client, step, where)
+        # A lost daemon connection fails no step: the client stops hearing from BuildKit, so no "#N ERROR".
+        or (None if failed_step else lost_connection(log_text, client, step, where))
+        or hash_mismatch(log_text, failed_step, where)
+    )
+    if found is not None:
+        return found
     for pattern in _PATTERNS:
         match = pattern.regex.search(log_text)
         if match:
@@ -70,8 +95,39 @@ def explain_build_failure(log_text: str, log_path: Path | None, failed_step: str
             return EngineError(cause=pattern.cause.format(detail) + where, fix=pattern.fix)
     last_lines = [line for line in log_text.splitlines() if line.strip()][-3:]
     tail = " / ".join(line.strip()[:200] for line in last_lines)
-    step = f" at step {failed_step}" if failed_step else ""
+    at_step = f" at step {step}" if failed_step else ""
     return EngineError(
-        cause=f"the image build failed{step}: {tail}{where}",
+        cause=f"the image build failed{at_step}: {tail}{where}",
         fix="read the error above, correct the template or matrix entry it points to, re-render, and build again",
     )
+
+
+def hash_mismatch(log_text: str, failed_step: str, where: str) -> EngineError | None:
+    """uv or pip refused a download whose bytes do not hash to any of the lock's hashes for it, or None."""
+    match = _UV_HASH_MISMATCH.search(log_text) or _PIP_HASH_MISMATCH.search(log_text)
+    if match is None:
+        return None
+    lock, relock = _installed_lock(failed_step)
+    return EngineError(
+        cause=f"the download of {match.group(1)} inside the build does not match its hash in {lock} (the build "
+        f"installs with --require-hashes, so nothing was installed or tagged){where}",
+        fix=f"if the lock was edited or merged by hand, restore it (`git checkout images/`) or re-resolve it with "
+        f"`{relock}` (it takes the hashes from the index and re-renders the layer slices) and review the diff; if "
+        "the lock is right, the index, or a proxy or mirror in between, serves other bytes for that version "
+        "(truncated, substituted or tampered with): fix or purge that mirror, then build again; never drop the hash",
+    )
+
+
+def _installed_lock(failed_step: str) -> tuple[str, str]:
+    """The lock the failed step installs from (a layer slice's requirements.lock, or a tool lock) and its command."""
+    bound = bound_lock(failed_step)
+    if bound is None:
+        return "the lock", "python build.py --lock --target TARGET"
+    path = Path(bound)
+    if path.name.startswith("layer-"):  # images/<target>-<flavour>/layer-N-*.lock, sliced from requirements.lock
+        target = path.parent.name.split("-", 1)[0]
+        return (
+            f"{path.parent / 'requirements.lock'} (its layer slice {path.name})",
+            f"python build.py --lock --target {target}",
+        )
+    return str(path), "python build.py --lock"

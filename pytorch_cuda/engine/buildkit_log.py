@@ -36,3 +36,22 @@ class BuildKitParser:
         if timed:
             return ProgressEvent("log", name, timed.group("text"))
         return None
+
+
+_BOUND_LOCK = re.compile(r"source=(images/[^,\s]+\.lock)")
+_STEP_HEAD = re.compile(r"^(\[[^\]]+\] [A-Z]+)")
+
+
+def bound_lock(step: str) -> str | None:
+    """The lock file a RUN step bind-mounts and installs from (images/.../layer-1-nvidia.lock), if any."""
+    match = _BOUND_LOCK.search(step)
+    return match.group(1) if match else None
+
+
+def short_step(step: str, width: int = 100) -> str:
+    """A step's name for a message: "[image  3/19] RUN (installs images/x/layer-2-torch.lock)", or cut short."""
+    flat = " ".join(step.split())
+    lock, head = bound_lock(flat), _STEP_HEAD.match(flat)
+    if lock and head:
+        return f"{head.group(1)} (installs {lock})"
+    return flat if len(flat) <= width else flat[: width - 3] + "..."

@@ -134,7 +134,14 @@ class DockerEngine:
             if log_file:
                 log_file.close()
         if code != 0:
-            raise explain_build_failure("".join(log_tail), request.log_path, failed_step)
+            raise explain_build_failure(
+                "".join(log_tail),
+                request.log_path,
+                failed_step,
+                exit_code=code,
+                client=" ".join(self._build_client.argv),
+                running_step=current[0] if total else "",
+            )
         image_id = self.image_id(request.tag)
         if image_id is None:
             raise EngineError(

@@ -11,69 +11,31 @@ import json
 import signal
 import subprocess
 import sys
-import threading
 import time
-from typing import IO
 
 import docker
 import pytest
 
 from tests.integration.conftest import ROOT, BuiltImage
+from tests.integration.image_tags import candidate_tags, tag_ids
+from tests.integration.progress import WatchedBuild, rebuilt_run_steps
 
 BUILD = [sys.executable, str(ROOT / "build.py"), "--target", "cu12", "--progress", "plain"]
-
-
-def _tags(client: docker.DockerClient, refs: list[str]) -> dict[str, str | None]:
-    found: dict[str, str | None] = {}
-    for ref in refs:
-        try:
-            found[ref] = client.images.get(ref).id
-        except docker.errors.ImageNotFound:
-            found[ref] = None
-    return found
-
-
-def _candidates(client: docker.DockerClient) -> list[str]:
-    return [t for image in client.images.list("pytorch-cuda") for t in image.tags if ":candidate-" in t]
 
 
 def _interrupt_after(flags: list[str], marker: str, settle_s: float) -> tuple[int, str, float]:
     """Start build.py, wait for `marker` in its progress, then send the SIGINT a Ctrl-C would.
 
     Returns the exit status, the whole stderr and the seconds from the signal to the exit."""
-    process = subprocess.Popen([*BUILD, *flags], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    assert process.stderr is not None
-    lines: list[str] = []
-    seen = threading.Event()
-
-    def read(stream: IO[str]) -> None:
-        for line in stream:
-            lines.append(line)
-            if marker in line:
-                seen.set()
-
-    reader = threading.Thread(target=read, args=(process.stderr,), daemon=True)
-    reader.start()
-    try:
-        assert seen.wait(600), f"{marker!r} never showed in the progress:\n{''.join(lines)[-2000:]}"
+    with WatchedBuild([*BUILD, *flags]) as build:
+        build.wait_for(marker, 600)
         time.sleep(settle_s)
-        assert process.poll() is None, f"build.py ended before the signal:\n{''.join(lines)[-2000:]}"
+        assert build.process.poll() is None, f"build.py ended before the signal:\n{build.progress[-2000:]}"
         signalled = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        status = process.wait(timeout=120)
+        build.process.send_signal(signal.SIGINT)
+        status = build.wait(120)
         stopped_s = time.monotonic() - signalled
-    finally:
-        if process.poll() is None:
-            process.kill()
-    reader.join(timeout=10)
-    return status, "".join(lines), stopped_s
-
-
-def _rebuilt_run_steps(progress: str) -> list[str]:
-    """RUN steps the plain progress shows started but not cached."""
-    started = {line.removeprefix("[step] ") for line in progress.splitlines() if line.startswith("[step] ")}
-    cached = {line.removeprefix("[cached] ") for line in progress.splitlines() if line.startswith("[cached] ")}
-    return sorted(step for step in started - cached if "] RUN " in step)
+    return status, build.progress, stopped_s
 
 
 @pytest.mark.integration
@@ -91,18 +53,18 @@ def test_ctrl_c_moves_no_tag_and_a_rerun_resumes(
     built: BuiltImage, client: docker.DockerClient, flags: list[str], marker: str, settle_s: float
 ) -> None:
     refs = list(built.result["tags"])
-    before = _tags(client, refs)
+    before = tag_ids(client, refs)
     status, progress, stopped_s = _interrupt_after(flags, marker, settle_s)
     assert status == 130, progress[-2000:]
     assert "interrupted; no tag was moved" in progress
     assert stopped_s < 60, f"it took {stopped_s:.0f} s to stop after Ctrl-C"  # it stopped, rather than finishing
-    assert _candidates(client) == []
-    assert _tags(client, refs) == before
+    assert candidate_tags(client) == []
+    assert tag_ids(client, refs) == before
     again = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
     result = json.loads(again.stdout)
     assert result["image_id"] == built.result["image_id"]  # resumed: the same image
-    assert _rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
+    assert rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
 
 
 @pytest.mark.integration
@@ -120,5 +82,5 @@ def test_a_second_build_of_the_same_target_refuses(built: BuiltImage, client: do
     finally:
         _, err = first.communicate(timeout=900)
     assert first.returncode == 0, err[-2000:]
-    ids = set(_tags(client, list(built.result["tags"])).values())
+    ids = set(tag_ids(client, list(built.result["tags"])).values())
     assert len(ids) == 1  # every tag points at one image

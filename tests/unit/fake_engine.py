@@ -46,6 +46,7 @@ class FakeEngine:
     images: dict[str, str] = field(default_factory=dict)  # ref -> image id
     pull_error: str | None = "pull access denied (Docker Hub unreachable)"
     build_error: BaseException | None = None
+    untag_error: Exception | None = None  # e.g. the engine went away with the build
     run_exit_code: int = 0
     run_results: bytes | None = field(default_factory=lambda: conformance_results({"test_pins": "passed"}))
     fail_tag_on: str | None = None
@@ -117,6 +118,8 @@ class FakeEngine:
 
     def untag(self, ref: str) -> None:
         self.calls.append(f"untag {ref}")
+        if self.untag_error is not None:
+            raise self.untag_error
         self.images.pop(ref, None)
 
     def free_disk_bytes(self) -> int | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import requests.exceptions
 
 from pytorch_cuda import cli
 from pytorch_cuda.build_lock import variant_lock
@@ -97,6 +98,29 @@ def test_ctrl_c_during_the_build_leaves_no_candidate(matrix: Matrix, root: Path,
         execute(plan, engine, _hooks(tmp_path))
     assert f"untag {plan.candidate}" in engine.calls
     assert engine.images["pytorch-cuda:v2.9"] == "old"
+
+
+def test_a_lost_engine_does_not_hide_why_the_build_failed(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    lost = EngineError("the build client lost its connection to the Docker daemon", "check that the engine is up")
+    engine = FakeEngine(
+        images={BASE: "b", "pytorch-cuda:v2.9": "old"},
+        build_error=lost,
+        untag_error=requests.exceptions.ConnectionError("Connection aborted."),
+    )
+    plan = _plan(matrix, root)
+    logged: list[str] = []
+    with pytest.raises(EngineError) as raised:
+        execute(plan, engine, _hooks(tmp_path, logged))
+    assert raised.value is lost
+    assert f"untag {plan.candidate}" in engine.calls
+    assert any(f"could not remove the candidate tag {plan.candidate} (Connection aborted.)" in line for line in logged)
+    assert engine.images["pytorch-cuda:v2.9"] == "old"
+
+
+def test_after_a_good_build_a_failing_untag_is_reported(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    engine = FakeEngine(images={BASE: "b"}, untag_error=EngineError("the engine did not answer", "start it"))
+    with pytest.raises(EngineError, match="did not answer"):
+        execute(_plan(matrix, root), engine, _hooks(tmp_path))
 
 
 def test_ctrl_c_between_two_tags_puts_the_first_back() -> None:
