@@ -9,15 +9,15 @@ import pytest
 from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, MatrixError, UserError
 from pytorch_cuda.flavours import flavour_packages, lineage, parent_ref
-from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.lineage import PARENT_BUILD_ARG, execute_lineage
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.pipeline import PipelineHooks
-from pytorch_cuda.plan import BuildPlan, make_plan
+from pytorch_cuda.plan import BuildPlan
 from pytorch_cuda.render import render_all, render_variant
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import all_variants, select_variant
 from tests.unit.fake_engine import FakeEngine
+from tests.unit.plans import cu12_plan
 
 RUNTIME_FULL = "pytorch-cuda:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
 
@@ -139,18 +139,7 @@ def test_every_variant_is_rendered(matrix: Matrix, root: Path) -> None:
 
 
 def _plans(matrix: Matrix, root: Path, flavour: str) -> list[BuildPlan]:
-    return [
-        make_plan(
-            matrix,
-            variant,
-            root=root,
-            facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
-            build_id="t",
-            ca_bundle=None,
-            ca_source=None,
-        )
-        for variant in lineage(matrix, select_variant(matrix, "cu12", flavour))
-    ]
+    return [cu12_plan(matrix, root, variant) for variant in lineage(matrix, select_variant(matrix, "cu12", flavour))]
 
 
 def _hooks(tmp_path: Path) -> PipelineHooks:

@@ -11,15 +11,14 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.engine.protocol import RegistryError, TransientRegistryError
-from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import PipelineHooks, execute
-from pytorch_cuda.plan import make_plan
 from pytorch_cuda.retry import Backoff, GaveUpError, TransientError, with_retries
 from pytorch_cuda.steps.publish import Publisher, PushError, publish
 from pytorch_cuda.tags import TagSet
 from pytorch_cuda.variants import select_variant
 from tests.unit.fake_engine import FakeEngine, registry_digest_of
+from tests.unit.plans import cu12_plan
 
 REGISTRY = "127.0.0.1:5000/ci"
 TAGS = TagSet("pytorch-cuda", "2.9.1-full", ("2.9-cu128-runtime", "v2.9-runtime", "v2.9"))
@@ -165,15 +164,7 @@ def test_ctrl_c_before_the_first_push_moves_no_registry_tag() -> None:
 
 def test_the_pipeline_pushes_after_the_local_tags(matrix: Matrix, root: Path, tmp_path: Path) -> None:
     variant = select_variant(matrix, "cu12")
-    plan = make_plan(
-        matrix,
-        variant,
-        root=root,
-        facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
-        build_id="t",
-        ca_bundle=None,
-        ca_source=None,
-    )
+    plan = cu12_plan(matrix, root, variant)
     plan = replace(plan, registry=REGISTRY)
     engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
     logged: list[str] = []
@@ -193,15 +184,7 @@ def test_the_pipeline_pushes_after_the_local_tags(matrix: Matrix, root: Path, tm
 
 
 def test_the_build_uses_the_registry_cache_where_the_client_can(matrix: Matrix, root: Path, tmp_path: Path) -> None:
-    plan = make_plan(
-        matrix,
-        select_variant(matrix, "cu12"),
-        root=root,
-        facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
-        build_id="t",
-        ca_bundle=None,
-        ca_source=None,
-    )
+    plan = cu12_plan(matrix, root)
     engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"}, cache_gap=None)
     hooks = PipelineHooks(log=lambda _: None, progress=lambda _: None, index_probe=lambda: None, log_dir=tmp_path)
     outcome = execute(replace(plan, registry=REGISTRY), engine, hooks)
@@ -246,15 +229,7 @@ def test_push_candidate_pushes_the_candidate_tag_alone() -> None:
 
 
 def test_the_pipeline_pushes_only_the_candidate_with_push_candidate(matrix: Matrix, root: Path, tmp_path: Path) -> None:
-    plan = make_plan(
-        matrix,
-        select_variant(matrix, "cu12"),
-        root=root,
-        facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
-        build_id="t",
-        ca_bundle=None,
-        ca_source=None,
-    )
+    plan = cu12_plan(matrix, root)
     plan = replace(plan, registry=REGISTRY, push_candidate=True)
     engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
     hooks = PipelineHooks(

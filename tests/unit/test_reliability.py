@@ -11,30 +11,20 @@ from pytorch_cuda import cli
 from pytorch_cuda.build_lock import variant_lock
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import BuildBusyError, ChecksFailedError, EngineError, MatrixError, UserError
-from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import PipelineHooks, execute
-from pytorch_cuda.plan import BuildPlan, make_plan
+from pytorch_cuda.plan import BuildPlan
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport
 from pytorch_cuda.steps.promote import promote
-from pytorch_cuda.variants import select_variant
 from tests.unit.fake_engine import FakeEngine, conformance_results
+from tests.unit.plans import cu12_plan
 
 BASE = "pytorch-cuda-base/debian:trixie"
 
 
 def _plan(matrix: Matrix, root: Path, **flags: bool) -> BuildPlan:
-    return make_plan(
-        matrix,
-        select_variant(matrix, "cu12"),
-        root=root,
-        facts=BuildFacts("abc", "2026-12-02T00:00:00Z"),
-        build_id="t",
-        ca_bundle=None,
-        ca_source=None,
-        **flags,
-    )
+    return cu12_plan(matrix, root, None, **flags)
 
 
 def _hooks(tmp_path: Path, logged: list[str] | None = None) -> PipelineHooks:
