@@ -15,7 +15,7 @@ from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.steps.base_image import ensure_base
 from tests.integration import registry
-from tests.integration.conftest import ROOT
+from tests.integration.conftest import ROOT, BuiltImage
 
 pytestmark = pytest.mark.integration
 
@@ -25,12 +25,14 @@ def matrix() -> Matrix:
     return load_matrix(ROOT / "matrix.yaml")
 
 
-def test_a_digest_pinned_base_is_pulled_by_its_digest(client: docker.DockerClient, matrix: Matrix) -> None:
+def test_a_digest_pinned_base_is_pulled_by_its_digest(
+    built: BuiltImage, client: docker.DockerClient, matrix: Matrix
+) -> None:
     why = registry.answers()
     if why is not None:
         pytest.fail(f"no registry on {registry.REGISTRY_HOST} ({why}): run scripts/setup-registry.sh")
     committed = matrix.bases[matrix.default_base]
-    base_id = client.images.get(committed.image).id  # the build's base; the cu12 build made sure it exists
+    base_id = client.images.get(committed.image).id  # the build's base: the `built` fixture made sure it exists
     suffix = uuid.uuid4().hex[:8]
     remote = f"{registry.REGISTRY}/pin-test-{suffix}"
     local_name = f"pytorch-cuda-pintest/debian:{suffix}"
