@@ -31,9 +31,11 @@ from tests.integration.socket_proxy import SocketProxy, engine_socket
 BUILD_FLAGS = ["--target", "cu12", "--progress", "plain"]
 BUILD = [sys.executable, str(ROOT / "build.py"), *BUILD_FLAGS]
 LOCK = Path("images/cu128-runtime/requirements.lock")
-# A small pure-Python package of the last layer. Every hash of it goes wrong, the wheel's and the sdist's:
-# with only the wheel's hash wrong, uv skips the wheel and builds the sdist, whose hash still matches.
+# A small pure-Python package of the last layer, and the sha256 of its one wheel on PyPI
+# (jinja2-3.1.6-py3-none-any.whl). Only the wheel's hash goes wrong: the sdist's still matches, and
+# uv, unless it installs with --no-build, quietly builds that sdist instead and the build passes.
 PACKAGE = "jinja2"
+PACKAGE_WHEEL_SHA256 = "85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103ce6d2f67"
 
 
 def _sever_during_build(sever: Callable[[WatchedBuild], str], env: dict[str, str]) -> tuple[dict[str, str], str]:
@@ -121,13 +123,16 @@ def test_cut_daemon_connection_exits_2_moves_no_tag_and_a_rerun_resumes(
     record_timing("cut_daemon_connection_seconds", round(time.monotonic() - started, 1))
 
 
-def _wrong_hashes(lock_text: str, package: str) -> str:
-    """The lock with every hash of `package` replaced by a well-formed sha256 that no file has."""
+def _wrong_wheel_hash(lock_text: str, package: str, wheel_sha256: str) -> str:
+    """The lock with the hash of `package`'s wheel replaced by a well-formed sha256 that no file has."""
     block = re.compile(rf"^{re.escape(package)}==\S+ \\\n(?:\s+--hash=sha256:[0-9a-f]{{64}}(?: \\)?\n)+", re.M)
     match = block.search(lock_text)
     assert match is not None, f"{package} is not in the lock"
-    wrong = re.sub(r"sha256:[0-9a-f]{64}", lambda m: "sha256:" + "0" * 56 + m.group(0)[-8:], match.group(0))
-    assert wrong != match.group(0)
+    assert wheel_sha256 in match.group(0), (
+        f"the lock's {package} is no longer the release whose wheel hash this test knows; update PACKAGE_WHEEL_SHA256"
+    )
+    assert match.group(0).count("--hash=") >= 2, f"{package} has no sdist hash to fall back on: {match.group(0)}"
+    wrong = match.group(0).replace(wheel_sha256, "0" * 56 + wheel_sha256[-8:])
     return lock_text[: match.start()] + wrong + lock_text[match.end() :]
 
 
@@ -140,7 +145,9 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
     started = time.monotonic()
     with scratch_checkout(ROOT, tmp_path / "checkout") as scratch:
         lock = scratch / LOCK
-        lock.write_text(_wrong_hashes(lock.read_text(encoding="utf-8"), PACKAGE), encoding="utf-8")
+        lock.write_text(
+            _wrong_wheel_hash(lock.read_text(encoding="utf-8"), PACKAGE, PACKAGE_WHEEL_SHA256), encoding="utf-8"
+        )
         scratch_build = [sys.executable, str(scratch / "build.py")]
         rendered = subprocess.run([*scratch_build, "--render", "--json"], capture_output=True, text=True, check=True)
         assert "images/cu128-runtime/layer-3-python.lock" in json.loads(rendered.stdout)["changed"]

@@ -69,8 +69,8 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert "--mount=type=secret,id=pip_ca" in dockerfile
     assert "--mount=type=cache,id=uv-cu128,target=/var/cache/uv-build" in dockerfile
     assert "target=/home/torch" not in dockerfile  # a root-owned mount point in ~/.cache turns pip's cache off
-    assert dockerfile.count("--require-hashes --no-deps --compile-bytecode") == 3
-    venv_stage = dockerfile.split("FROM system AS image\n")[1].split("FROM system AS sbom-tool\n")[0]
+    assert dockerfile.count("--require-hashes --no-deps --no-build --compile-bytecode") == 3
+    venv_stage = dockerfile.split("FROM system AS packages\n")[1].split("FROM system AS sbom-tool\n")[0]
     assert "pip install --no-input" not in venv_stage  # only uv installs the venv
     assert "COPY images/cu128-runtime/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile
     assert "/etc/ssl" not in dockerfile  # the CA only ever arrives as a secret
@@ -93,7 +93,7 @@ def test_non_pypi_targets_use_their_index_alone(matrix: Matrix, root: Path) -> N
     files = render_variant(matrix, select_variant(matrix, "cu13"), root / "templates")
     dockerfile = next(f.content for f in files if f.path.name == "Dockerfile")
     assert "from https://download.pytorch.org/whl/cu130 alone" in dockerfile
-    assert "pypi.org" not in dockerfile.split("FROM system AS image\n")[1]
+    assert "pypi.org" not in dockerfile.split("FROM system AS packages\n")[1]
     requirements = next(f.content for f in files if f.path.name == "requirements.txt")
     assert "nvidia-nccl-cu13==2.27.7" in requirements
     assert "torch==2.9.1+cu130\n" in requirements
