@@ -124,7 +124,8 @@ def test_child_dockerfile_builds_from_the_parent(matrix: Matrix, root: Path) -> 
     dockerfile = files["Dockerfile"]
     assert f"ARG PARENT_IMAGE={RUNTIME_FULL}\nFROM ${{PARENT_IMAGE}} AS packages\n" in dockerfile
     # The SBOM lists the packages stage, so a change after it (manifest, labels) does not re-make it.
-    assert "FROM packages AS image\n" in dockerfile and "FROM packages AS sbom\n" in dockerfile
+    assert "FROM packages AS image\n" in dockerfile
+    assert "FROM packages AS sbom\n" in dockerfile
     assert "-c /etc/pytorch-cuda/requirements.txt -r /etc/pytorch-cuda/requirements-flavour.txt" in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
     assert "VOLUME /home/torch/work" in dockerfile
