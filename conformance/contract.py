@@ -75,8 +75,9 @@ INFO_COMMAND_PATH: Final = "/usr/local/bin/pytorch-cuda-info"
 QUIET_ENV: Final = "PYTORCH_CUDA_QUIET"
 # The devel flavour's CUDA_HOME: links into the nvidia-* wheels' bin/, include/, lib/.
 CUDA_HOME_PATH: Final = f"{SHARE_DIR}/cuda"
-# What a child flavour installs on top of its parent's venv (constrained by REQUIREMENTS_PATH).
+# What a child flavour installs on top of its parent's venv (constrained by LOCK_PATH), and its lock.
 FLAVOUR_REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements-flavour.txt"
+FLAVOUR_LOCK_PATH: Final = f"{ETC_DIR}/requirements-flavour.lock"
 
 
 def entry_template_context() -> dict[str, str]:
@@ -89,4 +90,5 @@ def entry_template_context() -> dict[str, str]:
         "quiet_env": QUIET_ENV,
         "cuda_home": CUDA_HOME_PATH,
         "flavour_requirements": FLAVOUR_REQUIREMENTS_PATH,
+        "flavour_lock": FLAVOUR_LOCK_PATH,
     }

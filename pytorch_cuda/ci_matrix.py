@@ -2,8 +2,9 @@
 
 One build job per variant that can be built, and one GPU job per (variant x runner of the fleet).
 A variant whose lineage has no lock (images/<root variant>/requirements.lock, e.g. cu126 and cu130,
-whose index was unreachable where the locks were made) is left out, and listed under "excluded"
-with the reason and the fix: its build would only fail, every night, with the same exit 2.
+whose index was unreachable where the locks were made, or a child's requirements-flavour.lock) is left
+out, and listed under "excluded" with the reason and the fix: its build would only fail, every
+night, with the same exit 2.
 """
 
 from __future__ import annotations
@@ -11,10 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from pytorch_cuda.child_lock import flavour_lock_path, lock_command
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import lineage
 from pytorch_cuda.fleet import Fleet, Runner
-from pytorch_cuda.locking import index_of, lock_path
+from pytorch_cuda.lock_io import index_of, lock_path
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import Variant, all_variants
@@ -71,11 +73,19 @@ class GithubMatrix:
 
 
 def missing_lock(matrix: Matrix, variant: Variant, root: Path) -> str | None:
-    """Why this variant cannot be built from a committed lock, or None (a child uses its root's lock)."""
-    first = lineage(matrix, variant)[0]
+    """Why this variant cannot be built from committed locks (its root's, then each child's own), or None."""
+    chain = lineage(matrix, variant)
+    first = chain[0]
     path = lock_path(root, first)
     if path.exists():
-        return None
+        child = next((v for v in chain[1:] if not flavour_lock_path(root, v).exists()), None)
+        if child is None:
+            return None
+        return (
+            f"{flavour_lock_path(root, child).relative_to(root)} does not exist, so `build.py --target "
+            f"{variant.target_name} --flavour {variant.flavour_name}` would exit 2; run `{lock_command(child)}` "
+            "and commit the lock"
+        )
     return (
         f"{path.relative_to(root)} does not exist (its index {index_of(first)} was not reachable where the locks "
         f"were made), so `build.py --target {variant.target_name} --flavour {variant.flavour_name}` would exit 2; "

@@ -1,29 +1,35 @@
 """`build.py --lock`: resolve each variant's requirements.txt into its hash-locked requirements.lock with uv.
 
-Also checks a committed lock against what it was resolved from (`--check-render`), and refuses a
-build whose variant has no lock, naming the index the lock needs.
+Also locks each child flavour's extras (pytorch_cuda/child_lock.py), checks a committed lock against
+what it was resolved from (`--check-render`), and refuses a build whose variant has no lock, naming
+the index the lock needs.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from pytorch_cuda.child_lock import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
 from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.flavours import lineage
+from pytorch_cuda.lock_io import (
+    IndexProbe,
+    LockChange,
+    Runner,
+    compile_lock,
+    find_uv,
+    index_of,
+    lock_path,
+    require_index,
+    run_uv,
+    write_lock,
+)
 from pytorch_cuda.lockfile import (
     INSTALLER_LOCK,
-    LOCK_NAME,
     PYPI_INDEX,
     TOOL_LOCKS,
-    UV_VERSION,
     compile_argv,
-    diff_versions,
     format_lock,
     input_digest,
     parse_lock,
@@ -31,25 +37,7 @@ from pytorch_cuda.lockfile import (
 from pytorch_cuda.manifest import requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.render import StaleFile
-from pytorch_cuda.variants import Variant
-
-Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
-IndexProbe = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class LockChange:
-    path: Path
-    changes: tuple[str, ...]  # diff_versions lines; empty when nothing moved
-    created: bool
-
-
-def lock_path(root: Path, variant: Variant) -> Path:
-    return root / "images" / variant.key / LOCK_NAME
-
-
-def index_of(variant: Variant) -> str:
-    return str(variant.target.index).rstrip("/")
+from pytorch_cuda.variants import Variant, all_variants
 
 
 def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:
@@ -67,23 +55,35 @@ def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:
 
 
 def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[StaleFile]:
-    """The committed locks that no longer match their requirements.txt or index (for --check-render)."""
-    found = [(variant, lock_problem(matrix, variant, root)) for variant in variants]
+    """The committed locks that no longer match their inputs or index, or are unsafe (for --check-render).
+
+    A child's lock is also reported missing once its parent is locked: the child cannot be built without it."""
+    found = [(lock_path(root, v), lock_problem(matrix, v, root), v) for v in variants if v.flavour.parent is None]
+    found += [
+        (flavour_lock_path(root, v), child_lock_problem(matrix, v, root), v) for v in variants if v.flavour.parent
+    ]
     tools = [(tool, tool_lock_problem(root, tool)) for tool in TOOL_LOCKS]
     return [
-        StaleFile(lock_path(root, v).relative_to(root), f"{why}; run `build.py --lock --target {v.target_name}`", "")
-        for v, why in found
+        StaleFile(path.relative_to(root), f"{why}; run `{_command(v).removeprefix('python ')}`", "")
+        for path, why, v in found
         if why
     ] + [StaleFile(tool, f"{why}; run `build.py --lock`", "") for tool, why in tools if why]
+
+
+def _command(variant: Variant) -> str:
+    """The command that (re)makes the variant's own lock."""
+    child = variant.flavour.parent is not None
+    return lock_command(variant) if child else f"python build.py --lock --target {variant.target_name}"
 
 
 def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
     """Refuse to build a variant that has no lock; say whether its index can be reached from here.
 
-    A child flavour (jupyter, devel) installs its few extras on top of its parent's locked venv,
-    constrained by the parent's pins; it has no lock of its own."""
-    path = lock_path(root, variant)
-    if path.exists() or variant.flavour.parent is not None:
+    A child flavour (jupyter, devel) needs its own requirements-flavour.lock: what it adds to its
+    parent's locked venv, hash-locked against the parent's pins."""
+    child = variant.flavour.parent is not None
+    path = flavour_lock_path(root, variant) if child else lock_path(root, variant)
+    if path.exists():
         return
     index = index_of(variant)
     relative = path.relative_to(root)
@@ -92,42 +92,13 @@ def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
     except UserError as exc:
         raise EngineError(
             cause=f"{relative} does not exist, and it cannot be made here: {exc.cause}",
-            fix=f"run `python build.py --lock --target {variant.target_name}` on a machine where "
+            fix=f"run `{_command(variant)}` on a machine where "
             f"{urlsplit(index).hostname} is reachable, commit {relative}, then build",
         ) from exc
     raise UserError(
         cause=f"{relative} does not exist; a build installs only hash-locked packages",
-        fix=f"run `python build.py --lock --target {variant.target_name}` and commit {relative}, then build",
+        fix=f"run `{_command(variant)}` and commit {relative}, then build",
     )
-
-
-def find_uv() -> str:
-    beside = Path(sys.executable).parent / "uv"
-    found = str(beside) if beside.exists() else shutil.which("uv")
-    if found is None:
-        raise UserError(
-            cause="uv, which resolves the locks, is not installed",
-            fix=f"install the pinned builder dependencies (`.venv/bin/pip install -e '.[test]'`, uv=={UV_VERSION})",
-        )
-    return found
-
-
-def _run(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
-
-
-def _compile(argv: list[str], ca_bundle: Path | None, run: Runner, what: str) -> str:
-    env = dict(os.environ)
-    if ca_bundle is not None:
-        env["SSL_CERT_FILE"] = str(ca_bundle)
-    result = run(argv, env)
-    if result.returncode != 0:
-        tail = " / ".join(result.stderr.strip().splitlines()[-4:])
-        raise EngineError(
-            cause=f"uv could not resolve {what} (exit {result.returncode}): {tail}",
-            fix="check the pins in matrix.yaml against the index (the message names what is missing), then lock again",
-        )
-    return result.stdout
 
 
 def refresh_lock(
@@ -137,23 +108,16 @@ def refresh_lock(
     *,
     ca_bundle: Path | None,
     probe: IndexProbe,
-    run: Runner = _run,
+    run: Runner = run_uv,
 ) -> LockChange:
     """Resolve the variant's requirements.txt on its one index and write its lock; say what changed."""
     path = lock_path(root, variant)
     relative = path.relative_to(root)
     index = index_of(variant)
-    try:
-        probe(index)
-    except UserError as exc:
-        raise EngineError(
-            cause=f"cannot lock {variant.key}: {exc.cause}",
-            fix=f"run `python build.py --lock --target {variant.target_name}` on a machine where "
-            f"{urlsplit(index).hostname} is reachable and commit {relative}",
-        ) from exc
+    require_index(variant, relative, probe)
     requirements = root / "images" / variant.key / "requirements.txt"
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
-    body = _compile(argv, ca_bundle, run, f"{requirements.relative_to(root)} on {index}")
+    body = compile_lock(argv, ca_bundle, run, f"{requirements.relative_to(root)} on {index}")
     text = format_lock(
         body,
         index_url=index,
@@ -161,31 +125,49 @@ def refresh_lock(
         command=f"python build.py --lock --target {variant.target_name}",
         requirements=str(requirements.relative_to(root)),
     )
-    return _write(path, root, text)
+    return write_lock(path, root, text)
 
 
 def refresh_locks(
     matrix: Matrix, variants: list[Variant], root: Path, *, ca_bundle: Path | None, probe: IndexProbe
 ) -> tuple[list[LockChange], list[UserError]]:
-    """Lock the installer and each variant; a variant whose index cannot be reached is reported, not fatal."""
+    """Lock the installer, each root variant, then the children (of those roots, or asked for by name).
+
+    A variant whose index cannot be reached is reported, not fatal; its children are left as they are."""
     python = variants[0].base.python
     changes = [refresh_tool_lock(root, tool, ca_bundle=ca_bundle, python=python) for tool in TOOL_LOCKS]
     failures: list[UserError] = []
+    asked = {v.key for v in variants}
+    failed: set[str] = set()
     for variant in (v for v in variants if v.flavour.parent is None):
         try:
             changes.append(refresh_lock(matrix, variant, root, ca_bundle=ca_bundle, probe=probe))
         except UserError as exc:
             failures.append(exc)
+            failed.add(variant.key)
+    children = sorted(
+        (v for v in all_variants(matrix) if v.flavour.parent is not None),
+        key=lambda v: len(lineage(matrix, v)),
+    )
+    for child in children:
+        chain = {v.key for v in lineage(matrix, child)}
+        if not chain & asked or chain & failed:
+            continue
+        try:
+            changes.append(refresh_child_lock(matrix, child, root, ca_bundle=ca_bundle, probe=probe))
+        except UserError as exc:
+            failures.append(exc)
+            failed.add(child.key)
     return changes, failures
 
 
-def refresh_installer_lock(root: Path, *, ca_bundle: Path | None, python: str, run: Runner = _run) -> LockChange:
+def refresh_installer_lock(root: Path, *, ca_bundle: Path | None, python: str, run: Runner = run_uv) -> LockChange:
     """Lock uv itself (the installer the image's build stage fetches from PyPI) at UV_VERSION."""
     return refresh_tool_lock(root, INSTALLER_LOCK, ca_bundle=ca_bundle, python=python, run=run)
 
 
 def refresh_tool_lock(
-    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: Runner = _run
+    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: Runner = run_uv
 ) -> LockChange:
     """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI."""
     name, version = TOOL_LOCKS[relative]
@@ -196,7 +178,7 @@ def refresh_tool_lock(
     source = root / "build-output" / f"{relative.stem}.in"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(requirement + "\n", encoding="utf-8")
-    body = _compile(compile_argv(find_uv(), source, PYPI_INDEX, python), ca_bundle, run, requirement)
+    body = compile_lock(compile_argv(find_uv(), source, PYPI_INDEX, python), ca_bundle, run, requirement)
     text = format_lock(
         body,
         index_url=PYPI_INDEX,
@@ -204,7 +186,7 @@ def refresh_tool_lock(
         command="python build.py --lock",
         requirements=requirement,
     )
-    return _write(path, root, text)
+    return write_lock(path, root, text)
 
 
 def tool_lock_problem(root: Path, relative: Path) -> str | None:
@@ -215,11 +197,3 @@ def tool_lock_problem(root: Path, relative: Path) -> str | None:
         return f"does not exist; it hash-locks {name}=={version} for a build stage"
     found = parse_lock(path.read_text(encoding="utf-8")).versions().get(name)
     return None if found == version else f"locks {name} {found}, but the builder pins {version}"
-
-
-def _write(path: Path, root: Path, text: str) -> LockChange:
-    old = parse_lock(path.read_text(encoding="utf-8")).versions() if path.exists() else {}
-    created = not path.exists()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return LockChange(path.relative_to(root), tuple(diff_versions(old, parse_lock(text).versions())), created)

@@ -13,6 +13,7 @@ from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
 from pytorch_cuda.lockfile import (
+    FLAVOUR_LOCK_NAME,
     INSTALLER_LOCK,
     LAYERS,
     LOCK_NAME,
@@ -75,6 +76,7 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "index_url": str(variant.target.index).rstrip("/"),
         "lock": {
             "name": LOCK_NAME,
+            "flavour": FLAVOUR_LOCK_NAME,
             "installer": str(INSTALLER_LOCK),
             "sbom_tool": str(SBOM_TOOL_LOCK),
             "layers": LAYERS,
@@ -163,8 +165,8 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
 
 
 def _is_lock(relative: Path) -> bool:
-    """Locks are resolved by `build.py --lock`, not rendered; `locking.lock_problem` checks them."""
-    return relative.name == LOCK_NAME or relative in TOOL_LOCKS
+    """Locks are resolved by `build.py --lock`, not rendered; `locking.stale_locks` checks them."""
+    return relative.name in (LOCK_NAME, FLAVOUR_LOCK_NAME) or relative in TOOL_LOCKS
 
 
 def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True) -> list[StaleFile]:

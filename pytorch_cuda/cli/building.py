@@ -41,6 +41,9 @@ def _plans(matrix: Matrix, args: argparse.Namespace) -> list[BuildPlan]:
     facts = build_facts(ROOT)
     build_id = uuid.uuid4().hex[:8]
     registry = parse_registry(args.registry) if args.push else None
+    if not args.dry_run:  # a missing lock is refused first, with its own fix (not "re-render")
+        for variant in lineage(matrix, requested):
+            require_lock(variant, ROOT, lambda index: probe_index(index, ca.path if ca else None))
     return [
         replace(
             _plan(matrix, args, variant, ca=(ca.path, ca.source) if ca else None, facts=facts, build_id=build_id),
@@ -92,8 +95,6 @@ def build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console) 
         else:
             out.print_json(dumps(shown))
         return 0
-    for each in plans:
-        require_lock(each.variant, ROOT, lambda index: probe_index(index, plan.ca_bundle))
     engine = DockerEngine(connect(), find_build_client())
     hooks = PipelineHooks(
         log=lambda message: err.print(Text("> ", style="bold") + Text(message), highlight=False),

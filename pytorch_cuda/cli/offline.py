@@ -7,10 +7,12 @@ from pathlib import Path
 
 from rich.console import Console
 
+from pytorch_cuda.child_lock import flavour_lock_path
 from pytorch_cuda.cli.arguments import ROOT
 from pytorch_cuda.console.report import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.locking import lock_path, refresh_locks, stale_locks
+from pytorch_cuda.lock_io import lock_path
+from pytorch_cuda.locking import refresh_locks, stale_locks
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
@@ -49,11 +51,12 @@ def render(matrix: Matrix, out: Console, as_json: bool) -> int:
 def check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
     variants = all_variants(matrix)
     stale = find_stale(render_all(matrix, ROOT / "templates", ROOT), ROOT) + stale_locks(matrix, variants, ROOT)
-    unlocked = [  # a child flavour (jupyter, devel) builds on its parent's lock and has none of its own
-        str(lock_path(ROOT, v).relative_to(ROOT))
-        for v in variants
-        if v.flavour.parent is None and not lock_path(ROOT, v).exists()
+    unlocked = [  # a child's lock is made once its parent's is; until then neither can be built
+        str(path.relative_to(ROOT))
+        for path in (lock_path(ROOT, v) if v.flavour.parent is None else flavour_lock_path(ROOT, v) for v in variants)
+        if not path.exists()
     ]
+    unlocked = [path for path in unlocked if not any(path == str(s.path) for s in stale)]
     if as_json:
         stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
         print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))

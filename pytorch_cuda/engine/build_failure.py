@@ -9,6 +9,7 @@ from pathlib import Path
 from pytorch_cuda.engine.buildkit_log import bound_lock, short_step
 from pytorch_cuda.engine.client_failure import killed_client, lost_connection
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.lockfile import FLAVOUR_LOCK_NAME
 
 
 @dataclass(frozen=True)
@@ -130,4 +131,7 @@ def _installed_lock(failed_step: str) -> tuple[str, str]:
             f"{path.parent / 'requirements.lock'} (its layer slice {path.name})",
             f"python build.py --lock --target {target}",
         )
+    if path.name == FLAVOUR_LOCK_NAME:  # images/<target>-<flavour>/requirements-flavour.lock, a child's own
+        target, flavour = path.parent.name.split("-", 1)
+        return str(path), f"python build.py --lock --target {target} --flavour {flavour}"
     return str(path), "python build.py --lock"

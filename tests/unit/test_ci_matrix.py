@@ -29,7 +29,8 @@ def fleet() -> Fleet:
 
 def locked_tree(tmp_path: Path, *variants: str) -> Path:
     for key in variants:
-        lock = tmp_path / "images" / key / "requirements.lock"
+        name = "requirements.lock" if key.endswith("-runtime") else "requirements-flavour.lock"
+        lock = tmp_path / "images" / key / name
         lock.parent.mkdir(parents=True)
         lock.write_text("# a lock\n", encoding="utf-8")
     return tmp_path
@@ -75,8 +76,13 @@ def test_one_gpu_job_per_built_variant_and_runner(matrix: Matrix, fleet: Fleet) 
 
 
 def test_a_locked_target_joins_the_matrix(matrix: Matrix, fleet: Fleet, tmp_path: Path) -> None:
-    jobs = github_matrix(matrix, fleet, locked_tree(tmp_path, "cu126-runtime"))
-    assert {b.variant for b in jobs.build} == {"cu126-runtime", "cu126-jupyter"}  # the child uses its parent's lock
+    jobs = github_matrix(matrix, fleet, locked_tree(tmp_path / "root", "cu126-runtime"))
+    assert {b.variant for b in jobs.build} == {"cu126-runtime"}  # the child needs its own lock too
+    reason = next(e.reason for e in jobs.excluded if e.variant == "cu126-jupyter")
+    assert "images/cu126-jupyter/requirements-flavour.lock does not exist" in reason
+    assert "build.py --lock --target cu126 --flavour jupyter" in reason
+    jobs = github_matrix(matrix, fleet, locked_tree(tmp_path / "both", "cu126-runtime", "cu126-jupyter"))
+    assert {b.variant for b in jobs.build} == {"cu126-runtime", "cu126-jupyter"}
 
 
 def test_nothing_buildable_is_bad_input(matrix: Matrix, fleet: Fleet, tmp_path: Path) -> None:

@@ -122,11 +122,15 @@ def test_child_dockerfile_builds_from_the_parent(matrix: Matrix, root: Path) -> 
     }
     assert set(files) == {"Dockerfile", "manifest.json", "requirements-flavour.txt"}
     dockerfile = files["Dockerfile"]
-    assert f"ARG PARENT_IMAGE={RUNTIME_FULL}\nFROM ${{PARENT_IMAGE}} AS packages\n" in dockerfile
+    assert f"ARG PARENT_IMAGE={RUNTIME_FULL}\n" in dockerfile
+    assert "\nFROM ${PARENT_IMAGE} AS packages\n" in dockerfile
     # The SBOM lists the packages stage, so a change after it (manifest, labels) does not re-make it.
     assert "FROM packages AS image\n" in dockerfile
     assert "FROM packages AS sbom\n" in dockerfile
-    assert "-c /etc/pytorch-cuda/requirements.txt -r /etc/pytorch-cuda/requirements-flavour.txt" in dockerfile
+    assert "FROM ${PARENT_IMAGE} AS installer\n" in dockerfile  # uv, from images/installer.lock
+    assert "--require-hashes --no-deps --no-build --compile-bytecode -r /tmp/requirements-flavour.lock" in dockerfile
+    assert "source=images/cu128-jupyter/requirements-flavour.lock" in dockerfile
+    assert "pip install --no-input --disable-pip-version-check --progress-bar off --compile" not in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
     assert "VOLUME /home/torch/work" in dockerfile
     assert "--ServerApp.ip=0.0.0.0" in dockerfile

@@ -1,0 +1,86 @@
+"""What every lock of `build.py --lock` shares: where it lives, how uv is run, how it is written and diffed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.lockfile import LOCK_NAME, UV_VERSION, diff_versions, parse_lock
+from pytorch_cuda.variants import Variant
+
+Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
+IndexProbe = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class LockChange:
+    path: Path
+    changes: tuple[str, ...]  # diff_versions lines; empty when nothing moved
+    created: bool
+
+
+def lock_path(root: Path, variant: Variant) -> Path:
+    return root / "images" / variant.key / LOCK_NAME
+
+
+def index_of(variant: Variant) -> str:
+    return str(variant.target.index).rstrip("/")
+
+
+def require_index(variant: Variant, relative: Path, probe: IndexProbe) -> None:
+    """Probe the variant's one index before locking it; unreachable: say where to lock instead."""
+    index = index_of(variant)
+    try:
+        probe(index)
+    except UserError as exc:
+        raise EngineError(
+            cause=f"cannot lock {variant.key}: {exc.cause}",
+            fix=f"run `python build.py --lock --target {variant.target_name}` on a machine where "
+            f"{urlsplit(index).hostname} is reachable and commit {relative}",
+        ) from exc
+
+
+def find_uv() -> str:
+    beside = Path(sys.executable).parent / "uv"
+    found = str(beside) if beside.exists() else shutil.which("uv")
+    if found is None:
+        raise UserError(
+            cause="uv, which resolves the locks, is not installed",
+            fix=f"install the pinned builder dependencies (`.venv/bin/pip install -e '.[test]'`, uv=={UV_VERSION})",
+        )
+    return found
+
+
+def run_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
+
+
+def compile_lock(argv: list[str], ca_bundle: Path | None, run: Runner, what: str) -> str:
+    """Run `uv pip compile` (argv); its stdout, or one paragraph naming what could not be resolved."""
+    env = dict(os.environ)
+    if ca_bundle is not None:
+        env["SSL_CERT_FILE"] = str(ca_bundle)
+    result = run(argv, env)
+    if result.returncode != 0:
+        tail = " / ".join(result.stderr.strip().splitlines()[-4:])
+        raise EngineError(
+            cause=f"uv could not resolve {what} (exit {result.returncode}): {tail}",
+            fix="check the pins in matrix.yaml against the index (the message names what is missing), then lock again",
+        )
+    return result.stdout
+
+
+def write_lock(path: Path, root: Path, text: str) -> LockChange:
+    """Write a lock; what moved against the one it replaces (diff_versions lines)."""
+    old = parse_lock(path.read_text(encoding="utf-8")).versions() if path.exists() else {}
+    created = not path.exists()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return LockChange(path.relative_to(root), tuple(diff_versions(old, parse_lock(text).versions())), created)
