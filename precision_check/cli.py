@@ -51,6 +51,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _progress(line: str) -> None:
+    print(f"precision-check: {line}", file=sys.stderr, flush=True)
+
+
 def run(argv: Sequence[str]) -> Report:
     args = _parser().parse_args(argv)
     if args.steps < 2:
@@ -63,7 +67,7 @@ def run(argv: Sequence[str]) -> Report:
     workload = coerce_workload(call_factory(load_factory(args.target), args.target, device.kind), args.target)
     timed = args.timed_steps or (20 if device.kind == "cuda" else 5)
     options = Options(args.steps, dtypes, args.compile, warmup=3 if device.kind == "cuda" else 1, timed_steps=timed)
-    measurements = run_all(workload, options, device, notes + dtype_notes)
+    measurements = run_all(workload, options, device, notes + dtype_notes, progress=_progress)
     created = datetime.now(UTC).isoformat(timespec="seconds")
     report = Report(args.target, created, measurements, decide(measurements))
     if args.json is not None:

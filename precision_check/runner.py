@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -17,7 +18,9 @@ from precision_check.contract import Workload
 from precision_check.errors import PrecisionCheckError, describe_exception
 from precision_check.measure import ActivationWatch, tf32
 from precision_check.report import Compiled, Device, DtypeRun, Measurements, NoiseFloor, ScalerHistory
-from precision_check.trainer import Batch, Trainer, get_batch
+from precision_check.trainer import Batch, Batches, Trainer
+
+Progress = Callable[[str], None] | None
 
 
 @dataclass(frozen=True)
@@ -45,13 +48,13 @@ class _Curve:
     skipped: list[int]
 
 
-def _train(trainer: Trainer, options: Options, kind: str, watch: ActivationWatch | None, curve: _Curve) -> None:
+def _train(trainer: Trainer, options: Options, batches: Batches, watch: ActivationWatch | None, curve: _Curve) -> None:
     """options.steps training steps; `curve` fills as they go (so a raising step keeps its number)."""
     torch.manual_seed(options.seed)
     for step in range(options.steps):
         before = trainer.scaler.get_scale() if trainer.scaler else 0.0
         try:
-            loss = trainer.step(trainer.model, get_batch(trainer.workload, step, kind, options.seed))
+            loss = trainer.step(trainer.model, batches.get(step))
         except PrecisionCheckError:
             raise
         except Exception as exc:
@@ -66,24 +69,26 @@ def _train(trainer: Trainer, options: Options, kind: str, watch: ActivationWatch
                 curve.skipped.append(step)
 
 
-def _run_dtype(workload: Workload, initial: dict[str, Any], dtype: str, options: Options, device: Device) -> DtypeRun:
+def _run_dtype(
+    workload: Workload, initial: dict[str, Any], dtype: str, options: Options, device: Device, *, batches: Batches
+) -> DtypeRun:
     model, kind = workload.model, device.kind
     model.train()
     trainer = Trainer(model, workload, dtype, device)
     curve = _Curve([], [], [])
     try:
-        zero_grads = trainer.zero_grads(get_batch(workload, 0, kind, options.seed)) if dtype == "fp16" else None
+        zero_grads = trainer.zero_grads(batches.get(0)) if dtype == "fp16" else None
         model.load_state_dict(initial)
         watch = ActivationWatch(model, nonfinite_only=dtype == "fp16")
-        _train(trainer, options, kind, watch, curve)
+        _train(trainer, options, batches, watch, curve)
         watch.remove()
-        batches = [get_batch(workload, s, kind, options.seed) for s in range(min(options.steps, 4))]
+        timed = [batches.get(s) for s in range(min(options.steps, 4))]
         if kind == "cuda":
             torch.cuda.synchronize()
             torch.cuda.reset_peak_memory_stats()
-        eager = trainer.time(model, batches, options.warmup, options.timed_steps)
+        eager = trainer.time(model, timed, options.warmup, options.timed_steps)
         peak = torch.cuda.max_memory_allocated() / 2**20 if kind == "cuda" else None
-        compiled = _compiled(trainer, model, batches, options) if options.compile else None
+        compiled = _compiled(trainer, model, timed, options) if options.compile else None
     except (PrecisionCheckError, _UserCodeError):
         raise
     except Exception as exc:
@@ -111,12 +116,14 @@ def rounded_once(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _control(workload: Workload, initial: dict[str, Any], options: Options, device: Device) -> list[float | None]:
+def _control(
+    workload: Workload, initial: dict[str, Any], options: Options, device: Device, batches: Batches
+) -> list[float | None]:
     """fp32 (IEEE) again, from the rounded initial weights, on the same batches: no hooks, no timing."""
     workload.model.load_state_dict(rounded_once(initial))
     workload.model.train()
     curve = _Curve([], [], [])
-    _train(Trainer(workload.model, workload, "fp32", device), options, device.kind, None, curve)
+    _train(Trainer(workload.model, workload, "fp32", device), options, batches, None, curve)
     return curve.losses
 
 
@@ -136,25 +143,38 @@ def _raised(err: _UserCodeError, dtype: str, what: str = "") -> PrecisionCheckEr
     )
 
 
-def run_all(workload: Workload, options: Options, device: Device, notes: list[str]) -> Measurements:
-    """Every dtype from the same initial weights (a deep copy of the state_dict) and the same batches;
-    with any dtype besides fp32, the fp32 control too."""
+def run_all(
+    workload: Workload, options: Options, device: Device, notes: list[str], progress: Progress = None
+) -> Measurements:
+    """Every dtype from the same initial weights (a deep copy of the state_dict) and the same batches
+    (made once, see Batches); with any dtype besides fp32, the fp32 control too. `progress` gets a
+    line as each run starts and ends."""
     model = workload.model.to(device.kind)
     initial = copy.deepcopy(model.state_dict())
+    batches = Batches(workload, device.kind, options.seed)
+    say = progress or (lambda line: None)
     runs: list[DtypeRun] = []
     control: list[float | None] | None = None
     for dtype in options.dtypes:
+        began = time.perf_counter()
+        say(
+            f"[{dtype}] {options.steps} steps, then {options.timed_steps} timed"
+            + (" (and compiled)" if options.compile else "")
+        )
         try:
             with tf32(dtype == "tf32"):
-                runs.append(_run_dtype(workload, initial, dtype, options, device))
+                runs.append(_run_dtype(workload, initial, dtype, options, device, batches=batches))
         except _UserCodeError as err:
             raise _raised(err, dtype) from err
+        say(f"[{dtype}] done in {time.perf_counter() - began:.1f} s (batches made so far: {batches.made})")
         if dtype == "fp32" and len(options.dtypes) > 1:
+            began = time.perf_counter()
             try:
                 with tf32(False):
-                    control = _control(workload, initial, options, device)
+                    control = _control(workload, initial, options, device, batches)
             except _UserCodeError as err:
                 raise _raised(err, "fp32", " (the control run, from weights rounded to bf16)") from err
+            say(f"[fp32 control] (weights rounded once to bf16) done in {time.perf_counter() - began:.1f} s")
     reference = runs[0].losses
     runs = [r if r.dtype == "fp32" else replace(r, **_agreement(r.losses, reference)) for r in runs]
     floor: NoiseFloor | None = None if control is None else noise_floor(control, reference)

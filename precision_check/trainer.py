@@ -37,8 +37,59 @@ def _to(value: Any, device: str) -> Any:
     return value
 
 
-def get_batch(workload: Workload, step: int, device: str, seed: int) -> Batch:
-    torch.manual_seed(seed + step)
+CACHE_BUDGET_BYTES = 2 * 2**30  # batches kept for the next dtype's run, at most (the rest are made again)
+STEP_SEED_OFFSET = 1_000_003  # the step's own RNG seed: seed + offset + step (the batch's is seed + step)
+
+
+def _clone(value: Any) -> Any:
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, tuple | list):
+        return type(value)(_clone(v) for v in value)
+    return value
+
+
+def _nbytes(value: Any) -> int:
+    if isinstance(value, torch.Tensor):
+        return int(value.nelement() * value.element_size())
+    if isinstance(value, tuple | list):
+        return sum(_nbytes(v) for v in value)
+    return 0
+
+
+class Batches:
+    """Each step's batch, made once by the workload's batch function (seeded per step) and handed to
+    every dtype's run: a slow batch function is paid once, not once per dtype, and every run sees the
+    same data even when the function draws from another RNG. Each caller gets a copy, so a model that
+    changes its inputs in place cannot change them for the next run. Up to CACHE_BUDGET_BYTES are
+    kept; past that, a step's batch is made again (seeded the same way)."""
+
+    def __init__(self, workload: Workload, device: str, seed: int, budget: int = CACHE_BUDGET_BYTES) -> None:
+        self.workload, self.device, self.seed, self.budget = workload, device, seed, budget
+        self._kept: dict[int, Any] = {}
+        self._bytes = 0
+        self.made = 0  # calls of the workload's batch function
+
+    def get(self, step: int) -> Batch:
+        """The batch of `step`; then the RNG is seeded for the step itself (dropout and the like), the
+        same way whether the batch was made now or kept, so every dtype's step `step` draws the same."""
+        batch: Batch
+        if step in self._kept:
+            batch = _clone(self._kept[step])
+        else:
+            torch.manual_seed(self.seed + step)
+            batch = get_batch(self.workload, step, self.device)
+            self.made += 1
+            size = _nbytes(batch)
+            if self._bytes + size <= self.budget:
+                self._kept[step] = _clone(batch)
+                self._bytes += size
+        torch.manual_seed(self.seed + STEP_SEED_OFFSET + step)
+        return batch
+
+
+def get_batch(workload: Workload, step: int, device: str) -> Batch:
+    """The workload's batch for `step`, checked and moved to `device` (the caller seeds the RNG)."""
     value = workload.batch(step)
     if not (isinstance(value, tuple | list) and len(value) == 2):
         raise PrecisionCheckError(

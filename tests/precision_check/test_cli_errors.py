@@ -77,8 +77,12 @@ def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, *argv:
 def _assert_one_paragraph(status: int, out: str, err: str, expected: str) -> None:
     assert status == 2
     assert out == ""
-    assert err.startswith("precision-check: ")
-    assert err.count("\n") == 1, err  # one paragraph, one line
+    # Progress lines ("precision-check: [fp32] ...") may come first; the error is one paragraph after them.
+    lines = err.splitlines()
+    paragraph = [line for line in lines if not line.startswith("precision-check: [")]
+    assert len(paragraph) == 1, err  # one paragraph, one line
+    assert lines[-1] == paragraph[0], err
+    assert paragraph[0].startswith("precision-check: "), err
     assert "Traceback" not in err
     assert expected in err
 
