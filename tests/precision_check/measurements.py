@@ -88,9 +88,9 @@ def with_floor(m: Measurements, worst: float, *, nonfinite: tuple[int, ...] = ()
     return replace(m, noise_floor=noise_floor(control, losses(1.0)))
 
 
-def recorded(name: str) -> Measurements:
-    """The measurements of recorded/NAME.cpu.json (a real CPU run)."""
-    return report_from_json((RECORDED / f"{name}.cpu.json").read_text()).measurements
+def recorded(name: str, host: str = "cpu") -> Measurements:
+    """The measurements of recorded/NAME.HOST.json: a real run on the CPU ("cpu") or an H200 ("h200")."""
+    return report_from_json((RECORDED / f"{name}.{host}.json").read_text()).measurements
 
 
 def on_gpu(m: Measurements, device: Device, step_ms: dict[str, float], mem_mib: dict[str, float]) -> Measurements:

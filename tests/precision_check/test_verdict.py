@@ -283,3 +283,34 @@ def test_a_control_that_goes_non_finite_means_fix_the_model_first() -> None:
     assert verdict.dtype == "fp32"
     assert verdict.headline.startswith("fp32: the model is on the edge of diverging in fp32 itself: a second fp32 run")
     assert "non-finite loss from step 30" in verdict.headline
+
+
+# Real H200 runs (gpu/issue-12.sh, 2026-12-03, torch 2.11.0+cu130): the verdicts recomputed from them.
+
+
+def test_recorded_h200_transformer_recommends_bf16_with_its_numbers() -> None:
+    verdict = decide(recorded("transformer", "h200"))
+    assert verdict.dtype == "bf16"
+    assert verdict.headline == "bf16: 5.9x faster than fp32, 35% less memory, final loss within 0.0024%"
+    assert "tf32: safe: 2.9x faster than fp32, 0% less memory, final loss within 3.5e-05%" in verdict.reasons
+
+
+def test_recorded_h200_overflow_mlp_names_the_layer_and_says_bf16() -> None:
+    m = recorded("overflow_mlp", "h200")
+    fp16 = next(r for r in m.runs if r.dtype == "fp16")
+    assert len(fp16.nonfinite_steps) == 50  # every fp16 step overflowed; GradScaler skipped them all
+    verdict = decide(m)
+    assert verdict.dtype == "bf16"
+    assert verdict.headline.startswith("fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16 (3.1x")
+
+
+def test_recorded_h200_small_cnn_is_not_faster_and_stays_in_fp32() -> None:
+    verdict = decide(recorded("cnn-small", "h200"))
+    assert verdict.dtype == "fp32"
+    assert verdict.headline.startswith("fp32: not faster (bf16 runs at 0.80x fp32's speed)")
+
+
+def test_recorded_h200_compiled_transformer_reports_the_compiled_speedup() -> None:
+    verdict = decide(recorded("transformer-compile", "h200"))
+    assert verdict.dtype == "bf16"
+    assert "with torch.compile: bf16 runs at 5.80x compiled fp32's speed" in verdict.reasons
