@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Literal
 
 import yaml
-from packaging.version import InvalidVersion, Version
+from packaging.version import Version
 from pydantic import (
-    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -19,50 +17,11 @@ from pydantic import (
 )
 
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.references import InvalidReferenceError, parse_reference
+from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, ImageRef, Name, PepVersion
+from pytorch_cuda.references import parse_reference
 
 SUPPORTED_SCHEMA = 1
 TORCH_SERIES = "2.9"
-
-
-def _check_version(value: str) -> str:
-    try:
-        Version(value)
-    except InvalidVersion as exc:
-        raise ValueError(f"{value!r} is not a PEP 440 version (e.g. '2.9.1')") from exc
-    return value
-
-
-def _matching(pattern: str, what: str) -> AfterValidator:
-    """A validator that accepts strings matching ``pattern`` and otherwise says what was expected."""
-    compiled = re.compile(pattern)
-
-    def check(value: str) -> str:
-        if not compiled.fullmatch(value):
-            raise ValueError(f"{value!r} is not {what}")
-        return value
-
-    return AfterValidator(check)
-
-
-PepVersion = Annotated[str, AfterValidator(_check_version)]
-CudaVersion = Annotated[str, _matching(r"\d+\.\d+", "a CUDA major.minor version (e.g. '12.8')")]
-DriverVersion = Annotated[str, _matching(r"\d+\.\d+(\.\d+)?", "an NVIDIA driver version (e.g. '570.26')")]
-Name = Annotated[str, _matching(r"[a-z0-9][a-z0-9._-]*", "a name of lower-case letters, digits, '.', '_' or '-'")]
-DebPackage = Annotated[str, _matching(r"[a-z0-9][a-z0-9+.-]+", "a Debian package name")]
-
-
-def _check_reference(value: str) -> str:
-    try:
-        parse_reference(value)
-    except InvalidReferenceError as exc:
-        raise ValueError(
-            f"not a Docker image reference ('repo/name:tag' or 'repo/name[:tag]@sha256:...'): {exc}"
-        ) from exc
-    return value
-
-
-ImageRef = Annotated[str, AfterValidator(_check_reference)]
 
 
 class _Frozen(BaseModel):
