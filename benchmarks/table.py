@@ -126,9 +126,10 @@ def markdown(report: Mapping[str, Any]) -> str:
     return "\n".join(lines) + "\n" + "".join(f"\n{note}\n" for note in notes)
 
 
-def replace_readme_section(readme: str, table: str) -> str:
-    """Put ``table`` between the README's measured markers (which must exist)."""
-    start, end = readme.find(README_START), readme.find(README_END)
+def replace_readme_section(readme: str, table: str, markers: tuple[str, str] = (README_START, README_END)) -> str:
+    """Put ``table`` between the README's markers (the measured section's by default; they must exist)."""
+    first, last = markers
+    start, end = readme.find(first), readme.find(last)
     if start < 0 or end < start:
-        raise ValueError(f"README has no section between {README_START!r} and {README_END!r}")
-    return readme[: start + len(README_START)] + "\n" + table.rstrip("\n") + "\n" + readme[end:]
+        raise ValueError(f"README has no section between {first!r} and {last!r}")
+    return readme[: start + len(first)] + "\n" + table.rstrip("\n") + "\n" + readme[end:]
