@@ -6,8 +6,10 @@ It clones HEAD into build-output/bench/tree (tags go to pytorch-cuda-bench:*, so
 never move), then: a cold build of each (--no-cache), a rebuild after bumping numpy in each, our
 no-op rebuild and our rebuild after editing one conformance file; image sizes, duplicated sonames
 and the bytes an update must move after the bump. Results: build-output/benchmark.json and
-benchmarks/RESULTS.md; with --readme also the README's "Measured" section. It never prunes the
-engine's build cache (the machine is shared), so the download caches (cache mounts) stay warm.
+benchmarks/RESULTS.md; with --readme also the README's "Measured" section. It starts by pruning the
+engine's layer cache (`docker builder prune -af --filter type=regular`) and keeps the download caches
+(the cache mounts) warm: otherwise a bump could rebuild on a previous run's layers, and its new-layer
+bytes and times would be a previous run's, not this one's. Other builds then start cold too.
 """
 
 from __future__ import annotations
@@ -98,9 +100,15 @@ def save(report: dict[str, Any]) -> None:
     out.write_text(json.dumps(report, indent=2) + "\n")
 
 
+def prune_layer_cache() -> None:
+    """Drop every layer the build cache holds; keep the cache mounts (pip's and uv's downloads)."""
+    sh("/usr/bin/docker", "builder", "prune", "-af", "--filter", "type=regular")
+
+
 def run(numpy_to: str) -> dict[str, Any]:
     client = docker.from_env(timeout=900)
     prepare_tree()
+    prune_layer_cache()
     report: dict[str, Any] = {"host": platform.node(), "cpus": len(os.sched_getaffinity(0)), "naive": {}, "ours": {}}
     n, o = report["naive"], report["ours"]
     requirements = "images/cu128-runtime/requirements.txt"
@@ -132,8 +140,8 @@ def run(numpy_to: str) -> dict[str, Any]:
     n["bump_new_layer_bytes"] = new_layer_bytes(naive_before, history(client, NAIVE))
     report["notes"] = [
         f"Measured by benchmarks/compare.py on {report['cpus']} cores; {report['bump']}. Cold builds use "
-        "--no-cache with the download caches (cache mounts) warm: the engine is shared, so its build cache "
-        "is never pruned. Update bytes are the uncompressed layers the bumped image has and the old one lacks."
+        "an empty layer cache (pruned first) and --no-cache, with the download caches (cache mounts) warm. "
+        "Update bytes are the uncompressed layers the bumped image has and the old one lacks."
     ]
     for ref in [NAIVE, *first["tags"]]:
         subprocess.run(["/usr/bin/docker", "rmi", "-f", ref], capture_output=True, check=False)
