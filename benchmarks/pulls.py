@@ -5,11 +5,13 @@ pull after a small pin bump (the previous image present), in one run; write JSON
 
 Run it after benchmarks/compare.py, whose tree (build-output/bench/tree) holds the numpy bump as its
 last commit. From that tree it rebuilds four images (from the build cache: seconds): ours and the naive
-one, before and after the bump. It pushes them to REGISTRY/bench/{ours,naive}:{old,new} (the loopback
-registry of scripts/setup-registry.sh by default), then removes every local image that shares a layer
-with them, the base's layers excepted; the pytorch-cuda tags go too, and it names them: build them
-again with build.py (from the cache). Then it times `docker pull` of old (only the base present) and of
-new (old present). Bytes are the compressed layer sizes in the registry's manifests.
+one, before and after the bump. It pushes them to REGISTRY/bench-<time>/{ours,naive}:{old,new} (the
+loopback registry of scripts/setup-registry.sh by default; a new repository each run, so every layer is
+really uploaded), then removes every local image that shares a layer with them, the base's layers
+excepted, and the engine's layer cache, which holds the same layers (the download caches stay). The
+pytorch-cuda tags go too, and it names them: build them again with build.py. Then it times
+`docker pull` of old (only the base present) and of new (old present). Bytes are the compressed layer
+sizes in the registry's manifests.
 """
 
 from __future__ import annotations
@@ -77,24 +79,29 @@ def clear_engine(client: docker.DockerClient, refs: list[str], base: str) -> lis
             gone += image.tags
             client.images.remove(image.id, force=True)
     client.images.prune(filters={"dangling": True})
+    # BuildKit's layer cache keeps the same layers alive: a pull would find them and download nothing.
+    sh(DOCKER, "builder", "prune", "-af", "--filter", "type=regular")
     return sorted(gone)
 
 
 def measure(registry: str, client: docker.DockerClient, base: str) -> dict[str, Any]:
     refs = build_pair()
     report: dict[str, Any] = {"registry": registry, "naive": {}, "ours": {}, "removed_tags": []}
+    run = f"bench-{int(time.time())}"
     for kind in ("naive", "ours"):
         side = report[kind]
-        remote = {when: f"{registry}/bench/{kind}:{when}" for when in ("old", "new")}
+        remote = {when: f"{registry}/{run}/{kind}:{when}" for when in ("old", "new")}
+        ids = {when: client.images.get(refs[kind][when]).id for when in ("old", "new")}
         for when in ("old", "new"):
             sh(DOCKER, "tag", refs[kind][when], remote[when])
             side[f"{'first' if when == 'old' else 'update'}_push_s"] = timed(DOCKER, "push", remote[when])
-        old, new = manifest(registry, f"bench/{kind}", "old"), manifest(registry, f"bench/{kind}", "new")
+        old, new = manifest(registry, f"{run}/{kind}", "old"), manifest(registry, f"{run}/{kind}", "new")
         side["compressed_bytes"] = compressed_bytes(new)
         side["update_bytes"] = update_bytes(old, new)
         report["removed_tags"] += clear_engine(client, [remote["old"], remote["new"]], base)
         side["first_pull_s"] = timed(DOCKER, "pull", "-q", remote["old"])
         side["update_pull_s"] = timed(DOCKER, "pull", "-q", remote["new"])
+        side["pulled_same_images"] = [client.images.get(remote[w]).id == ids[w] for w in ("old", "new")]
         print(f"{kind}: {json.dumps(side)}", file=sys.stderr, flush=True)
         clear_engine(client, [remote["old"], remote["new"]], base)
     report["notes"] = [
