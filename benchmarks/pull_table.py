@@ -76,13 +76,6 @@ def rows(report: Mapping[str, Any]) -> list[Row]:
             ),
             "<= 0.1x naive, <= 5% of the image's bytes",
         ),
-        Row(
-            "push of the bumped image (previous one in the registry)",
-            seconds(naive.get("update_push_s")),
-            seconds(ours.get("update_push_s"))
-            + _ratio_text(ours.get("update_push_s"), naive.get("update_push_s"), "naive"),
-            "",
-        ),
     ]
 
 
