@@ -3,6 +3,21 @@
 Standard library and torch only; it never imports the builder (pytorch_cuda) or pytest.
 """
 
-from precision_check.contract import Workload
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from precision_check.contract import Workload
 
 __all__ = ["Workload"]
+
+
+def __getattr__(name: str) -> object:
+    """``Workload`` loads torch on first use, so that ``precision_check.report`` (standard library only)
+    reads reports on a host without torch (the builder's ``--report``)."""
+    if name == "Workload":
+        from precision_check.contract import Workload
+
+        return Workload
+    raise AttributeError(f"module 'precision_check' has no attribute {name!r}")

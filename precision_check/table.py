@@ -36,17 +36,24 @@ def _row(report: Report, run: DtypeRun) -> list[str]:
     return row
 
 
+def table_rows(report: Report) -> tuple[list[str], list[list[str]]]:
+    """The table's header and one row of cells per dtype (the terminal and the HTML page show these)."""
+    m = report.measurements
+    header = list(HEADER)
+    if m.device.kind == "cuda":
+        header += ["peak MiB", "memory saved"]
+    if m.compile:
+        header.append("compiled ms")
+    return header, [_row(report, run) for run in m.runs]
+
+
 def render(report: Report) -> str:
     m = report.measurements
     d = m.device
     where = f"{d.name} (compute capability {d.compute_capability})" if d.kind == "cuda" else f"the CPU ({d.name})"
     lines = [f"precision-check {report.target}: {m.steps} steps per dtype on {where}, torch {d.torch}", ""]
-    header = list(HEADER)
-    if d.kind == "cuda":
-        header += ["peak MiB", "memory saved"]
-    if m.compile:
-        header.append("compiled ms")
-    rows = [header] + [_row(report, run) for run in m.runs]
+    header, body = table_rows(report)
+    rows = [header, *body]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())

@@ -57,7 +57,8 @@ def parser() -> argparse.ArgumentParser:
         nargs="+",
         type=Path,
         metavar="RESULTS.json",
-        help="write the precision support report of one or more conformance result files into --out",
+        help="write the precision support report of one or more conformance result files into --out; a "
+        "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html",
     )
     action.add_argument(
         "--github-matrix", action="store_true", help="print the CI job matrix (JSON) of matrix.yaml and --fleet"

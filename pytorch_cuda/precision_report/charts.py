@@ -15,7 +15,8 @@ AMP_DTYPES: Final = ("fp32", "fp16", "bf16")
 COLOURS: Final = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2")
 
 
-def _svg(figure: Figure) -> str:
+def svg_text(figure: Figure) -> str:
+    """The figure as inline SVG: text stays text, no date, fixed ids (the same input gives the same bytes)."""
     buffer = io.StringIO()
     with mpl.rc_context({"svg.fonttype": "none", "svg.hashsalt": "pytorch-cuda-report"}):
         figure.savefig(
@@ -67,7 +68,7 @@ def gemm_chart(entries: Sequence[dict[str, Any]]) -> str | None:
     ax.set_ylabel("TFLOP/s (dashed: datasheet peak)")
     ax.set_title("GEMM throughput per dtype (n/m: not measured)")
     _legend(figure, ax)
-    return _svg(figure)
+    return svg_text(figure)
 
 
 def amp_chart(entries: Sequence[dict[str, Any]]) -> str | None:
@@ -82,7 +83,7 @@ def amp_chart(entries: Sequence[dict[str, Any]]) -> str | None:
     _grouped(right, entries, AMP_DTYPES, [[r.get(d, {}).get("peak_mem_mib") for d in AMP_DTYPES] for r in rows])
     right.set_title("peak memory (MiB)")
     _legend(figure, left)
-    return _svg(figure)
+    return svg_text(figure)
 
 
 def compile_chart(entries: Sequence[dict[str, Any]]) -> str | None:
@@ -99,7 +100,7 @@ def compile_chart(entries: Sequence[dict[str, Any]]) -> str | None:
     ax.set_ylabel("x eager")
     ax.set_title("torch.compile speedup")
     _legend(figure, ax)
-    return _svg(figure)
+    return svg_text(figure)
 
 
 def all_charts(entries: Sequence[dict[str, Any]]) -> dict[str, str | None]:

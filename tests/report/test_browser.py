@@ -8,7 +8,7 @@ import pytest
 
 from pytorch_cuda.precision_report import write_report
 from pytorch_cuda.precision_report.browser import find_chromium, load
-from tests.report.fixtures import H100, H200, T4
+from tests.report.fixtures import H100, H200, ROOT, T4
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -40,3 +40,14 @@ def test_the_console_check_can_fail(tmp_path: Path) -> None:
     page = load(broken)
     assert any("boom" in message for message in page.console)
     assert any("Uncaught ReferenceError" in message for message in page.console)
+
+
+def test_a_precision_check_page_opens_cleanly_with_its_loss_curves(tmp_path: Path) -> None:
+    source = ROOT / "tests/precision_check/recorded/transformer.h200.json"
+    (written,) = write_report([source], tmp_path)
+    shot = tmp_path / "check.png"
+    page = load(written, shot)
+    assert page.console == ()
+    assert page.svg_count == 1
+    assert "bf16: 5.9x faster than fp32, 35% less memory" in page.dom
+    assert shot.read_bytes().startswith(PNG_MAGIC)

@@ -1,0 +1,92 @@
+"""`build.py --report` renders a precision-check report (precision-check ... --json) as its own HTML page."""
+
+from __future__ import annotations
+
+import html
+import json
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.precision_report import ReportInputError, write_report
+from tests.report.fixtures import H200, ROOT
+from tests.report.test_report import build_py
+
+RECORDED = ROOT / "tests" / "precision_check" / "recorded"
+TRANSFORMER = RECORDED / "transformer.h200.json"
+OVERFLOW = RECORDED / "overflow_mlp.h200.json"
+
+
+def _page(tmp_path: Path, source: Path) -> str:
+    (written,) = write_report([source], tmp_path)
+    assert written.name == f"precision-check-{source.stem}.html"
+    return written.read_text()
+
+
+def test_h200_transformer_page_has_the_verdict_the_table_and_the_curves(tmp_path: Path) -> None:
+    page = _page(tmp_path, TRANSFORMER)
+    doc = json.loads(TRANSFORMER.read_text())
+    assert html.escape(doc["verdict"]["headline"]) in page
+    for reason in doc["verdict"]["reasons"]:
+        assert html.escape(reason) in page
+    for dtype, cells in (("fp32", ("104.20", "1.00x", "5733", "+0%")), ("bf16", ("17.58", "5.93x", "3726", "+35%"))):
+        row = page[page.index(f"<tr><td>{dtype}</td>") :].split("</tr>", 1)[0]
+        assert all(f'<td class="num">{cell}</td>' in row for cell in cells), row
+    assert page.count("<tr>") == 1 + 4  # header and fp32, tf32, fp16, bf16
+    assert page.count("<svg") == 1
+    assert "fp32 noise floor: 0.3% at most along the way" in page
+    assert "GradScaler: scale 65536 -&gt; 65536, 0 step(s) skipped" in page
+    assert "NVIDIA H200 (compute capability 9.0)" in page
+
+
+def test_overflow_page_names_the_layer(tmp_path: Path) -> None:
+    page = _page(tmp_path, OVERFLOW)
+    assert "fp16 overflows in `expand` at step 0 (|x| = inf/nan &gt; 65504): use bf16" in page
+    assert "fp32: `expand` left fp16&#39;s range at step 0" in page
+
+
+def test_conformance_results_and_check_reports_together(tmp_path: Path) -> None:
+    other = tmp_path / "in" / "transformer.h200.json"
+    other.parent.mkdir()
+    other.write_text(TRANSFORMER.read_text())
+    written = write_report([H200, TRANSFORMER, other], tmp_path / "out")
+    assert [p.name for p in written] == [
+        "report.json",
+        "report.md",
+        "report.html",
+        "precision-check-transformer.h200.html",
+        "precision-check-transformer.h200-2.html",
+    ]
+    assert "precision-check" not in json.loads((tmp_path / "out" / "report.json").read_text())["sources"][0]
+
+
+@pytest.mark.parametrize(
+    ("change", "needle"),
+    [
+        (lambda d: d.update(version=99), "not a pytorch-cuda/precision-check document of version 1 or 2"),
+        (lambda d: d.pop("verdict"), "missing field 'verdict'"),
+        (lambda d: d["runs"]["fp32"].pop("losses"), "missing field 'losses'"),
+    ],
+)
+def test_a_malformed_check_report_is_refused_before_anything_is_written(
+    tmp_path: Path, change: object, needle: str
+) -> None:
+    doc = json.loads(TRANSFORMER.read_text())
+    change(doc)  # type: ignore[operator]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(doc))
+    with pytest.raises(ReportInputError) as raised:
+        write_report([H200, bad], tmp_path / "out")
+    assert needle in raised.value.cause
+    assert f"{bad} is a pytorch-cuda/precision-check report that cannot be read" in raised.value.cause
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_exit_2_and_one_paragraph_for_a_malformed_check_report(tmp_path: Path) -> None:
+    bad = tmp_path / "check.json"
+    bad.write_text(json.dumps({"schema": "pytorch-cuda/precision-check", "version": 2}))
+    result = build_py("--report", str(bad), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2, result.stderr
+    assert "cannot be read" in result.stderr
+    assert "Fix:" in result.stderr
+    assert "Traceback" not in result.stderr
