@@ -9,12 +9,13 @@
 # Look for:
 #   transformer       fp32 loss falling steadily (first -> last printed below), "fp32 noise floor" far
 #                     below 1%, and a half-precision verdict with its speedup, memory saving and agreement;
-#   cnn               a dtype with its numbers;  cnn-small: "fp32: not faster (...)";
+#   cnn               a dtype with its numbers; fp16's skipped step(s) and fp32 trained skipping them;
+#                     cnn-small: "fp32: not faster (...)";
 #   overflow_mlp      "fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16 (N.Nx faster ...)";
 #   transformer-compile  "with torch.compile: bf16 runs at N.NNx compiled fp32's speed".
 # Exit status: 0 when every run exited 0 and every check at the end held, else 1.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
 py="${PYTHON:-python3}"
@@ -48,7 +49,8 @@ run transformer-compile 200 "$T/transformer.py:factory" --steps 10 --timed-steps
 printf '\n=== unit tests: tests/precision_check (verdicts from recorded runs, contract, report)\n'
 timeout 120 "$py" -m pytest -q -p no:cacheprovider tests/precision_check/test_verdict.py \
   tests/precision_check/test_agreement.py tests/precision_check/test_report.py \
-  tests/precision_check/test_contract.py tests/precision_check/test_measure.py 2>&1 | tee "$OUT/unit-tests.txt"
+  tests/precision_check/test_contract.py tests/precision_check/test_measure.py \
+  tests/precision_check/test_skipped_steps.py tests/precision_check/test_same_skips_run.py 2>&1 | tee "$OUT/unit-tests.txt"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || status=1
 echo "=== unit tests: exit $rc" | tee -a "$OUT/summary.txt"
@@ -106,6 +108,12 @@ if "transformer" in docs:
 if "overflow_mlp" in docs:
     v = docs["overflow_mlp"]["verdict"]
     check(v["dtype"] == "bf16" and "`expand`" in v["headline"], "overflow_mlp: use bf16, naming `expand`")
+for name, doc in docs.items():
+    fp16 = doc["runs"].get("fp16")
+    if fp16 and fp16["scaler"] and fp16["scaler"]["skipped_steps"]:
+        same = fp16["scaler"].get("fp32_same_skips")
+        check(same is not None and len(same) == doc["steps"], f"{name}: fp16 skipped steps {fp16['scaler']['skipped_steps'][:5]}, and fp32 skipping them was measured")
+        print("   ", next((r for r in doc["verdict"]["reasons"] if r.startswith("fp16")), "no fp16 reason"))
 if "cnn-small" in docs:
     check(docs["cnn-small"]["verdict"]["dtype"] == "fp32", "cnn-small: not faster, stays in fp32")
 if "transformer-compile" in docs:

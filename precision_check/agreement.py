@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from precision_check.report import NoiseFloor
+from precision_check.report import DtypeRun, NoiseFloor
 
 Curve = Sequence[float | None]
 
@@ -46,6 +46,13 @@ def agreement(losses: Curve, reference: Curve) -> tuple[float | None, float | No
         return final, None, None
     worst, worst_step = max(diffs)
     return final, worst, worst_step
+
+
+def reference_for(run: DtypeRun, fp32: DtypeRun) -> Curve:
+    """The curve `run` is judged against: fp32 trained with the same optimizer steps skipped when its
+    GradScaler skipped any (and that was measured), else the fp32 run itself."""
+    same_skips = None if run.scaler is None else run.scaler.fp32_same_skips
+    return fp32.losses if same_skips is None else same_skips
 
 
 def noise_floor(control: Curve, reference: Curve) -> NoiseFloor:

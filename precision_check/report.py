@@ -1,9 +1,10 @@
 """The precision-check report: frozen dataclasses, JSON out and back in.
 
-JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 2, ...}``; the JSON Schema is
-``report.schema.json`` beside this file. Version 2 added ``noise_floor``; version 1 documents still
-read back (without one). Non-finite numbers never reach JSON: a non-finite loss is
-``null`` (and its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 3, ...}``; the JSON Schema is
+``report.schema.json`` beside this file. Version 2 added ``noise_floor``; version 3 added
+``scaler.fp32_same_skips``. Versions 1 and 2 still read back (without them). Non-finite numbers never
+reach JSON: a non-finite loss is ``null`` (and its step is listed in ``nonfinite_steps``), a non-finite
+activation's ``max_abs`` is ``null``.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "pytorch-cuda/precision-check"
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 FP16_MAX = 65504.0
 
 
@@ -31,6 +32,10 @@ class Overflow:
 class ScalerHistory:
     scale: tuple[float, ...]  # the GradScaler's scale after each step
     skipped_steps: tuple[int, ...]  # steps whose optimizer step the scaler skipped (inf/nan grads)
+    # fp32 trained again with those same optimizer steps skipped: the curve this run is judged against,
+    # so that an update GradScaler skipped (as it does while it finds its scale) is not taken for drift.
+    # None when no step was skipped (or no fp32 ran, or a report older than version 3).
+    fp32_same_skips: tuple[float | None, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -167,11 +172,18 @@ def _run(d: dict[str, Any]) -> DtypeRun:
         rel_diff_max=d.get("rel_diff_max"),
         rel_diff_max_step=d.get("rel_diff_max_step"),
         overflows=tuple(Overflow(**o) for o in d.get("overflows", ())),
-        scaler=None if scaler is None else ScalerHistory(tuple(scaler["scale"]), tuple(scaler["skipped_steps"])),
+        scaler=None if scaler is None else _scaler(scaler),
         zero_grads=None if zero is None else ZeroGrads(**zero),
         timing=_timing(d.get("timing")),
         peak_mem_mib=d.get("peak_mem_mib"),
         compiled=None if compiled is None else Compiled(compiled["compile_s"], Timing(**compiled["timing"])),
+    )
+
+
+def _scaler(d: dict[str, Any]) -> ScalerHistory:
+    same_skips = d.get("fp32_same_skips")
+    return ScalerHistory(
+        tuple(d["scale"]), tuple(d["skipped_steps"]), None if same_skips is None else tuple(same_skips)
     )
 
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import copy
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import torch
 
-from precision_check.agreement import agreement, noise_floor
+from precision_check.agreement import agreement, noise_floor, reference_for
 from precision_check.contract import Workload
 from precision_check.errors import PrecisionCheckError, describe_exception
 from precision_check.measure import ActivationWatch, tf32
@@ -48,13 +48,22 @@ class _Curve:
     skipped: list[int]
 
 
-def _train(trainer: Trainer, options: Options, batches: Batches, watch: ActivationWatch | None, curve: _Curve) -> None:
-    """options.steps training steps; `curve` fills as they go (so a raising step keeps its number)."""
+def _train(
+    trainer: Trainer,
+    options: Options,
+    batches: Batches,
+    watch: ActivationWatch | None,
+    curve: _Curve,
+    *,
+    skip: frozenset[int] = frozenset(),
+) -> None:
+    """options.steps training steps, with no optimizer step at the steps in `skip`; `curve` fills as they
+    go (so a raising step keeps its number)."""
     torch.manual_seed(options.seed)
     for step in range(options.steps):
         before = trainer.scaler.get_scale() if trainer.scaler else 0.0
         try:
-            loss = trainer.step(trainer.model, batches.get(step))
+            loss = trainer.step(trainer.model, batches.get(step), update=step not in skip)
         except PrecisionCheckError:
             raise
         except Exception as exc:
@@ -116,15 +125,49 @@ def rounded_once(state: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _control(
-    workload: Workload, initial: dict[str, Any], options: Options, device: Device, batches: Batches
+def _fp32_again(
+    workload: Workload,
+    state: dict[str, Any],
+    options: Options,
+    batches: Batches,
+    *,
+    device: Device,
+    skip: frozenset[int] = frozenset(),
 ) -> list[float | None]:
-    """fp32 (IEEE) again, from the rounded initial weights, on the same batches: no hooks, no timing."""
-    workload.model.load_state_dict(rounded_once(initial))
+    """fp32 (IEEE) again from `state`, on the same batches, with no optimizer step at the steps in `skip`:
+    no hooks, no timing. From the initial weights rounded once, it is the control (the noise floor);
+    from the initial weights themselves, skipping a run's GradScaler-skipped steps, it is what that run
+    is compared with, so that a skipped update is not taken for drift."""
+    workload.model.load_state_dict(state)
     workload.model.train()
     curve = _Curve([], [], [])
-    _train(Trainer(workload.model, workload, "fp32", device), options, batches, None, curve)
+    with tf32(False):
+        _train(Trainer(workload.model, workload, "fp32", device), options, batches, None, curve, skip=skip)
     return curve.losses
+
+
+def _with_same_skips(
+    workload: Workload,
+    initial: dict[str, Any],
+    options: Options,
+    batches: Batches,
+    run: DtypeRun,
+    *,
+    device: Device,
+    say: Callable[[str], None],
+) -> DtypeRun:
+    """`run` with its scaler's fp32_same_skips measured, when GradScaler skipped any step."""
+    if run.scaler is None or not run.scaler.skipped_steps:
+        return run
+    began = time.perf_counter()
+    skipped = run.scaler.skipped_steps
+    try:
+        losses = _fp32_again(workload, initial, options, batches, device=device, skip=frozenset(skipped))
+    except _UserCodeError as err:
+        raise _raised(err, "fp32", f" (the run skipping {run.dtype}'s skipped steps)") from err
+    steps = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
+    say(f"[fp32 skipping {run.dtype}'s skipped steps {steps}] done in {time.perf_counter() - began:.1f} s")
+    return replace(run, scaler=replace(run.scaler, fp32_same_skips=tuple(losses)))
 
 
 def _compiled(trainer: Trainer, model: torch.nn.Module, batches: list[Batch], options: Options) -> Compiled:
@@ -170,17 +213,17 @@ def run_all(
         if dtype == "fp32" and len(options.dtypes) > 1:
             began = time.perf_counter()
             try:
-                with tf32(False):
-                    control = _control(workload, initial, options, device, batches)
+                control = _fp32_again(workload, rounded_once(initial), options, batches, device=device)
             except _UserCodeError as err:
                 raise _raised(err, "fp32", " (the control run, from weights rounded to bf16)") from err
             say(f"[fp32 control] (weights rounded once to bf16) done in {time.perf_counter() - began:.1f} s")
-    reference = runs[0].losses
-    runs = [r if r.dtype == "fp32" else replace(r, **_agreement(r.losses, reference)) for r in runs]
-    floor: NoiseFloor | None = None if control is None else noise_floor(control, reference)
+    if runs[0].dtype == "fp32":
+        runs[1:] = [_with_same_skips(workload, initial, options, batches, r, device=device, say=say) for r in runs[1:]]
+    runs = [r if r.dtype == "fp32" else replace(r, **_agreement(r.losses, reference_for(r, runs[0]))) for r in runs]
+    floor: NoiseFloor | None = None if control is None else noise_floor(control, runs[0].losses)
     return Measurements(device, options.steps, tuple(runs), options.compile, tuple(notes), floor)
 
 
-def _agreement(losses: tuple[float | None, ...], reference: tuple[float | None, ...]) -> dict[str, Any]:
+def _agreement(losses: Sequence[float | None], reference: Sequence[float | None]) -> dict[str, Any]:
     final, worst, worst_step = agreement(losses, reference)
     return {"rel_diff_final": final, "rel_diff_max": worst, "rel_diff_max_step": worst_step}

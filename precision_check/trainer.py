@@ -122,8 +122,13 @@ class Trainer:
             )
         return loss
 
-    def step(self, model: Callable[..., Any], batch: Batch) -> torch.Tensor:
+    def step(self, model: Callable[..., Any], batch: Batch, *, update: bool = True) -> torch.Tensor:
+        """One training step; with update=False only the forward pass (in train mode, so batch-norm
+        statistics move as in a step GradScaler skips) and no optimizer step."""
         self.optimizer.zero_grad(set_to_none=True)
+        if not update:
+            with torch.no_grad():
+                return self.loss(model, batch).detach()
         loss = self.loss(model, batch)
         clip = self.workload.clip_grad_norm
         if self.scaler is None:

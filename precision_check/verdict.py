@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precision_check.agreement import Judgement, Tolerance, floor_of, judge, varies
+from precision_check.agreement import Judgement, Tolerance, floor_of, judge, reference_for, varies
 from precision_check.agreement import pct as _pct
 from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow, Verdict
 
@@ -82,7 +82,25 @@ def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
 
 def _judgement(m: Measurements, run: DtypeRun, tol: Tolerances) -> Judgement:
     ref = m.run("fp32")
-    return Judgement(None) if ref is None else judge(ref.losses, run.losses, m.noise_floor, tol.agreement)
+    return Judgement(None) if ref is None else judge(reference_for(run, ref), run.losses, m.noise_floor, tol.agreement)
+
+
+def same_skips(run: DtypeRun) -> str | None:
+    """What the skipped steps of `run` were, and what it was compared with because of them."""
+    scaler = run.scaler
+    if scaler is None or not scaler.skipped_steps or scaler.fp32_same_skips is None:
+        return None
+    skipped = scaler.skipped_steps
+    if len(skipped) == 1:
+        which, that = f"step {skipped[0]}", "that step"
+    else:
+        shown = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
+        which, that = f"{len(skipped)} steps ({shown})", "those steps"
+    return (
+        f"{run.dtype}: GradScaler skipped {which}: inf/nan gradients at its scale, so it lowered the scale "
+        f"and dropped the update, as it does while it finds its scale; {run.dtype} is compared with fp32 "
+        f"trained with {that} skipped too"
+    )
 
 
 def _numbers(m: Measurements) -> dict[str, float | str | None]:
@@ -140,6 +158,10 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
     reasons = tuple(
         f"{r.dtype} {problems[r.dtype]}" if problems[r.dtype] else f"{r.dtype}: safe: {_gains(m, r, tol)}"
         for r in others
+    )
+    # said only where the skips are GradScaler finding its scale, not part of an overflow or instability
+    reasons += tuple(
+        skips for r in others if (problems[r.dtype] or "drifts").startswith("drifts") and (skips := same_skips(r))
     )
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:

@@ -63,6 +63,11 @@ def loss_curves(report: Report) -> str:
     if floor is not None:
         steps, losses = _finite(floor.losses)
         ax.plot(steps, losses, label="fp32 control", color="#6b7280", linestyle="--", linewidth=1.0)
+    for run in report.measurements.runs:
+        if run.scaler is not None and run.scaler.fp32_same_skips is not None:
+            steps, losses = _finite(run.scaler.fp32_same_skips)
+            label = f"fp32 skipping {run.dtype}'s skipped steps"
+            ax.plot(steps, losses, label=label, color="#6b7280", linestyle=":", linewidth=1.0)
     ax.set_xlabel("step")
     ax.set_ylabel("loss")
     ax.legend(loc="upper right", fontsize=8)
@@ -95,6 +100,11 @@ def _facts(report: Report) -> list[str]:
             facts.append(
                 f"GradScaler: scale {_scale(run.scaler.scale[0])} -> {_scale(run.scaler.scale[-1])}, "
                 f"{skipped} step(s) skipped"
+                + (
+                    ""
+                    if run.scaler.fp32_same_skips is None
+                    else f"; {run.dtype} is compared with fp32 skipping them too"
+                )
             )
         for overflow in run.overflows[:1]:
             size = "inf/nan" if overflow.max_abs is None else f"{overflow.max_abs:.3g}"

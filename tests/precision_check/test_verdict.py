@@ -291,8 +291,8 @@ def test_a_control_that_goes_non_finite_means_fix_the_model_first() -> None:
 def test_recorded_h200_transformer_recommends_bf16_with_its_numbers() -> None:
     verdict = decide(recorded("transformer", "h200"))
     assert verdict.dtype == "bf16"
-    assert verdict.headline == "bf16: 5.9x faster than fp32, 35% less memory, final loss within 0.0024%"
-    assert "tf32: safe: 2.9x faster than fp32, 0% less memory, final loss within 3.5e-05%" in verdict.reasons
+    assert verdict.headline == "bf16: 6.0x faster than fp32, 35% less memory, final loss within 0.0013%"
+    assert "tf32: safe: 3.0x faster than fp32, 0.026% less memory, final loss within 8.1e-05%" in verdict.reasons
 
 
 def test_recorded_h200_overflow_mlp_names_the_layer_and_says_bf16() -> None:
@@ -301,16 +301,16 @@ def test_recorded_h200_overflow_mlp_names_the_layer_and_says_bf16() -> None:
     assert len(fp16.nonfinite_steps) == 50  # every fp16 step overflowed; GradScaler skipped them all
     verdict = decide(m)
     assert verdict.dtype == "bf16"
-    assert verdict.headline.startswith("fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16 (3.1x")
+    assert verdict.headline.startswith("fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16 (2.9x")
 
 
 def test_recorded_h200_small_cnn_is_not_faster_and_stays_in_fp32() -> None:
     verdict = decide(recorded("cnn-small", "h200"))
     assert verdict.dtype == "fp32"
-    assert verdict.headline.startswith("fp32: not faster (bf16 runs at 0.80x fp32's speed)")
+    assert verdict.headline.startswith("fp32: not faster (bf16 runs at 0.89x fp32's speed)")
 
 
 def test_recorded_h200_compiled_transformer_reports_the_compiled_speedup() -> None:
     verdict = decide(recorded("transformer-compile", "h200"))
     assert verdict.dtype == "bf16"
-    assert "with torch.compile: bf16 runs at 5.80x compiled fp32's speed" in verdict.reasons
+    assert "with torch.compile: bf16 runs at 7.60x compiled fp32's speed" in verdict.reasons

@@ -49,5 +49,5 @@ def test_a_precision_check_page_opens_cleanly_with_its_loss_curves(tmp_path: Pat
     page = load(written, shot)
     assert page.console == ()
     assert page.svg_count == 1
-    assert "bf16: 5.9x faster than fp32, 35% less memory" in page.dom
+    assert "bf16: 6.0x faster than fp32, 35% less memory" in page.dom
     assert shot.read_bytes().startswith(PNG_MAGIC)

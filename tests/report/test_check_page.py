@@ -29,7 +29,7 @@ def test_h200_transformer_page_has_the_verdict_the_table_and_the_curves(tmp_path
     assert html.escape(doc["verdict"]["headline"]) in page
     for reason in doc["verdict"]["reasons"]:
         assert html.escape(reason) in page
-    for dtype, cells in (("fp32", ("104.20", "1.00x", "5733", "+0%")), ("bf16", ("17.58", "5.93x", "3726", "+35%"))):
+    for dtype, cells in (("fp32", ("104.29", "1.00x", "5733", "+0%")), ("bf16", ("17.46", "5.97x", "3722", "+35%"))):
         row = page[page.index(f"<tr><td>{dtype}</td>") :].split("</tr>", 1)[0]
         assert all(f'<td class="num">{cell}</td>' in row for cell in cells), row
     assert page.count("<tr>") == 1 + 4  # header and fp32, tf32, fp16, bf16
@@ -90,3 +90,12 @@ def test_cli_exit_2_and_one_paragraph_for_a_malformed_check_report(tmp_path: Pat
     assert "cannot be read" in result.stderr
     assert "Fix:" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_cnn_page_draws_fp32_skipping_fp16s_skipped_step_and_says_so(tmp_path: Path) -> None:
+    page = _page(tmp_path, RECORDED / "cnn.h200.json")
+    assert (
+        "GradScaler: scale 65536 -&gt; 32768, 1 step(s) skipped; fp16 is compared with fp32 skipping them too" in page
+    )
+    assert "fp32 skipping fp16&#39;s skipped steps" in page or "fp32 skipping fp16's skipped steps" in page
+    assert page.count("<svg") == 1
