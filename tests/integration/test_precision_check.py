@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from conformance import contract
+from precision_check import report as precision_report
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
 
@@ -22,7 +23,7 @@ def test_overflow_example_says_use_bf16_and_names_the_layer(built: BuiltImage, r
     assert "verdict: fp16 would overflow in `expand` at step 0" in finished.output
     assert "use bf16" in finished.output
     report = json.loads(finished.output.split("JSON ", 1)[1])
-    assert (report["schema"], report["version"]) == ("pytorch-cuda/precision-check", 2)
+    assert (report["schema"], report["version"]) == (precision_report.SCHEMA, precision_report.VERSION)
     assert report["verdict"]["dtype"] == "bf16"
     assert report["device"]["kind"] == "cpu"
 
