@@ -156,8 +156,9 @@ def _with_same_skips(
     device: Device,
     say: Callable[[str], None],
 ) -> DtypeRun:
-    """`run` with its scaler's fp32_same_skips measured, when GradScaler skipped any step."""
-    if run.scaler is None or not run.scaler.skipped_steps:
+    """`run` with its scaler's fp32_same_skips measured, when GradScaler skipped any step and the run
+    ended finite (a run that ends non-finite is compared with nothing)."""
+    if run.scaler is None or not run.scaler.skipped_steps or run.final_loss is None:
         return run
     began = time.perf_counter()
     skipped = run.scaler.skipped_steps

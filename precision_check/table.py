@@ -72,7 +72,14 @@ def render(report: Report) -> str:
                 f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
             )
         if run.scaler is not None and run.scaler.scale:
-            lines.append(f"GradScaler scale: {run.scaler.scale[0]:.0f} -> {run.scaler.scale[-1]:.0f}")
+            scale = f"GradScaler scale: {run.scaler.scale[0]:.0f} -> {run.scaler.scale[-1]:.0f}"
+            if run.scaler.fp32_same_skips is not None:
+                skipped = len(run.scaler.skipped_steps)
+                scale += (
+                    f"; {skipped} step(s) skipped, so {run.dtype}'s Δ is against fp32 trained with "
+                    "the same step(s) skipped"
+                )
+            lines.append(scale)
         if run.compiled is not None:
             lines.append(f"{run.dtype}: torch.compile took {run.compiled.compile_s:.1f} s on the first step")
     lines += ["", *(f"note: {note}" for note in m.notes)]

@@ -73,6 +73,7 @@ def test_overflow_example_in_real_fp16_overflows_and_the_scaler_skips(
     assert fp16["overflows"][0] == {"module": "expand", "step": 0, "max_abs": None}  # inf in fp16
     assert fp16["nonfinite_steps"] == list(range(6))
     assert fp16["scaler"]["skipped_steps"] == list(range(6))
+    assert fp16["scaler"]["fp32_same_skips"] is None  # it ends non-finite: there is nothing to compare
     assert fp16["scaler"]["scale"][0] == 32768.0
     assert fp16["zero_grads"] is not None
     verdict = doc["verdict"]

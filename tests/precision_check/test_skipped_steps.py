@@ -12,6 +12,7 @@ from dataclasses import replace
 
 from precision_check.agreement import agreement
 from precision_check.report import DtypeRun, Measurements, Report, ScalerHistory, report_from_json, to_json
+from precision_check.table import render
 from precision_check.verdict import decide, same_skips
 
 from .measurements import H200, STEPS, measured, recorded, run
@@ -79,7 +80,7 @@ def test_skips_that_are_part_of_an_overflow_get_no_sentence() -> None:
     fp16 = recorded("overflow_mlp", "h200").run("fp16")
     assert fp16 is not None
     assert fp16.scaler is not None
-    assert fp16.scaler.fp32_same_skips is not None  # measured: every step was skipped
+    assert fp16.scaler.fp32_same_skips is not None  # this recording predates skipping it for non-finite runs
     assert verdict.reasons[0].startswith("fp16 overflows in `expand` at step 0")
     assert not any("GradScaler skipped" in reason for reason in verdict.reasons)
 
@@ -107,3 +108,14 @@ def test_the_same_skips_curve_survives_the_json_round_trip() -> None:
     assert fp16 is not None
     assert fp16.scaler is not None
     assert fp16.scaler.fp32_same_skips == (*SAME_SKIPS[:-1], None)
+
+
+def test_the_terminal_says_what_fp16s_delta_is_measured_against() -> None:
+    m = _measured(_fp16(LAGGING, SAME_SKIPS))
+    printed = render(Report("x.py:factory", "2026-12-03T00:00:00+00:00", m, decide(m)))
+    assert (
+        "GradScaler scale: 65536 -> 32768; 1 step(s) skipped, so fp16's Δ is against fp32 trained with the same "
+        "step(s) skipped"
+    ) in printed
+    plain = _measured(_fp16(LAGGING, None))
+    assert "so fp16's Δ is against" not in render(Report("x.py:factory", "", plain, decide(plain)))
