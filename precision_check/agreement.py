@@ -25,6 +25,11 @@ def pct(x: float) -> str:
     return f"{value:.0f}%" if value >= 10 else f"{value:.2g}%"
 
 
+def listed(steps: Sequence[int], most: int = 5) -> str:
+    """(0, 1, 2) -> '0, 1, 2'; past `most` steps, the first `most` and '...'."""
+    return ", ".join(map(str, steps[:most])) + (", ..." if len(steps) > most else "")
+
+
 def relative_diffs(losses: Curve, reference: Curve) -> list[tuple[float, int]]:
     """(|loss - ref| / |ref|, step) at every step where both losses are finite."""
     return [

@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from precision_check.agreement import agreement, noise_floor, reference_for
+from precision_check.agreement import agreement, listed, noise_floor, reference_for
 from precision_check.contract import Workload
 from precision_check.errors import PrecisionCheckError, describe_exception
 from precision_check.measure import ActivationWatch, tf32
@@ -166,8 +166,7 @@ def _with_same_skips(
         losses = _fp32_again(workload, initial, options, batches, device=device, skip=frozenset(skipped))
     except _UserCodeError as err:
         raise _raised(err, "fp32", f" (the run skipping {run.dtype}'s skipped steps)") from err
-    steps = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
-    say(f"[fp32 skipping {run.dtype}'s skipped steps {steps}] done in {time.perf_counter() - began:.1f} s")
+    say(f"[fp32 skipping {run.dtype}'s skipped steps {listed(skipped)}] done in {time.perf_counter() - began:.1f} s")
     return replace(run, scaler=replace(run.scaler, fp32_same_skips=tuple(losses)))
 
 

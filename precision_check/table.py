@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from precision_check.report import DtypeRun, Report
+from precision_check.report import DtypeRun, Report, ZeroGrads
 from precision_check.verdict import memory_saving, speedup
 
 HEADER = ("dtype", "final loss", "Δ end", "Δ max (step)", "non-finite", "skipped", "overflow", "step ms", "speedup")
@@ -47,6 +47,23 @@ def table_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     return header, [_row(report, run) for run in m.runs]
 
 
+def zero_grads_line(z: ZeroGrads) -> str:
+    """The zero-gradient fractions as one sentence (the terminal and the HTML page say it alike)."""
+    return (
+        f"zero gradients at the initial weights: fp32 {100 * z.fp32:.2f}%, fp16 without scaling "
+        f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
+    )
+
+
+def compile_line(run: DtypeRun) -> str | None:
+    """How long torch.compile's first step took, or None when the run was not compiled."""
+    return (
+        None
+        if run.compiled is None
+        else f"{run.dtype}: torch.compile took {run.compiled.compile_s:.1f} s on the first step"
+    )
+
+
 def render(report: Report) -> str:
     m = report.measurements
     d = m.device
@@ -67,10 +84,7 @@ def render(report: Report) -> str:
     for run in m.runs:
         z = run.zero_grads
         if z is not None:
-            lines.append(
-                f"\nzero gradients at the initial weights: fp32 {100 * z.fp32:.2f}%, fp16 without scaling "
-                f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
-            )
+            lines.append(f"\n{zero_grads_line(z)}")
         if run.scaler is not None and run.scaler.scale:
             scale = f"GradScaler scale: {run.scaler.scale[0]:.0f} -> {run.scaler.scale[-1]:.0f}"
             if run.scaler.fp32_same_skips is not None:
@@ -80,8 +94,8 @@ def render(report: Report) -> str:
                     "the same step(s) skipped"
                 )
             lines.append(scale)
-        if run.compiled is not None:
-            lines.append(f"{run.dtype}: torch.compile took {run.compiled.compile_s:.1f} s on the first step")
+        if (compiled := compile_line(run)) is not None:
+            lines.append(compiled)
     lines += ["", *(f"note: {note}" for note in m.notes)]
     lines += ["", f"verdict: {report.verdict.headline}", *(f"  - {r}" for r in report.verdict.reasons)]
     return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"

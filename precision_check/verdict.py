@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from precision_check.agreement import Judgement, Tolerance, floor_of, judge, reference_for, varies
+from precision_check.agreement import Judgement, Tolerance, floor_of, judge, listed, reference_for, varies
 from precision_check.agreement import pct as _pct
 from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow, Verdict
 
@@ -94,8 +94,7 @@ def same_skips(run: DtypeRun) -> str | None:
     if len(skipped) == 1:
         which, that = f"step {skipped[0]}", "that step"
     else:
-        shown = ", ".join(map(str, skipped[:5])) + (", ..." if len(skipped) > 5 else "")
-        which, that = f"{len(skipped)} steps ({shown})", "those steps"
+        which, that = f"{len(skipped)} steps ({listed(skipped)})", "those steps"
     return (
         f"{run.dtype}: GradScaler skipped {which}: inf/nan gradients at its scale, so it lowered the scale "
         f"and dropped the update, as it does while it finds its scale; {run.dtype} is compared with fp32 "

@@ -15,7 +15,7 @@ import jinja2
 from matplotlib.figure import Figure
 
 from precision_check.report import SCHEMA, Report, report_from_json
-from precision_check.table import table_rows
+from precision_check.table import compile_line, table_rows, zero_grads_line
 from pytorch_cuda.precision_report.charts import COLOURS, svg_text
 
 TEMPLATE: Final = "check.html.j2"
@@ -91,10 +91,7 @@ def _facts(report: Report) -> list[str]:
     for run in report.measurements.runs:
         z = run.zero_grads
         if z is not None:
-            facts.append(
-                f"zero gradients at the initial weights: fp32 {100 * z.fp32:.2f}%, fp16 without scaling "
-                f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
-            )
+            facts.append(zero_grads_line(z))
         if run.scaler is not None and run.scaler.scale:
             skipped = len(run.scaler.skipped_steps)
             facts.append(
@@ -109,8 +106,8 @@ def _facts(report: Report) -> list[str]:
         for overflow in run.overflows[:1]:
             size = "inf/nan" if overflow.max_abs is None else f"{overflow.max_abs:.3g}"
             facts.append(f"{run.dtype}: `{overflow.module}` left fp16's range at step {overflow.step} (|x| = {size})")
-        if run.compiled is not None:
-            facts.append(f"{run.dtype}: torch.compile took {run.compiled.compile_s:.1f} s on the first step")
+        if (compiled := compile_line(run)) is not None:
+            facts.append(compiled)
     return facts + [f"note: {note}" for note in report.measurements.notes]
 
 
