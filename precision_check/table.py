@@ -47,6 +47,11 @@ def table_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     return header, [_row(report, run) for run in m.runs]
 
 
+def scale_text(value: float) -> str:
+    """A GradScaler scale: 65536 -> '65536', 5.8e-11 -> '5.82e-11' (not '0')."""
+    return f"{value:.0f}" if value >= 1 else f"{value:.3g}"
+
+
 def zero_grads_line(z: ZeroGrads) -> str:
     """The zero-gradient fractions as one sentence (the terminal and the HTML page say it alike)."""
     return (
@@ -86,7 +91,7 @@ def render(report: Report) -> str:
         if z is not None:
             lines.append(f"\n{zero_grads_line(z)}")
         if run.scaler is not None and run.scaler.scale:
-            scale = f"GradScaler scale: {run.scaler.scale[0]:.0f} -> {run.scaler.scale[-1]:.0f}"
+            scale = f"GradScaler scale: {scale_text(run.scaler.scale[0])} -> {scale_text(run.scaler.scale[-1])}"
             if run.scaler.fp32_same_skips is not None:
                 skipped = len(run.scaler.skipped_steps)
                 scale += (

@@ -15,7 +15,7 @@ import jinja2
 from matplotlib.figure import Figure
 
 from precision_check.report import SCHEMA, Report, report_from_json
-from precision_check.table import compile_line, table_rows, zero_grads_line
+from precision_check.table import compile_line, scale_text, table_rows, zero_grads_line
 from pytorch_cuda.precision_report.charts import COLOURS, svg_text
 
 TEMPLATE: Final = "check.html.j2"
@@ -75,10 +75,6 @@ def loss_curves(report: Report) -> str:
     return svg_text(figure)
 
 
-def _scale(value: float) -> str:
-    return f"{value:.0f}" if value >= 1 else f"{value:.3g}"
-
-
 def _facts(report: Report) -> list[str]:
     facts = []
     floor = report.measurements.noise_floor
@@ -95,7 +91,7 @@ def _facts(report: Report) -> list[str]:
         if run.scaler is not None and run.scaler.scale:
             skipped = len(run.scaler.skipped_steps)
             facts.append(
-                f"GradScaler: scale {_scale(run.scaler.scale[0])} -> {_scale(run.scaler.scale[-1])}, "
+                f"GradScaler: scale {scale_text(run.scaler.scale[0])} -> {scale_text(run.scaler.scale[-1])}, "
                 f"{skipped} step(s) skipped"
                 + (
                     ""

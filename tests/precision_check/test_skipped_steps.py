@@ -119,3 +119,10 @@ def test_the_terminal_says_what_fp16s_delta_is_measured_against() -> None:
     ) in printed
     plain = _measured(_fp16(LAGGING, None))
     assert "so fp16's Δ is against" not in render(Report("x.py:factory", "", plain, decide(plain)))
+
+
+def test_a_scale_driven_below_one_is_printed_as_it_is_not_as_zero() -> None:
+    """overflow_mlp on the H200: every fp16 step overflowed and GradScaler halved its scale 50 times."""
+    m = recorded("overflow_mlp", "h200")
+    printed = render(Report("x.py:factory", "", m, decide(m)))
+    assert "GradScaler scale: 32768 -> 5.82e-11" in printed
