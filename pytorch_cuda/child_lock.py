@@ -23,6 +23,7 @@ from pytorch_cuda.lock_io import (
     find_uv,
     index_of,
     lock_path,
+    provenance_problem,
     require_index,
     run_uv,
     write_lock,
@@ -94,11 +95,11 @@ def child_lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | No
         return "does not exist; a build installs only hash-locked packages"
     text = path.read_text(encoding="utf-8")
     lock = parse_lock(text)
-    index = index_of(variant)
-    if lock.index_url != index:
-        return f"resolved from {lock.index_url}, but the target's index is {index}"
-    if lock.input_digest != child_input_digest(matrix, variant, root):
-        return "stale: requirements-flavour.txt or the parent's lock changed since it was locked"
+    digest = child_input_digest(matrix, variant, root)
+    inputs = "requirements-flavour.txt or the parent's lock"
+    problem = provenance_problem(lock, index_of(variant), digest, inputs)
+    if problem is not None:
+        return problem
     return "; ".join(lock_defects(text, inherited_versions(ancestors))) or None
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.lockfile import LOCK_NAME, UV_VERSION, diff_versions, parse_lock
+from pytorch_cuda.lockfile import LOCK_NAME, UV_VERSION, LockFile, diff_versions, parse_lock
 from pytorch_cuda.variants import Variant
 
 Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
@@ -32,6 +32,16 @@ def lock_path(root: Path, variant: Variant) -> Path:
 
 def index_of(variant: Variant) -> str:
     return str(variant.target.index).rstrip("/")
+
+
+def provenance_problem(lock: LockFile, index: str, digest: str, inputs: str) -> str | None:
+    """Why a committed lock is not the one its inputs make now: resolved on another index than the
+    target's one (the dependency-confusion rule), or from `inputs` as they were before; None when it is."""
+    if lock.index_url != index:
+        return f"resolved from {lock.index_url}, but the target's index is {index}"
+    if lock.input_digest != digest:
+        return f"stale: {inputs} changed since it was locked"
+    return None
 
 
 def require_index(variant: Variant, relative: Path, probe: IndexProbe) -> None:

@@ -21,6 +21,7 @@ from pytorch_cuda.lock_io import (
     find_uv,
     index_of,
     lock_path,
+    provenance_problem,
     require_index,
     run_uv,
     write_lock,
@@ -47,11 +48,7 @@ def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:
         return None
     lock = parse_lock(path.read_text(encoding="utf-8"))
     index = index_of(variant)
-    if lock.index_url != index:
-        return f"resolved from {lock.index_url}, but the target's index is {index}"
-    if lock.input_digest != input_digest(requirements_txt(matrix, variant), index):
-        return "stale: requirements.txt changed since it was locked"
-    return None
+    return provenance_problem(lock, index, input_digest(requirements_txt(matrix, variant), index), "requirements.txt")
 
 
 def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[StaleFile]:
