@@ -27,7 +27,7 @@ from typing import Any
 
 import docker
 
-from benchmarks.compare import NAIVE, REPO, ROOT, TREE, naive, ours, sh
+from benchmarks.compare import NAIVE, REPO, ROOT, TREE, naive, ours, prune_layer_cache, sh
 from benchmarks.pull_table import MARKERS, compressed_bytes, markdown, update_bytes
 from benchmarks.table import replace_readme_section
 
@@ -79,8 +79,7 @@ def clear_engine(client: docker.DockerClient, refs: list[str], base: str) -> lis
             gone += image.tags
             client.images.remove(image.id, force=True)
     client.images.prune(filters={"dangling": True})
-    # BuildKit's layer cache keeps the same layers alive: a pull would find them and download nothing.
-    sh(DOCKER, "builder", "prune", "-af", "--filter", "type=regular")
+    prune_layer_cache()  # BuildKit's layer cache keeps the same layers alive: a pull would download nothing
     return sorted(gone)
 
 
