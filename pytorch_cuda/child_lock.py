@@ -39,6 +39,12 @@ def flavour_lock_path(root: Path, variant: Variant) -> Path:
     return root / "images" / variant.key / FLAVOUR_LOCK_NAME
 
 
+def own_lock_path(root: Path, variant: Variant) -> Path:
+    """The lock `build.py --lock` makes for this variant itself: a root's requirements.lock, a child's
+    requirements-flavour.lock."""
+    return lock_path(root, variant) if variant.flavour.parent is None else flavour_lock_path(root, variant)
+
+
 def lock_command(variant: Variant) -> str:
     return f"python build.py --lock --target {variant.target_name} --flavour {variant.flavour_name}"
 
@@ -46,7 +52,7 @@ def lock_command(variant: Variant) -> str:
 def ancestor_locks(matrix: Matrix, variant: Variant, root: Path) -> list[Path]:
     """The locks of what the child is built FROM, root first: the root's lock, then any parent child's."""
     chain = lineage(matrix, variant)[:-1]
-    return [lock_path(root, v) if v.flavour.parent is None else flavour_lock_path(root, v) for v in chain]
+    return [own_lock_path(root, v) for v in chain]
 
 
 def inherited_versions(paths: list[Path]) -> dict[str, str]:

@@ -7,11 +7,10 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pytorch_cuda.child_lock import flavour_lock_path
+from pytorch_cuda.child_lock import own_lock_path
 from pytorch_cuda.cli.arguments import ROOT
 from pytorch_cuda.console.report import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.lock_io import lock_path
 from pytorch_cuda.locking import refresh_locks, stale_locks
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
@@ -52,9 +51,7 @@ def check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
     variants = all_variants(matrix)
     stale = find_stale(render_all(matrix, ROOT / "templates", ROOT), ROOT) + stale_locks(matrix, variants, ROOT)
     unlocked = [  # a child's lock is made once its parent's is; until then neither can be built
-        str(path.relative_to(ROOT))
-        for path in (lock_path(ROOT, v) if v.flavour.parent is None else flavour_lock_path(ROOT, v) for v in variants)
-        if not path.exists()
+        str(path.relative_to(ROOT)) for path in (own_lock_path(ROOT, v) for v in variants) if not path.exists()
     ]
     unlocked = [path for path in unlocked if not any(path == str(s.path) for s in stale)]
     if as_json:
