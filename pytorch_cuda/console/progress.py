@@ -57,12 +57,12 @@ def console_progress(console: Console) -> Callable[[ProgressEvent], None]:
                 f"      done in {event.text}: {_short(event.step, 60)}", style="green", highlight=False, markup=False
             )
         elif event.kind == "tick":
-            console.print(
-                f"      ... still running after {event.text}: {_short(event.step, 70)}",
-                style="dim",
-                highlight=False,
-                markup=False,
+            line = (
+                f"      ... running for {event.text}: {_short(event.step, 70)}"
+                if event.step
+                else f"      ... {event.text}"
             )
+            console.print(line, style="dim", highlight=False, markup=False)
         elif event.kind == "error":
             console.print(
                 f"      failed: {_short(event.step, 60)}: {event.text}", style="red", highlight=False, markup=False

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import threading
 
 from pytorch_cuda.engine.protocol import ProgressEvent
 
@@ -36,6 +37,36 @@ class BuildKitParser:
         if timed:
             return ProgressEvent("log", name, timed.group("text"))
         return None
+
+
+class RunningSteps:
+    """The steps BuildKit has started and not yet finished (it runs independent stages side by side), so a
+    heartbeat can name the step that has been running longest, with its own time rather than the build's."""
+
+    def __init__(self) -> None:
+        self._started: dict[str, float] = {}
+        self._lock = threading.Lock()  # the build's reader thread observes, the heartbeat thread asks
+
+    def observe(self, event: ProgressEvent, now: float) -> None:
+        with self._lock:
+            if event.kind == "step" and "[internal]" not in event.step:
+                self._started.setdefault(event.step, now)
+            elif event.kind in ("done", "cached", "error"):
+                self._started.pop(event.step, None)
+
+    def longest(self, now: float) -> tuple[str, float] | None:
+        """The longest-running unfinished step and its seconds so far; None between steps."""
+        with self._lock:
+            if not self._started:
+                return None
+            step, since = min(self._started.items(), key=lambda item: item[1])
+        return step, now - since
+
+
+def minutes(seconds: float) -> str:
+    """``0m42s``, ``12m05s``: a heartbeat's durations."""
+    whole = int(seconds)
+    return f"{whole // 60}m{whole % 60:02d}s"
 
 
 _BOUND_LOCK = re.compile(r"source=(images/[^,\s]+\.lock)")

@@ -19,7 +19,7 @@ import requests.exceptions
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
-from pytorch_cuda.engine.buildkit_log import BuildKitParser
+from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
 from pytorch_cuda.engine.protocol import (
     BuildRequest,
     BuildResult,
@@ -96,10 +96,15 @@ class DockerEngine:
         current = ["starting"]
         finished = threading.Event()
 
+        running = RunningSteps()
+
         def heartbeat() -> None:
             while not finished.wait(HEARTBEAT_SECONDS):
-                elapsed = int(time.monotonic() - started)
-                on_progress(ProgressEvent("tick", current[0], f"{elapsed // 60}m{elapsed % 60:02d}s"))
+                now = time.monotonic()
+                build = f"build {minutes(now - started)}"
+                longest = running.longest(now)
+                text = f"{minutes(longest[1])} ({build})" if longest else build
+                on_progress(ProgressEvent("tick", longest[0] if longest else "", text))
 
         ticker = threading.Thread(target=heartbeat, name="build-heartbeat", daemon=True)
         ticker.start()
@@ -115,6 +120,7 @@ class DockerEngine:
                 event = parser.feed(line)
                 if event is None:
                     continue
+                running.observe(event, time.monotonic())
                 if event.kind == "step" and "[internal]" not in event.step:
                     total += 1
                     current[0] = event.step

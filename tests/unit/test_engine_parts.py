@@ -7,7 +7,7 @@ import pytest
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
-from pytorch_cuda.engine.buildkit_log import BuildKitParser
+from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
 from pytorch_cuda.engine.connection import explain_connection_error
 from pytorch_cuda.engine.protocol import BuildRequest
 from pytorch_cuda.errors import UserError
@@ -56,6 +56,30 @@ def test_parser_tracks_steps_cache_and_errors() -> None:
     assert kinds[3] == ("log", "[stage-0 3/6] RUN pip install torch", "Downloading torch (899.7 MB)")
     assert kinds[4][0] == "error"
     assert kinds[5] == ("done", "#7", "1.5s")
+
+
+def test_heartbeat_names_the_longest_running_step_with_its_own_time() -> None:
+    """BuildKit runs stages side by side: the heartbeat must not blame the last step to start, nor give it
+    the whole build's time (a 7 s SBOM step was once shown as "still running after 1m30s")."""
+    parser, running = BuildKitParser(), RunningSteps()
+    timeline = [
+        (0.0, "#4 [packages 3/7] RUN uv pip install torch"),
+        (20.0, "#9 [sbom 2/2] RUN cyclonedx-py environment"),
+        (21.0, "#10 [image 1/12] RUN cc --version"),
+        (22.0, "#10 DONE 1.0s"),
+        (40.0, "#4 DONE 40.0s"),
+    ]
+    seen: list[tuple[str, float] | None] = []
+    for now, line in timeline:
+        event = parser.feed(line)
+        assert event is not None
+        running.observe(event, now)
+        seen.append(running.longest(now + 5.0))
+    assert seen[2] == ("[packages 3/7] RUN uv pip install torch", 26.0)
+    assert seen[4] == ("[sbom 2/2] RUN cyclonedx-py environment", 25.0)
+    running.observe(parser.feed("#9 DONE 25.0s") or pytest.fail("no event"), 45.0)
+    assert running.longest(50.0) is None
+    assert (minutes(42.9), minutes(725.0)) == ("0m42s", "12m05s")
 
 
 @pytest.mark.parametrize(
@@ -117,3 +141,19 @@ def test_engine_connection_errors_name_cause_and_fix(text: str, cause: str, fix:
     error = explain_connection_error("unix:///var/run/docker.sock", docker.errors.DockerException(text))
     assert cause in error.cause
     assert fix in error.fix
+
+
+def test_the_heartbeat_line_gives_the_steps_time_and_the_builds() -> None:
+    from rich.console import Console
+
+    from pytorch_cuda.console.progress import console_progress
+    from pytorch_cuda.engine.protocol import ProgressEvent
+
+    console = Console(record=True, width=200)
+    sink = console_progress(console)
+    sink(ProgressEvent("tick", "[sbom 2/2] RUN cyclonedx-py environment", "0m25s (build 1m30s)"))
+    sink(ProgressEvent("tick", "", "build 2m00s"))
+    assert console.export_text().splitlines() == [
+        "      ... running for 0m25s (build 1m30s): [sbom 2/2] RUN cyclonedx-py environment",
+        "      ... build 2m00s",
+    ]
