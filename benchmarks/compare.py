@@ -128,11 +128,13 @@ def run(numpy_to: str) -> dict[str, Any]:
     suite_file = TREE / "conformance" / "conftest.py"
     suite_file.write_text(suite_file.read_text() + "\n# benchmark: one edited line\n")
     commit("benchmark: edit one conformance file")
-    o["suite_edit_s"], _ = ours()
+    o["suite_edit_s"], edited = ours()
+    o["suite_edit_timings"] = edited["timings"]
     save(report)
     previous = bump_numpy(numpy_to)
     report["bump"] = f"numpy {previous} -> {numpy_to}"
     o["bump_s"], bumped = ours()
+    o["bump_timings"] = bumped["timings"]
     after = history(client, bumped["tags"][0])
     o["bump_new_layer_bytes"] = new_layer_bytes(ours_before, after)
     save(report)

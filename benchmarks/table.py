@@ -72,23 +72,27 @@ def rows(report: Mapping[str, Any]) -> list[Row]:
     ours: Mapping[str, Any] = report.get("ours", {})
     cold = naive.get("cold_s")
     cold_ours = ours.get("cold_s")
-    timings = ours.get("cold_timings", {})
-    detail = f"; build {timings.get('build')} s + checks {timings.get('checks')} s" if timings else ""
     return [
         Row(
             "cold build (base present, no layer cache)",
             seconds(cold),
-            _with_ratio(seconds(cold_ours), cold_ours, cold, "naive") + detail,
+            _with_ratio(seconds(cold_ours), cold_ours, cold, "naive") + _split(ours.get("cold_timings"), cold),
             "<= 0.5x naive",
         ),
         Row(
             "rebuild after bumping one small pin (numpy), warm cache",
             _with_ratio(seconds(naive.get("bump_s")), naive.get("bump_s"), cold, "naive cold"),
-            _with_ratio(seconds(ours.get("bump_s")), ours.get("bump_s"), cold, "naive cold"),
+            _with_ratio(seconds(ours.get("bump_s")), ours.get("bump_s"), cold, "naive cold")
+            + _split(ours.get("bump_timings"), cold),
             "<= 0.15x naive cold",
         ),
         Row("no-op rebuild", "", seconds(ours.get("noop_s")) + _reused(ours), "<= 10 s"),
-        Row("rebuild after editing one conformance file", "", seconds(ours.get("suite_edit_s")), "<= 20 s"),
+        Row(
+            "rebuild after editing one conformance file",
+            "",
+            seconds(ours.get("suite_edit_s")) + _split(ours.get("suite_edit_timings"), None),
+            "<= 20 s",
+        ),
         Row(
             "image size",
             gigabytes(naive.get("size_bytes")) + _dupes(naive),
@@ -108,6 +112,16 @@ def rows(report: Mapping[str, Any]) -> list[Row]:
             "<= 5% of the image, <= 0.1x naive",
         ),
     ]
+
+
+def _split(timings: Mapping[str, float] | None, reference: float | None) -> str:
+    """The image build and the in-image checks apart, "; build 80.9 s (0.66x) + checks 30.1 s", so that each
+    goal can be read with and without the checks (the build's ratio is against the row's reference)."""
+    if not timings or timings.get("build") is None or timings.get("checks") is None:
+        return ""
+    build_ratio = ratio(timings["build"], reference)
+    shown = f"{seconds(timings['build'])} ({build_ratio}x)" if build_ratio is not None else seconds(timings["build"])
+    return f"; build {shown} + checks {seconds(timings['checks'])}"
 
 
 def _reused(ours: Mapping[str, Any]) -> str:

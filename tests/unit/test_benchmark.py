@@ -22,6 +22,7 @@ REPORT = {
     "naive": {"cold_s": 150.0, "bump_s": 120.0, "size_bytes": 7_750_000_000, "duplicate_sonames": {"a.so": []},
               "bump_new_layer_bytes": 7_000_000_000},
     "ours": {"cold_s": 75.0, "cold_timings": {"build": 60.0, "checks": 15.0}, "bump_s": 15.0, "noop_s": 2.0,
+             "bump_timings": {"build": 6.0, "checks": 9.0}, "suite_edit_timings": {"build": 3.0, "checks": 15.0},
              "noop_checks_reused": True, "suite_edit_s": 18.0, "size_bytes": 7_500_000_000, "duplicate_sonames": {},
              "bump_new_layer_bytes": 70_000_000},
     "notes": ["a note"],
@@ -36,11 +37,11 @@ def test_ratio() -> None:
 
 def test_rows_carry_ratios_against_the_naive_build() -> None:
     table = dict(zip(("cold", "rebuild", "no-op", "suite", "image", "update"), rows(REPORT), strict=True))
-    assert table["cold"].ours.startswith("75.0 s (0.5x naive); build 60.0 s + checks 15.0 s")
-    assert table["rebuild"].ours == "15.0 s (0.1x naive cold)"
+    assert table["cold"].ours == "75.0 s (0.5x naive); build 60.0 s (0.4x) + checks 15.0 s"
+    assert table["rebuild"].ours == "15.0 s (0.1x naive cold); build 6.0 s (0.04x) + checks 9.0 s"
     assert table["rebuild"].naive == "120.0 s (0.8x naive cold)"
     assert table["no-op"].ours == "2.0 s (in-image checks reused)"
-    assert table["suite"].ours == "18.0 s"
+    assert table["suite"].ours == "18.0 s; build 3.0 s + checks 15.0 s"
     assert table["image"].ours == "7.50 GB (0.97x naive); 0 sonames twice"
     assert table["image"].naive == "7.75 GB; 1 sonames twice"
     assert table["update"].ours == "0.07 GB (0.01x naive)"
