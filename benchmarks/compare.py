@@ -38,8 +38,16 @@ REPO = "pytorch-cuda-bench"
 NAIVE = f"{REPO}:naive"
 
 
+class StepFailedError(Exception):
+    """A command the benchmark runs failed; carries what it printed, so the run ends with the cause."""
+
+
 def sh(*argv: str, cwd: Path = ROOT, env: dict[str, str] | None = None) -> str:
-    return subprocess.run(argv, cwd=cwd, check=True, text=True, capture_output=True, env=env).stdout
+    result = subprocess.run(argv, cwd=cwd, check=False, text=True, capture_output=True, env=env)
+    if result.returncode != 0:
+        said = (result.stderr.strip() or result.stdout.strip())[-3000:]
+        raise StepFailedError(f"`{' '.join(argv)}` exited {result.returncode}:\n{said}")
+    return result.stdout
 
 
 def commit(message: str) -> None:
@@ -159,7 +167,11 @@ def main() -> int:
     if args.from_json:
         report = json.loads(args.from_json.read_text())
     else:
-        report = run(args.numpy_to)
+        try:
+            report = run(args.numpy_to)
+        except StepFailedError as exc:
+            print(f"benchmark stopped: {exc}\nThe rows measured so far: build-output/benchmark.json", file=sys.stderr)
+            return 1
         save(report)
         shutil.copy(ROOT / "build-output" / "benchmark.json", ROOT / "benchmarks" / "results.json")
     table = markdown(report)

@@ -87,3 +87,10 @@ def test_readme_section_is_replaced_between_the_markers(root: Path) -> None:
     real = (root / "README.md").read_text()
     assert README_START in real
     assert README_END in real
+
+
+def test_a_failing_step_stops_the_benchmark_with_what_it_printed() -> None:
+    from benchmarks.compare import StepFailedError, sh
+
+    with pytest.raises(StepFailedError, match=r"exited 3:\nonly 7.6 GiB is free"):
+        sh("sh", "-c", "echo 'only 7.6 GiB is free' >&2; exit 3")
