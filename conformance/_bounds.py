@@ -10,7 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from conformance._ratios import FP32_PEAK_MARGIN
+from conformance._peaks import lookup_peak
+from conformance._ratios import FP32_PEAK_MARGIN, expected_ratios, fp32_upper_bound
 
 # Throughput above the datasheet peak is a broken measurement (timing without a sync, a kernel that skips
 # work), not a fast GPU.
@@ -99,6 +100,21 @@ def busbw_gate() -> Gate:
     return Gate(BUSBW_FLOOR_GBPS, None, f"NCCL bus bandwidth at least {BUSBW_FLOOR_GBPS:g} GB/s (TCP-socket speed)")
 
 
-def fp32_ceiling_gate(bound: float | None, why: str) -> Gate:
-    """An fp32 (IEEE) kernel may not beat what fp32 can do: faster means TF32 was forced into it."""
-    return Gate(None, bound, why) if bound is not None else Gate(None, None, why)
+def fp32_kernel_gate(
+    device_name: str,
+    capability: tuple[int, int],
+    measured_tf32: float | None,
+    floor_fraction: float | None = None,
+    allowance: float = 1.0,
+) -> Gate:
+    """An IEEE fp32 kernel (conv, attention): at least ``floor_fraction`` of the fp32 datasheet peak, and no
+    faster than ``allowance`` x what fp32 can do (the datasheet peak, or the measured TF32 GEMM / half the
+    architecture's TF32 ratio on a GPU outside the peak table)."""
+    spec = lookup_peak(device_name)
+    datasheet = spec.fp32 if spec is not None else None
+    upper, why = fp32_upper_bound(datasheet, measured_tf32, expected_ratios(capability, device_name))
+    lower = floor_fraction * datasheet if floor_fraction is not None and datasheet is not None else None
+    if upper is None:
+        return Gate(lower, None, why)
+    shown = why if allowance == 1.0 else f"{allowance}x ({why})"
+    return Gate(lower, allowance * upper, f"fp32 kernel at most {shown}")

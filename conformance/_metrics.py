@@ -59,7 +59,12 @@ def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]
     if gated and fields.get("informational"):
         raise ValueError("a metric with a bound is not informational")
     # Every number either has a bound a plausible fault crosses, or says that it is informational.
-    fields = {**{k: v for k, v in fields.items() if k != "informational"}, "informational": not gated or None}
+    # (A string such as a backend name is gated by its test's assertion, not by a bound.)
+    numeric = not isinstance(value, str)
+    fields = {
+        **{k: v for k, v in fields.items() if k != "informational"},
+        "informational": (numeric and not gated) or None,
+    }
     shown: float | str = value if isinstance(value, str) else json_number(float(value))
     metric: dict[str, object] = {"value": shown, "unit": unit}
     for key, item in fields.items():
