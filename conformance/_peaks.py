@@ -67,9 +67,12 @@ def lookup_peak(device_name: str) -> PeakSpec | None:
     """Datasheet entry for a ``torch.cuda.get_device_name()`` string, or None.
 
     Every needle must be a whole word of the name (split at spaces and dashes): "A10" is not "A100",
-    "L4" is not "L40S" and "H200" is not "GH200".
+    "L4" is not "L40S" and "H200" is not "GH200".  A MIG instance gets None: the architecture ratios,
+    which a slice keeps, gate it instead.
     """
     words = device_name.upper().replace("-", " ").replace("_", " ").split()
+    if "MIG" in words:  # a MIG slice ("... MIG 1g.10gb") has a fraction of the SMs: no datasheet number applies
+        return None
     for spec in PEAK_TABLE:
         if all(needle in words for needle in spec.match):
             return spec

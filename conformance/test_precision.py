@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import pytest
 import torch
 
+from conformance._env_limits import tf32_disabled
 from conformance._numerics import backward as run_backward
 from conformance._numerics import grad_of, normalized_error, seeded_randn
 from conformance._results import RecordMetric, RecordNote
@@ -191,6 +192,8 @@ def test_fp32_ieee_and_tf32_error_bands(
     )
     if torch.cuda.get_device_capability(cuda_device) < (8, 0):
         pytest.skip("no TF32 before compute capability 8.0 (IEEE part passed)")
+    if tf32_disabled():
+        pytest.skip(f"{tf32_disabled()} (IEEE part passed)")
     tf32 = _fp32_matmul_error(cuda_device, "high")
     record_metric("gemm.tf32.error", tf32, "rel", bound=TF32_BAND[1], bound_kind="max")
     low, high = TF32_BAND

@@ -112,7 +112,7 @@ def test_sdpa_throughput_default_dispatch(
     device = device_identity(cuda_device)
     gate = Gate(None, None, "fp16/bf16 SDPA: recorded; the default-dispatch check gates the backend")
     if dtype_name == "fp32":  # IEEE fp32 attention may not beat what fp32 can do: TF32 forced into it crosses it
-        gate = fp32_kernel_gate(str(device["name"]), gemm_bench.capability, gemm_bench.tflops("tf32"))
+        gate = fp32_kernel_gate(str(device["name"]), gemm_bench.capability, gemm_bench.tf32_reference())
     record_metric(
         f"sdpa.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, **gate.metric_fields(), device=device,
         clocks=device_clocks(cuda_device),

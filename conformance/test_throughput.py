@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from conformance._bounds import Gate, throughput_gate
+from conformance._env_limits import tf32_disabled
 from conformance._gemm_bench import GemmBench, dtype_verdict
 from conformance._peaks import THROUGHPUT_FLOOR, lookup_peak
 from conformance._ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
@@ -25,6 +26,8 @@ def test_gemm_throughput(
 ) -> None:
     run = gemm_bench.runs[dtype_name]
     name = str(gemm_bench.device["name"])
+    if dtype_name == "tf32" and tf32_disabled():
+        pytest.skip(str(tf32_disabled()))
     spec = lookup_peak(name)
     peak = spec.peak(dtype_name) if spec is not None else None
     if run.error is not None:
@@ -56,6 +59,8 @@ def test_gemm_ratio_to_fp32(
     dtype_name: str, gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
     name = str(gemm_bench.device["name"])
+    if dtype_name == "tf32" and tf32_disabled():
+        pytest.skip(str(tf32_disabled()))
     ratios = expected_ratios(gemm_bench.capability, name)
     ratio = gemm_bench.ratio(dtype_name)
     if ratio is None:
@@ -94,7 +99,7 @@ def test_fp32_highest_is_not_faster_than_ieee(
     assert fp32 is not None, f"fp32 GEMM failed on {name}: {gemm_bench.runs['fp32'].error}"
     spec = lookup_peak(name)
     ratios = expected_ratios(gemm_bench.capability, name)
-    bound, why = fp32_upper_bound(spec.fp32 if spec else None, gemm_bench.tflops("tf32"), ratios)
+    bound, why = fp32_upper_bound(spec.fp32 if spec else None, gemm_bench.tf32_reference(), ratios)
     record_metric("fp32_highest_tflops", fp32, "TFLOP/s", bound=bound, bound_kind="max" if bound else None)
     if bound is None:
         record_note(f"{name!r}: {why}; fp32 recorded, not bounded")
@@ -113,6 +118,9 @@ def test_dtype_verdicts(gemm_bench: GemmBench, record_dtype: RecordDtype, record
         record_dtype(dtype, verdict, reason, int(str(gemm_bench.device["index"])))
         record_note(f"{dtype}: {verdict} ({reason})")
         minimum = {"fp16": (7, 0), "bf16": (8, 0), "tf32": (8, 0)}.get(dtype)
+        if dtype == "tf32" and tf32_disabled():
+            record_note(f"tf32 not judged: {tf32_disabled()}")
+            continue
         if minimum is not None and gemm_bench.capability >= minimum and verdict != "native":
             problems.append(f"{dtype} is {verdict} on cc {gemm_bench.capability} ({reason})")
     assert not problems, "; ".join(problems) + ": expected native tensor-core speed"

@@ -127,3 +127,21 @@ def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.Monkey
     assert "memory_allocated by 0 bytes" in str(_allocator.memory_stats_missing(torch.device("cpu")))
     monkeypatch.setattr(_allocator, "torch", _fake_torch(1 << 20))
     assert _allocator.memory_stats_missing(torch.device("cpu")) is None
+
+
+def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance._env_limits import launch_blocking, tf32_disabled
+    from conformance._gemm_bench import GemmBench, GemmRun
+
+    bench = GemmBench({"index": 0, "name": "NVIDIA H200"}, (9, 0))
+    bench.runs["tf32"] = GemmRun("tf32", 8192, 50.0, {}, 1.0, None)  # TF32 off: as slow as fp32
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    assert tf32_disabled() is None
+    assert bench.tf32_reference() == 50.0
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    assert "NVIDIA_TF32_OVERRIDE=0" in str(tf32_disabled())
+    assert bench.tf32_reference() is None  # fp32's upper bound falls back to the datasheet
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")  # forcing TF32 on is a fault, never a skip
+    assert tf32_disabled() is None
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    assert "CUDA_LAUNCH_BLOCKING=1" in str(launch_blocking())

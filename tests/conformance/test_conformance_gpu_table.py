@@ -88,3 +88,11 @@ def test_a_slow_tensor_core_path_fails_the_architecture_gate_on_an_unknown_sku()
 
 def test_pre_tensor_core_gpus_are_recorded_not_gated() -> None:
     assert expected_ratios((6, 1), "NVIDIA GeForce GTX 1080") is None
+
+
+def test_a_mig_slice_has_no_datasheet_peak_but_keeps_its_architecture_gates() -> None:
+    name = "NVIDIA H100 80GB HBM3 MIG 1g.10gb"
+    assert lookup_peak(name) is None  # 1/7 of the SMs: 60% of the full H100's peak would fail a healthy slice
+    ratios = expected_ratios((9, 0), name)
+    assert ratios is not None
+    assert ratios.bound("fp16") == pytest.approx(7.4)
