@@ -11,20 +11,41 @@ from __future__ import annotations
 
 import os
 
+TF32_OFF = (
+    "NVIDIA_TF32_OVERRIDE=0 turns TF32 off in cuBLAS and cuDNN for this process: TF32 speed and accuracy "
+    "cannot be measured (unset it to check TF32)"
+)
+LAUNCH_BLOCKING = (
+    "CUDA_LAUNCH_BLOCKING=1 synchronises after every kernel: launch-bound step-time ratios are not "
+    "measurable (unset it to gate them)"
+)
+
+
+def _when_set(variable: str, value: str, reason: str) -> str | None:
+    return reason if os.environ.get(variable, "").strip() == value else None
+
 
 def tf32_disabled() -> str | None:
-    if os.environ.get("NVIDIA_TF32_OVERRIDE", "").strip() == "0":
-        return (
-            "NVIDIA_TF32_OVERRIDE=0 turns TF32 off in cuBLAS and cuDNN for this process: TF32 speed and accuracy "
-            "cannot be measured (unset it to check TF32)"
-        )
-    return None
+    return _when_set("NVIDIA_TF32_OVERRIDE", "0", TF32_OFF)
 
 
 def launch_blocking() -> str | None:
-    if os.environ.get("CUDA_LAUNCH_BLOCKING", "").strip() == "1":
-        return (
-            "CUDA_LAUNCH_BLOCKING=1 synchronises after every kernel: launch-bound step-time ratios are not "
-            "measurable (unset it to gate them)"
-        )
+    return _when_set("CUDA_LAUNCH_BLOCKING", "1", LAUNCH_BLOCKING)
+
+
+def timing_unreliable(device: object) -> str | None:
+    """Why step-time floors cannot be judged here: CUDA_LAUNCH_BLOCKING=1, or the caching allocator disabled
+    (every allocation becomes cudaMalloc and every free a device-wide cudaFree).  Upper bounds still hold: an
+    environment that slows kernels never makes fp32 look like TF32."""
+    blocking = launch_blocking()
+    if blocking is not None:
+        return blocking
+    import torch
+
+    from conformance._allocator import memory_stats_missing
+
+    if isinstance(device, torch.device) and device.type == "cuda":
+        missing = memory_stats_missing(device)
+        if missing is not None:
+            return f"allocations are uncached, so kernel timings include cudaMalloc/cudaFree ({missing})"
     return None

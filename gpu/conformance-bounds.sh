@@ -7,7 +7,8 @@
 # 2. faults, each of which must end as the named failing check in the JSON: TF32 forced (NVIDIA_TF32_OVERRIDE=1),
 #    TF32 forced through torch.backends flags in a sitecustomize, torch.compile disabled (TORCHDYNAMO_DISABLE=1);
 # 3. controls, legitimate settings that must pass or skip with a named reason and never crash:
-#    PYTORCH_NO_CUDA_MEMORY_CACHING=1 (the GPU suite), NVIDIA_TF32_OVERRIDE=0 (the fp32/TF32 checks).
+#    PYTORCH_NO_CUDA_MEMORY_CACHING=1 (the GPU suite), NVIDIA_TF32_OVERRIDE=0 (the fp32/TF32 checks),
+#    CUBLAS_WORKSPACE_CONFIG=:4096:8 (the GEMM throughput checks).
 # Prints "CHECK ok|FAIL <case>: <what>" lines; exit status 0 when every CHECK is ok. About 5-6 minutes.
 # Writes 8 files into $OUT: results.json, log.txt, fault-tf32-env.json, fault-tf32-site.json, fault-dynamo.json,
 # control-no-caching.json, control-tf32-off.json, summary.txt.
@@ -81,6 +82,11 @@ run_case control-tf32-off NVIDIA_TF32_OVERRIDE=0 -- -m "cpu or gpu" \
   -k "gemm or fp32 or tf32 or dtype_verdicts or cudnn_conv_throughput or sdpa_throughput"
 judge control-tf32-off "$OUT/control-tf32-off.json" --clean \
   --skips "test_gemm_ratio_to_fp32[tf32]=NVIDIA_TF32_OVERRIDE=0" "test_fp32_ieee_and_tf32_error_bands=NVIDIA_TF32_OVERRIDE=0"
+
+# A determinism setting (cuBLAS workspace) people use with torch.use_deterministic_algorithms: must still pass.
+run_case control-cublas-workspace CUBLAS_WORKSPACE_CONFIG=:4096:8 -- -m gpu -k "gemm_throughput or gemm_ratio or fp32_highest"
+judge control-cublas-workspace "$OUT/control-cublas-workspace.json" --clean
+rm -f "$OUT/control-cublas-workspace.json"  # the summary keeps its lines; $OUT holds at most 8 files
 
 echo "== done: exit $status; files:" | tee -a "$SUMMARY"
 ls "$OUT" | tee -a "$SUMMARY"

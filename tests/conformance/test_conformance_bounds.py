@@ -130,7 +130,7 @@ def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.Monkey
 
 
 def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance._env_limits import launch_blocking, tf32_disabled
+    from conformance._env_limits import launch_blocking, tf32_disabled, timing_unreliable
     from conformance._gemm_bench import GemmBench, GemmRun
 
     bench = GemmBench({"index": 0, "name": "NVIDIA H200"}, (9, 0))
@@ -145,3 +145,6 @@ def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypat
     assert tf32_disabled() is None
     monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
     assert "CUDA_LAUNCH_BLOCKING=1" in str(launch_blocking())
+    assert timing_unreliable(torch.device("cpu")) == launch_blocking()
+    monkeypatch.delenv("CUDA_LAUNCH_BLOCKING")
+    assert timing_unreliable(torch.device("cpu")) is None
