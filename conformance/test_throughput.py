@@ -114,13 +114,13 @@ def test_dtype_verdicts(gemm_bench: GemmBench, record_dtype: RecordDtype, record
     """bf16 is measured, not inferred from compute capability: native needs tensor-core speed."""
     problems = []
     for dtype in ("fp32", "tf32", "fp16", "bf16"):
+        if dtype == "tf32" and tf32_disabled():  # no verdict: the report must not call TF32 emulated
+            record_note(f"tf32 not judged: {tf32_disabled()}")
+            continue
         verdict, reason = dtype_verdict(gemm_bench, dtype)
         record_dtype(dtype, verdict, reason, int(str(gemm_bench.device["index"])))
         record_note(f"{dtype}: {verdict} ({reason})")
         minimum = {"fp16": (7, 0), "bf16": (8, 0), "tf32": (8, 0)}.get(dtype)
-        if dtype == "tf32" and tf32_disabled():
-            record_note(f"tf32 not judged: {tf32_disabled()}")
-            continue
         if minimum is not None and gemm_bench.capability >= minimum and verdict != "native":
             problems.append(f"{dtype} is {verdict} on cc {gemm_bench.capability} ({reason})")
     assert not problems, "; ".join(problems) + ": expected native tensor-core speed"
