@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import traceback
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
@@ -47,12 +48,51 @@ def allreduce_inputs(rank: int, numel: int, device: torch.device) -> torch.Tenso
 
 
 def allreduce_expected(op: str, numel: int, world_size: int, device: torch.device) -> torch.Tensor:
-    stacked = torch.stack([allreduce_inputs(r, numel, device) for r in range(world_size)])
-    if op == "sum":
-        return stacked.sum(0)
+    """The reference, computed another way: in float64 on the CPU, with Python's own arithmetic per op."""
+    pattern = [_reduce_python(op, [(i % 16) - 8 + r for r in range(world_size)]) for i in range(16)]
+    return torch.tensor(pattern, dtype=torch.float64).repeat(numel // 16).to(device)
+
+
+def _reduce_python(op: str, values: list[int]) -> float:
     if op == "max":
-        return stacked.max(0).values
-    return stacked.sum(0) / world_size
+        return float(max(values))
+    if op == "avg":
+        return sum(values) / len(values)
+    return (PREMUL if op == "premul_sum" else 1.0) * sum(values)
+
+
+PREMUL = 3.0  # NCCL's pre-multiplied sum: on one rank the result must still be 3x the input
+
+
+def _gather_checks(rank: int, job: DistJob, device: torch.device, numel: int) -> list[str]:
+    """all_gather / reduce_scatter into a separate NaN-filled buffer: even on one rank NCCL must write it."""
+    with warnings.catch_warnings():  # torch 2.13 renames them (*_single); 2.9 and 2.11 have only these names
+        warnings.simplefilter("ignore", FutureWarning)
+        return _gather_checks_named(rank, job, device, numel)
+
+
+def _gather_checks_named(rank: int, job: DistJob, device: torch.device, numel: int) -> list[str]:
+    mismatches = []
+    local = allreduce_inputs(rank, numel, device)
+    gathered = torch.full((numel * job.world_size,), float("nan"), device=device)
+    dist.all_gather_into_tensor(gathered, local)
+    expected = torch.cat([allreduce_inputs(r, numel, torch.device("cpu")) for r in range(job.world_size)])
+    if not torch.equal(gathered.cpu(), expected):
+        mismatches.append(f"all_gather_into_tensor: {int((gathered.cpu() != expected).sum())} elements wrong")
+    if job.backend == "nccl":
+        whole = torch.cat([allreduce_inputs(rank, numel, device)] * job.world_size)
+        scattered = torch.full((numel,), float("nan"), device=device)
+        dist.reduce_scatter_tensor(scattered, whole, op=dist.ReduceOp.SUM)
+        want = allreduce_expected("sum", numel, job.world_size, torch.device("cpu")).float()
+        if not torch.equal(scattered.cpu(), want):
+            mismatches.append(f"reduce_scatter_tensor SUM: {int((scattered.cpu() != want).sum())} elements wrong")
+    return mismatches
+
+
+def _reduce_op(op: str) -> object:
+    if op == "premul_sum":  # NCCL's ncclRedOpCreatePreMulSum (what FSDP uses to average gradients)
+        return dist._make_nccl_premul_sum(PREMUL)
+    return {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "avg": dist.ReduceOp.AVG}[op]
 
 
 def _exact_possible(op: str, world_size: int) -> bool:
@@ -63,13 +103,14 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
     numel = 1 << 16
     mismatches: list[str] = []
     unsupported: list[str] = []
+    ops = REDUCE_OPS + (("premul_sum",) if job.backend == "nccl" else ())
     for dtype_name, dtype in DTYPES.items():
-        for op in REDUCE_OPS:
-            reduce_op = {"sum": dist.ReduceOp.SUM, "max": dist.ReduceOp.MAX, "avg": dist.ReduceOp.AVG}[op]
+        for op in ops:
             tensor = allreduce_inputs(rank, numel, device).to(dtype)
+            before = tensor.clone()
             try:
-                dist.all_reduce(tensor, op=reduce_op)
-            except (RuntimeError, ValueError) as exc:
+                dist.all_reduce(tensor, op=_reduce_op(op))
+            except (RuntimeError, ValueError, AttributeError) as exc:
                 unsupported.append(f"{dtype_name}/{op}: {str(exc).splitlines()[0][:200]}")
                 continue
             expected = allreduce_expected(op, numel, job.world_size, device).to(dtype)
@@ -80,7 +121,10 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
             if not ok:
                 wrong = int((tensor != expected).sum())
                 mismatches.append(f"{dtype_name}/{op}: {wrong} of {numel} elements differ")
-    result: dict[str, object] = {"mismatches": mismatches, "unsupported": unsupported}
+            if op == "premul_sum" and torch.equal(tensor, before):
+                mismatches.append(f"{dtype_name}/premul_sum: the tensor is unchanged (the reduction did not run)")
+    mismatches += _gather_checks(rank, job, device, numel)
+    result: dict[str, object] = {"mismatches": mismatches, "unsupported": unsupported, "ops": list(ops)}
     if job.backend == "nccl" and job.world_size >= 2:
         result.update(_measure_busbw(device, job.world_size))
     return result

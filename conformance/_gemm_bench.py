@@ -45,6 +45,12 @@ class GemmBench:
         run = self.runs.get(dtype)
         return None if run is None or run.error is not None else run.tflops
 
+    def tf32_reference(self) -> float | None:
+        """The measured TF32 GEMM as a reference for fp32 bounds; None when NVIDIA_TF32_OVERRIDE=0 turned TF32 off."""
+        from conformance._env_limits import tf32_disabled
+
+        return None if tf32_disabled() else self.tflops("tf32")
+
     def ratio(self, dtype: str) -> float | None:
         value, base = self.tflops(dtype), self.tflops("fp32")
         return None if value is None or not base else value / base

@@ -1,5 +1,7 @@
 """Metrics of results.json schema 2: the value, its unit and optional fields.
 
+A metric without ``bound``/``ceiling`` is written with ``"informational": true``: recorded, not gated.
+
 A metric whose name contains a dot (``gemm.fp16.tflops``) has a *stable name*:
 it is also listed in the document's flat ``measurements`` index, where the
 precision report looks it up.  Names without a dot are per-test details.
@@ -12,9 +14,12 @@ import statistics
 from typing import Final, Protocol
 
 OPTIONAL_FIELDS: Final = frozenset(
-    {"min", "median", "max", "samples", "peak", "bound", "bound_kind", "device", "clocks", "contradicts"}
-)
-NUMBER_FIELDS: Final = frozenset({"min", "median", "max", "peak", "bound"})
+    {
+        "min", "median", "max", "samples", "peak", "bound", "bound_kind", "ceiling", "device", "clocks",
+        "contradicts", "informational",
+    }
+)  # fmt: skip
+NUMBER_FIELDS: Final = frozenset({"min", "median", "max", "peak", "bound", "ceiling"})
 BOUND_KINDS: Final = ("min", "max")
 
 
@@ -50,6 +55,16 @@ def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]
         raise ValueError(f"bound_kind must be one of {BOUND_KINDS}, not {fields['bound_kind']!r}")
     if fields.get("bound") is None:
         fields = {k: v for k, v in fields.items() if k != "bound_kind"}
+    gated = fields.get("bound") is not None or fields.get("ceiling") is not None
+    if gated and fields.get("informational"):
+        raise ValueError("a metric with a bound is not informational")
+    # Every number either has a bound a plausible fault crosses, or says that it is informational.
+    # (A string such as a backend name is gated by its test's assertion, not by a bound.)
+    numeric = not isinstance(value, str)
+    fields = {
+        **{k: v for k, v in fields.items() if k != "informational"},
+        "informational": (numeric and not gated) or None,
+    }
     shown: float | str = value if isinstance(value, str) else json_number(float(value))
     metric: dict[str, object] = {"value": shown, "unit": unit}
     for key, item in fields.items():

@@ -70,6 +70,8 @@ class Metric:
     device_name: str | None = None
     clocks: Clocks | None = None
     contradicts: str | None = None
+    ceiling: float | None = None  # a second, upper limit next to a ``min`` bound
+    informational: bool = False  # recorded, not gated (schema-2 files before the flag: no bound)
 
     @property
     def number(self) -> float | None:
@@ -111,6 +113,8 @@ def parse_metric(name: str, raw: Mapping[str, Any], test: str | None) -> Metric:
         device_name=as_str(device.get("name")),
         clocks=clocks,
         contradicts=as_str(raw.get("contradicts")),
+        ceiling=as_float(raw.get("ceiling")),
+        informational=raw.get("informational") is True or (raw.get("bound") is None and raw.get("ceiling") is None),
     )
 
 

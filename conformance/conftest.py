@@ -25,6 +25,8 @@ from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsR
 if TYPE_CHECKING:
     import torch
 
+    from conformance._gemm_bench import GemmBench
+
 # Before any test can start a process: NVLink multicast off (see _env.py).
 DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
 
@@ -181,6 +183,17 @@ def manifest(optional_manifest: Manifest | None, manifest_lookup: ManifestLookup
 @pytest.fixture(scope="session")
 def fp32_policy_at_start(pytestconfig: pytest.Config) -> dict[str, object]:
     return pytestconfig.stash[FP32_POLICY_AT_START_KEY]
+
+
+@pytest.fixture(scope="session")
+def gemm_bench() -> GemmBench:
+    """The GEMM benchmark of cuda:0, measured once per session: the throughput checks gate it, and AMP,
+    conv and SDPA are bounded by what it measured in the same run."""
+    import torch
+
+    from conformance._gemm_bench import run_gemm_bench
+
+    return run_gemm_bench(torch.device("cuda", 0))
 
 
 @pytest.fixture

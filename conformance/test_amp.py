@@ -137,10 +137,17 @@ def test_fp16_gradient_underflow_survives_with_scaling(cuda_device: torch.device
     unscaled = weight_grad(1.0)
     scaled = weight_grad(65536.0)
     expected = 1e-8 * 0.5 * 8
-    record_metric("unscaled_grad_abs_max", float(unscaled.abs().max()), "1")
-    record_metric("scaled_grad_mean", float(scaled.mean()), "1")
-    record_metric("amp.fp16_zero_grad_fraction.unscaled", float((unscaled == 0).float().mean()), "fraction")
-    record_metric("amp.fp16_zero_grad_fraction.scaled", float((scaled == 0).float().mean()), "fraction")
+    record_metric("unscaled_grad_abs_max", float(unscaled.abs().max()), "1", bound=0.0, bound_kind="max")
+    record_metric("scaled_grad_mean", float(scaled.mean()), "1", bound=0.95 * expected, bound_kind="min",
+                  ceiling=1.05 * expected)  # fmt: skip
+    record_metric(
+        "amp.fp16_zero_grad_fraction.unscaled", float((unscaled == 0).float().mean()), "fraction", bound=1.0,
+        bound_kind="min",
+    )  # fmt: skip
+    record_metric(
+        "amp.fp16_zero_grad_fraction.scaled", float((scaled == 0).float().mean()), "fraction", bound=0.0,
+        bound_kind="max",
+    )  # fmt: skip
     assert float(unscaled.abs().max()) == 0.0, "an fp16 gradient of 1e-8 did not underflow (expected 0 without scaling)"
     assert abs(float(scaled.mean()) - expected) < 0.05 * expected, (
         f"with loss scaling 65536 the gradient is {float(scaled.mean()):.3e}, expected {expected:.3e}"
@@ -184,7 +191,9 @@ def test_short_training_matches_fp32(mode: str, cuda_device: torch.device, recor
         f"{mode} training did not reduce the loss: {result.first:.4f} -> {result.last:.4f}"
     )
     relative = abs(result.last - baseline.last) / baseline.last
-    record_metric(f"{mode}_final_loss_relative_to_fp32", relative, "1")
+    record_metric(
+        f"{mode}_final_loss_relative_to_fp32", relative, "1", bound=TRAINING_RELATIVE_TOLERANCE[mode], bound_kind="max"
+    )
     tolerance = TRAINING_RELATIVE_TOLERANCE[mode]
     assert relative < tolerance, (
         f"{mode} final loss {result.last:.5f} is {100 * relative:.1f}% away from fp32's {baseline.last:.5f} "

@@ -65,7 +65,7 @@ def test_inductor_gpu_forward_backward_matches_eager(
         f"expected forward and backward Inductor graphs, got {len(outcome.generated_code)}"
     )
     worst = max(outcome.errors.values())
-    record_metric(f"compile_{mode}_max_normalized_error", worst, "1")
+    record_metric(f"compile_{mode}_max_normalized_error", worst, "1", bound=GPU_COMPILE_BOUND[mode], bound_kind="max")
     record_metric(f"compile_{mode}_explain_time", outcome.explain_s, "s")
     record_metric(f"compile_{mode}_compile_and_run_time", outcome.compile_and_run_s, "s")
     bound = GPU_COMPILE_BOUND[mode]
@@ -90,7 +90,7 @@ def test_inductor_cpu_generates_cpp_and_matches_eager(
         "eager or another backend; check the compiler toolchain (g++) and torch._dynamo settings"
     )
     errors = cast(dict[str, float], probe["errors"])
-    record_metric("compile_cpu_output_normalized_error", errors["output"], "1")
+    record_metric("compile_cpu_output_normalized_error", errors["output"], "1", bound=1e-5, bound_kind="max")
     record_metric("compile_cpu_compile_and_run_time", float(cast(float, probe["compile_and_run_s"])), "s")
     record_metric("compile_cpu_probe_wall_time", float(cast(float, probe["wall_s"])), "s")
     assert errors["output"] < 1e-5, f"CPU-compiled output differs from eager: {errors}"

@@ -6,20 +6,30 @@ import pytest
 import torch
 
 from conformance._devices import judge_arch, list_gpus
+from conformance._numerics import normalized_error, seeded_randn
 from conformance._results import RecordNote
 
 pytestmark = pytest.mark.gpu
+FP64_GEMM_BOUND = 1e-12  # float64 256^3 vs the CPU: reordered sums give about 1e-16
 
 
 def test_cuda_initialises(record_note: RecordNote) -> None:
-    assert torch.cuda.is_available(), "torch.cuda.is_available() is False"
-    count = torch.cuda.device_count()
-    assert count >= 1, "no CUDA device"
-    for index in range(count):
-        value = torch.ones(4, device=torch.device("cuda", index)).sum()
-        torch.cuda.synchronize(index)
-        assert float(value) == 4.0, f"cuda:{index} computed {float(value)} for ones(4).sum()"
-        record_note(f"cuda:{index}: {torch.cuda.get_device_name(index)}")
+    """A GEMM on every visible GPU agrees with the same GEMM on the CPU in float64 (the conftest gate only
+    guarantees that a GPU is visible, not that it computes)."""
+    problems = []
+    for gpu in list_gpus():
+        device = torch.device("cuda", gpu.index)
+        if gpu.total_memory_bytes <= 0 or gpu.multiprocessors <= 0:
+            problems.append(f"cuda:{gpu.index} reports {gpu.total_memory_bytes} bytes and {gpu.multiprocessors} SMs")
+            continue
+        a = seeded_randn((256, 256), 11, torch.device("cpu"), torch.float64)
+        on_gpu = (a.to(device) @ a.to(device)).cpu()
+        torch.cuda.synchronize(device)
+        error = normalized_error(on_gpu, a @ a)
+        record_note(f"cuda:{gpu.index}: {gpu.name}, {gpu.multiprocessors} SMs, float64 GEMM error {error:.1e}")
+        if not error < FP64_GEMM_BOUND:
+            problems.append(f"cuda:{gpu.index} {gpu.name}: float64 GEMM differs from the CPU by {error:.2e}")
+    assert not problems, "; ".join(problems) + ": the GPU, its driver or cuBLAS computes wrong results"
 
 
 def test_every_gpu_arch_has_kernels(record_note: RecordNote) -> None:

@@ -83,13 +83,14 @@ def test_ldconfig_has_no_second_cuda_library(optional_manifest: Manifest | None,
         pytest.skip("no ldconfig on this system")
     result = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=60, check=False)
     findings = scan_ldconfig(parse_ldconfig(result.stdout), [_library_root(optional_manifest)])
-    if optional_manifest is None:
-        if findings:
-            paths = sorted({f.location for f in findings})
-            record_note(
-                f"bare host, not gated: the loader cache also lists {len(paths)} cuBLAS/cuDNN/NCCL files: {paths}"
-            )
-        return
+    if optional_manifest is None and findings:
+        # Without a manifest nothing says which copy is the right one (a bare host's CUDA toolkit is
+        # legitimate); test_cuda_libraries_loaded_once gates what is actually loaded.
+        paths = sorted({f.location for f in findings})
+        pytest.skip(
+            f"no build manifest: the loader cache lists {len(paths)} cuBLAS/cuDNN/NCCL files outside torch's "
+            f"wheels {paths[:5]}, not gated; pass --manifest FILE to check that the image carries no second copy"
+        )
     assert not findings, (
         "the dynamic loader cache lists CUDA libraries outside the venv (a dlopen by soname may pick them): "
         + "; ".join(str(f) for f in findings)

@@ -19,7 +19,7 @@ from conformance._shm import MIN_SHM_BYTES, shm_problem, shm_size_bytes
 def test_dev_shm_is_large_enough(record_metric: RecordMetric) -> None:
     size = shm_size_bytes()
     if size is not None:
-        record_metric("dev_shm_size", size / 2**20, "MiB")
+        record_metric("dev_shm_size", size / 2**20, "MiB", bound=MIN_SHM_BYTES / 2**20, bound_kind="min")
     problem = shm_problem(size, MIN_SHM_BYTES)
     assert problem is None, problem
 

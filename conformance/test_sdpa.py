@@ -10,7 +10,8 @@ import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from conformance._gemm_bench import device_clocks, device_identity
+from conformance._bounds import Gate, fp32_kernel_gate
+from conformance._gemm_bench import GemmBench, device_clocks, device_identity
 from conformance._metrics import rate_spread
 from conformance._numerics import backward as run_backward
 from conformance._numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
@@ -77,7 +78,10 @@ def test_sdpa_backend_matches_reference(
     assert finite, f"{backend_name} produced non-finite values"
     errors = {"forward": normalized_error(out, reference), "grad_q": normalized_error(grad_of(q), grad_of(q64))}
     for name, error in errors.items():
-        record_metric(f"sdpa_{backend_name}_{dtype_name}_{name}_normalized_error", error, "1")
+        record_metric(
+            f"sdpa_{backend_name}_{dtype_name}_{name}_normalized_error", error, "1",
+            bound=SDPA_ERROR_BOUND[dtype_name], bound_kind="max",
+        )  # fmt: skip
     bound = SDPA_ERROR_BOUND[dtype_name]
     bad = {name: f"{e:.3e}" for name, e in errors.items() if not e < bound}
     assert not bad, f"SDPA {backend_name} {dtype_name} error above {bound:.0e} vs float64 math reference: {bad}"
@@ -93,7 +97,11 @@ def default_backend(q: torch.Tensor) -> str:
 
 @pytest.mark.parametrize("dtype_name", list(THROUGHPUT_DTYPES))
 def test_sdpa_throughput_default_dispatch(
-    dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
+    dtype_name: str,
+    cuda_device: torch.device,
+    gemm_bench: GemmBench,
+    record_metric: RecordMetric,
+    record_note: RecordNote,
 ) -> None:
     dtype = THROUGHPUT_DTYPES[dtype_name]
     q, k, v = (seeded_randn(THROUGHPUT_SHAPE, seed, cuda_device, dtype) for seed in (25, 26, 27))
@@ -102,14 +110,23 @@ def test_sdpa_throughput_default_dispatch(
     times = time_cuda_ms(lambda: F.scaled_dot_product_attention(q, k, v), warmup=3, iterations=10)
     tflops, fields = rate_spread(times, 4.0 * batch * heads * sequence * sequence * head_dim)
     device = device_identity(cuda_device)
+    gate = Gate(None, None, "fp16/bf16 SDPA: recorded; the default-dispatch check gates the backend")
+    if dtype_name == "fp32":  # IEEE fp32 attention may not beat what fp32 can do: TF32 forced into it crosses it
+        gate = fp32_kernel_gate(str(device["name"]), gemm_bench.capability, gemm_bench.tf32_reference())
     record_metric(
-        f"sdpa.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, device=device, clocks=device_clocks(cuda_device)
-    )
+        f"sdpa.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, **gate.metric_fields(), device=device,
+        clocks=device_clocks(cuda_device),
+    )  # fmt: skip
     if dtype_name != "fp32":
         record_metric(f"sdpa.default_backend.{dtype_name}", backend, "backend", device=device)
     record_note(f"default dispatch for {dtype_name} {THROUGHPUT_SHAPE}: {backend}")
     out = F.scaled_dot_product_attention(q, k, v)
     assert bool(torch.isfinite(out).all()), f"SDPA {dtype_name} ({backend}) produced non-finite values"
+    problem = gate.violation(tflops)
+    assert problem is None, (
+        f"fp32 SDPA ({backend}) {THROUGHPUT_SHAPE}: {tflops:.1f} TFLOP/s: {problem}: it is not IEEE fp32 "
+        "(TF32 forced by NVIDIA_TF32_OVERRIDE=1 or a patched library)"
+    )
     if dtype_name != "fp32" and torch.cuda.get_device_capability(cuda_device) >= (8, 0):
         assert backend in ("flash", "cudnn", "efficient"), (
             f"the default SDPA dispatch picks {backend!r} for {dtype_name} on a cc >= 8.0 GPU: the fused "

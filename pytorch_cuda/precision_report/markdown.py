@@ -71,6 +71,15 @@ def _entry(e: dict[str, Any]) -> list[str]:
         + (f"{fmt(busbw)} GB/s." if busbw is not None else "not measured (needs 2+ GPUs)."),
         "",
     ]
+    if e["informational"]:
+        lines += [
+            "Recorded, not gated (informational): no bound that a fault would cross; nothing passes or fails on them.",
+            "",
+        ]
+        lines += _table(
+            ["measurement", "value", "unit"],
+            [[f"`{m['name']}`", fmt(m["value"]), m["unit"]] for m in e["informational"]],
+        )
     lines += _table(["claim", "measured", "verdict"], [[c["claim"], c["measured"], c["verdict"]] for c in e["claims"]])
     gpus = e["hardware"]["gpus"]
     hw = [

@@ -70,6 +70,17 @@ def _nan_free(value: float | None) -> float | None:
     return None if value is None or not math.isfinite(value) else float(f"{value:.6g}")
 
 
+def _informational(results: ConformanceResults) -> list[dict[str, Any]]:
+    """Stable-named numbers the suite recorded without a bound: the report shows them as such, never judges them."""
+    rows = []
+    for name, metric in sorted(results.measurements.items()):
+        if metric.informational and not isinstance(metric.value, str):
+            value = metric.number
+            rows.append({"name": name, "value": None if value is None else float(f"{value:.6g}"),
+                         "unit": metric.unit, "test": metric.test})  # fmt: skip
+    return rows
+
+
 def entry(results: ConformanceResults, a: Assessment, key: str) -> dict[str, Any]:
     dtypes = []
     for row in a.dtypes:
@@ -116,6 +127,7 @@ def entry(results: ConformanceResults, a: Assessment, key: str) -> dict[str, Any
         "nccl": {"busbw_gbps": results.number("nccl.busbw_gbps")},
         "recommendation": [asdict(line) for line in a.recommendation],
         "claims": [asdict(claim) for claim in a.claims],
+        "informational": _informational(results),
     }
 
 

@@ -25,3 +25,25 @@ def test_ddp_amp_compile_worker_on_gloo(tmp_path: Path) -> None:
 def test_child_failure_is_reported_with_its_traceback(tmp_path: Path) -> None:
     with pytest.raises(DistributedRunError, match="KeyError: 'no_such_task'"):
         run_distributed(("no_such_task",), "gloo", 2, tmp_path / "ranks", timeout_s=120)
+
+
+def test_one_rank_collectives_still_catch_a_collective_that_does_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On one rank SUM/MAX/AVG are identities; the gather into a NaN-filled buffer is not."""
+    import torch
+    import torch.distributed as dist
+
+    from conformance._dist_workers import DistJob, task_collectives
+
+    job = DistJob(("collectives",), "gloo", 1, 0, str(tmp_path), 60.0)
+    dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+    try:
+        healthy = task_collectives(0, job, torch.device("cpu"))
+        monkeypatch.setattr(dist, "all_gather_into_tensor", lambda output, tensor, **_: None)
+        broken = task_collectives(0, job, torch.device("cpu"))
+    finally:
+        dist.destroy_process_group()
+    assert healthy["mismatches"] == []
+    assert healthy["unsupported"] == []
+    assert broken["mismatches"] == [f"all_gather_into_tensor: {1 << 16} elements wrong"]

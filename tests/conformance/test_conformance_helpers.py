@@ -77,7 +77,7 @@ def test_peak_values_from_datasheets() -> None:
     assert t4.peak("tf32") is None
 
 
-@pytest.mark.parametrize("name", ["NVIDIA L40", "NVIDIA GeForce RTX 4090", "NVIDIA A1000", "Radeon"])
+@pytest.mark.parametrize("name", ["NVIDIA GeForce RTX 4090", "NVIDIA A1000", "Radeon", "NVIDIA GH100"])
 def test_unknown_gpu_has_no_peak(name: str) -> None:
     assert lookup_peak(name) is None
 

@@ -39,8 +39,11 @@ def test_expected_ratios_per_architecture(
     assert (ratios.fp16, ratios.tf32) == (fp16, tf32)
 
 
-def test_unknown_architecture_is_not_gated() -> None:
-    assert expected_ratios((8, 7), "Orin") is None
+def test_only_gpus_without_tensor_cores_are_not_gated() -> None:
+    assert expected_ratios((6, 0), "Tesla P100-PCIE-16GB") is None
+    orin = expected_ratios((8, 7), "Orin")
+    assert orin is not None
+    assert orin.bound("fp16") == 2.0
 
 
 def test_h200_measured_ratios_pass_and_forced_tf32_fails() -> None:

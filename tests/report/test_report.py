@@ -137,3 +137,21 @@ def test_committed_h200_report_is_current(tmp_path: Path, monkeypatch: pytest.Mo
     assert json.loads((committed / "report.json").read_text()) == document, "stale: run scripts/report-h200.sh"
     assert (committed / "report.html").read_text() == html, "stale: run scripts/report-h200.sh"
     assert (committed / "screenshot.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_informational_numbers_are_shown_as_such_and_gated_ones_are_not(tmp_path: Path) -> None:
+    """A schema-2 metric flagged informational (or, in a file from before the flag, one without a bound) is listed
+    under "Recorded, not gated"; a bounded one is not."""
+    raw = json.loads(H100.read_text())
+    raw["measurements"]["compile.compile_s.training"]["informational"] = True
+    raw["measurements"]["amp.speedup.bf16"].update({"bound": 1.5, "bound_kind": "min", "ceiling": 9.0})
+    path = tmp_path / "flagged.json"
+    path.write_text(json.dumps(raw))
+    document, markdown, html = _render(tmp_path / "out", path)
+    names = [m["name"] for m in document["entries"][0]["informational"]]
+    assert "compile.compile_s.training" in names
+    assert "amp.speedup.bf16" not in names
+    assert "sdpa.default_backend.bf16" not in names  # a string: its test's assertion gates it
+    assert "Recorded, not gated (informational)" in markdown
+    assert "| `compile.compile_s.training` | 38.9 | s |" in markdown
+    assert "Recorded, not gated (informational)" in html

@@ -1,0 +1,150 @@
+"""Every new bound, shown passing on the H200's numbers and failing on a broken input (pure, no GPU)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from conformance import _allocator
+from conformance._bounds import (
+    amp_memory_gate,
+    amp_speedup_gate,
+    busbw_gate,
+    compile_speedup_gate,
+    fp32_kernel_gate,
+    throughput_gate,
+)
+from conformance._dist_workers import allreduce_expected, allreduce_inputs
+from conformance._metrics import build_metric
+from conformance._peaks import THROUGHPUT_FLOOR
+
+# conformance/examples/h200-results.json (torch 2.11 + CUDA 13.0, one H200)
+H200 = {"gemm.fp16": 736.7, "gemm.tf32": 399.6, "x_fp16": 14.4, "x_bf16": 15.0, "conv.fp32": 43.5, "sdpa.fp32": 32.8}
+H200_AMP = {"fp16": 6.38, "bf16": 6.86}
+
+
+def test_gemm_throughput_has_a_floor_and_a_datasheet_ceiling() -> None:
+    gate = throughput_gate(989.4, THROUGHPUT_FLOOR["fp16"])
+    assert gate.violation(H200["gemm.fp16"]) is None
+    assert "below" in str(gate.violation(300.0))  # no tensor cores / throttled
+    assert "above" in str(gate.violation(1300.0))  # broken timing: faster than the silicon
+    assert "not a number" in str(gate.violation(float("nan")))
+    assert gate.metric_fields() == {
+        "bound": pytest.approx(593.64),
+        "bound_kind": "min",
+        "ceiling": pytest.approx(1137.81),
+    }
+    assert throughput_gate(None, 0.6).metric_fields() == {"informational": True}
+
+
+@pytest.mark.parametrize("mode", ["fp16", "bf16"])
+def test_amp_speedup_is_bounded_by_the_same_runs_gemm_ratio(mode: str) -> None:
+    gate = amp_speedup_gate(H200[f"x_{mode}"], tensor_cores=True)
+    assert gate.violation(H200_AMP[mode]) is None
+    assert gate.violation(1.05) is not None  # autocast does not reach the tensor cores: about 1x
+    assert gate.violation(2.5) is not None  # the old "> 1.0x" gate passed this
+    assert gate.violation(30.0) is not None  # faster than the GEMMs allow: the fp32 step was slowed
+    assert amp_speedup_gate(None, tensor_cores=True).lower == 1.0
+    assert amp_speedup_gate(14.4, tensor_cores=False).metric_fields() == {"informational": True}
+
+
+def test_amp_memory_saving_is_gated() -> None:
+    gate = amp_memory_gate(tensor_cores=True)
+    assert gate.violation(31.46) is None
+    assert gate.violation(0.5) is not None  # autocast not applied: activations stay fp32
+
+
+def test_compile_speedup_is_gated() -> None:
+    gate = compile_speedup_gate()
+    assert gate.violation(0.85) is None  # H200 training
+    assert gate.violation(1.03) is None  # H200 inference
+    assert gate.violation(0.3) is not None  # recompiling every call
+
+
+def test_busbw_is_gated_above_zero() -> None:
+    gate = busbw_gate()
+    assert gate.violation(0.4) is not None  # the old "busbw > 0" passed this
+    assert gate.violation(350.0) is None
+
+
+@pytest.mark.parametrize("kernel", ["conv.fp32", "sdpa.fp32"])
+def test_fp32_conv_and_sdpa_fail_when_tf32_is_forced(kernel: str) -> None:
+    allowance = 2.25 if kernel == "conv.fp32" else 1.0
+    gate = fp32_kernel_gate("NVIDIA H200", (9, 0), H200["gemm.tf32"], None, allowance)
+    assert gate.violation(H200[kernel]) is None
+    assert gate.violation(300.0) is not None  # TF32 tensor cores: several times the fp32 datasheet peak
+    # outside the peak table the measured TF32 GEMM bounds it: 399.6 / 3.7 = 108 TFLOP/s
+    unknown = fp32_kernel_gate("NVIDIA H100 Future", (9, 0), H200["gemm.tf32"], None, allowance)
+    assert unknown.upper is not None
+    assert unknown.violation(H200[kernel]) is None
+    assert unknown.violation(300.0) is not None
+
+
+def test_fp32_kernel_floor_needs_a_datasheet() -> None:
+    gate = fp32_kernel_gate("NVIDIA H200", (9, 0), 399.6, 0.25)
+    assert gate.lower == pytest.approx(16.75)
+    assert gate.violation(5.0) is not None
+    assert fp32_kernel_gate("Radeon", (0, 0), None, 0.25).metric_fields() == {"informational": True}
+
+
+def test_a_metric_without_a_bound_is_informational() -> None:
+    assert build_metric(3.0, "s", {})["informational"] is True
+    bounded = build_metric(3.0, "x", {"bound": 1.0, "bound_kind": "min"})
+    assert "informational" not in bounded
+    assert "informational" not in build_metric("cudnn", "backend", {})
+    with pytest.raises(ValueError, match="not informational"):
+        build_metric(3.0, "x", {"bound": 1.0, "bound_kind": "min", "informational": True})
+
+
+def test_one_rank_premul_sum_reference_transforms_the_input() -> None:
+    cpu = torch.device("cpu")
+    inputs = allreduce_inputs(0, 64, cpu).double()
+    assert torch.equal(allreduce_expected("premul_sum", 64, 1, cpu), 3.0 * inputs)
+    assert torch.equal(allreduce_expected("sum", 64, 1, cpu), inputs)
+    two = allreduce_expected("avg", 64, 2, cpu)
+    assert torch.equal(two, inputs + 0.5)  # (x + (x + 1)) / 2
+
+
+def _fake_torch(grew: int) -> SimpleNamespace:
+    state = {"allocated": 0}
+
+    def empty(n: int, **_: object) -> object:
+        state["allocated"] += grew
+        return object()
+
+    cuda = SimpleNamespace(memory_allocated=lambda _device: state["allocated"])
+    return SimpleNamespace(cuda=cuda, empty=empty, uint8=None)
+
+
+def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
+    monkeypatch.setattr(_allocator, "torch", _fake_torch(0))
+    reason = _allocator.cuda_graphs_unavailable(torch.device("cpu"))
+    assert reason is not None
+    assert "PYTORCH_NO_CUDA_MEMORY_CACHING=1" in reason
+    assert "memory_allocated by 0 bytes" in str(_allocator.memory_stats_missing(torch.device("cpu")))
+    monkeypatch.setattr(_allocator, "torch", _fake_torch(1 << 20))
+    assert _allocator.memory_stats_missing(torch.device("cpu")) is None
+
+
+def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance._env_limits import launch_blocking, tf32_disabled, timing_unreliable
+    from conformance._gemm_bench import GemmBench, GemmRun
+
+    bench = GemmBench({"index": 0, "name": "NVIDIA H200"}, (9, 0))
+    bench.runs["tf32"] = GemmRun("tf32", 8192, 50.0, {}, 1.0, None)  # TF32 off: as slow as fp32
+    monkeypatch.delenv("NVIDIA_TF32_OVERRIDE", raising=False)
+    assert tf32_disabled() is None
+    assert bench.tf32_reference() == 50.0
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "0")
+    assert "NVIDIA_TF32_OVERRIDE=0" in str(tf32_disabled())
+    assert bench.tf32_reference() is None  # fp32's upper bound falls back to the datasheet
+    monkeypatch.setenv("NVIDIA_TF32_OVERRIDE", "1")  # forcing TF32 on is a fault, never a skip
+    assert tf32_disabled() is None
+    monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
+    assert "CUDA_LAUNCH_BLOCKING=1" in str(launch_blocking())
+    assert timing_unreliable(torch.device("cpu")) == launch_blocking()
+    monkeypatch.delenv("CUDA_LAUNCH_BLOCKING")
+    assert timing_unreliable(torch.device("cpu")) is None
