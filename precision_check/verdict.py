@@ -110,6 +110,12 @@ def _limited_head(m: Measurements, limited: list[DtypeRun], problems: dict[str, 
     head = f"{LABEL[alt]}: {names} {verb} precision-limited on this model: {limited[0].dtype}'s {detail}"
     if alt != "fp32":
         return f"{head}; {LABEL[alt]} reaches fp32's loss"
+    reaching = [LABEL[d] for d, p in problems.items() if p is None]
+    if reaching:
+        one = len(reaching) == 1
+        why = ("is not" if one else "are not") + " faster" if m.device.kind == "cuda" else "the CPU shows no speed"
+        reach = "reaches" if one else "reach"
+        return f"{head}; train in fp32 ({' and '.join(reaching)} {reach} fp32's loss, but {why})"
     tried = {r.dtype for r in m.runs}
     untried = [d for d in (("tf32", "fp16") if m.device.kind == "cuda" else ("fp16",)) if d not in tried]
     if not untried or not all(r.dtype == "bf16" for r in limited):

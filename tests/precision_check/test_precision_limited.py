@@ -186,3 +186,13 @@ def test_recorded_cpu_run_of_the_linear_regression_is_precision_limited() -> Non
     assert (fp32.final_loss or 1.0) < 1e-5  # fp32 fits it ...
     assert (bf16.final_loss or 0.0) > 1e-4  # ... bf16 stalls
     assert isinstance(m.noise_floor, NoiseFloor)
+
+
+def test_a_safe_dtype_that_is_not_faster_is_named_beside_the_limited_one() -> None:
+    m = regression(fp16_end=8.4e-6)
+    fp16 = m.run("fp16")
+    assert fp16 is not None
+    timing = replace(fp16.timing, median_ms=20.0) if fp16.timing else None
+    verdict = decide(with_run(m, replace(fp16, timing=timing)))  # fp16 reaches fp32's loss, at fp32's speed
+    assert (verdict.kind, verdict.dtype) == ("precision-limited", "fp32")
+    assert verdict.headline.endswith("; train in fp32 (fp16 with GradScaler reaches fp32's loss, but is not faster)")
