@@ -1,12 +1,9 @@
 """The precision-check report: frozen dataclasses, JSON out and back in.
 
-JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 4, ...}``; the JSON Schema is
-``report.schema.json`` beside this file. Version 2 added ``noise_floor``; version 3 added
-``scaler.fp32_same_skips``; version 4 added each run's ``zero_grad_fractions`` and ``nonfinite_grads``
-(the whole run's gradients) and ``verdict.kind``. Versions 1 to 3 still read back (without them; an old
-verdict's kind reads as ``""``, and recomputing it with `verdict.decide` gives one). Non-finite numbers never
-reach JSON: a non-finite loss is ``null`` (and its step is listed in ``nonfinite_steps``), a non-finite
-activation's ``max_abs`` is ``null``.
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 4, ...}``; its JSON Schema is
+``report.schema.json`` beside this file, which says what each version added. Versions 1 to 3 still read
+back (an old verdict's kind reads as ``""``). Non-finite numbers never reach JSON: a non-finite loss is
+``null`` (its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
 """
 
 from __future__ import annotations
@@ -87,8 +84,7 @@ class DtypeRun:
     timing: Timing | None = None
     peak_mem_mib: float | None = None
     compiled: Compiled | None = None
-    # Per step, the fraction of gradient elements that are exactly zero after the backward pass (fp16:
-    # of the scaled gradients); None at a step with no backward pass. Empty in reports before version 4.
+    # per step: the fraction of gradient elements exactly zero after backward (fp16: scaled); None: no backward
     zero_grad_fractions: tuple[float | None, ...] = ()
     nonfinite_grads: tuple[GradFault, ...] = ()  # first non-finite gradient of each parameter, in order
 
@@ -147,15 +143,15 @@ class Verdict:
     kind: str = ""  # one of VERDICT_KINDS (docs/precision-check.md); "" in reports before version 4
 
 
-# What kind of answer the verdict is (docs/precision-check.md explains each):
+# What kind of answer the verdict is (docs/precision-check.md explains each; the HTML page says each in a line):
 VERDICT_KINDS = (
-    "faster",  # GPU: a lower precision is safe and faster: use it
-    "not-faster",  # GPU: a lower precision is safe but buys no speed: stay in fp32
-    "numerics-only",  # CPU: which precisions are safe in numerics; no speed evidence, no speed advice
-    "precision-limited",  # a dtype's loss stalls well above fp32's: never that dtype
-    "unsafe",  # no lower precision is safe (overflow, drift, non-finite, underflow): fp32
-    "model-unstable",  # fp32 itself diverges or is on the edge: fix the model first
-    "no-reference",  # fp32 did not run: nothing to compare with
+    "faster",
+    "not-faster",
+    "numerics-only",
+    "precision-limited",
+    "unsafe",
+    "model-unstable",
+    "no-reference",
 )
 
 
