@@ -95,7 +95,8 @@ class GradWatch:
         self._seen: set[str] = set()
 
     def after_backward(self, step: int) -> None:
-        grads = [(name, p.grad) for name, p in self._params if p.grad is not None]
+        # a sparse gradient (nn.Embedding(sparse=True)) is judged by the values it stores
+        grads = [(n, g.coalesce().values() if g.is_sparse else g) for n, p in self._params if (g := p.grad) is not None]
         self._fill(step)
         if not grads:
             self.zero_fractions.append(None)

@@ -116,8 +116,6 @@ class Trainer:
     def loss(self, model: Callable[..., Any], batch: Batch) -> torch.Tensor:
         with torch.autocast(self.device.kind, dtype=self.amp or torch.float32, enabled=self.amp is not None):
             loss = self.workload.loss(model(*batch[0]), batch[1])
-        if self.watch is not None and isinstance(loss, torch.Tensor):
-            self.watch.observe_loss(loss)
         if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
             raise PrecisionCheckError(
                 f"the loss function returned {type(loss).__name__}"
@@ -125,6 +123,8 @@ class Trainer:
                 + ", not a scalar tensor",
                 "return a single number as a tensor, e.g. torch.nn.functional.cross_entropy(output, target)",
             )
+        if self.watch is not None:
+            self.watch.observe_loss(loss)
         return loss
 
     def step(self, model: Callable[..., Any], batch: Batch, *, update: bool = True) -> torch.Tensor:
