@@ -1,6 +1,7 @@
 """`precision-check MODULE:FACTORY`: should my model train in fp32, fp16 or bf16 on this GPU?
 
-Exit status: 0 with a verdict; 2 on bad input (one paragraph on stderr: the cause and the fix).
+Exit status: 0 with a verdict; 2 on bad input or a usage error, e.g. --steps below MIN_STEPS (one paragraph on
+stderr: the cause and the fix).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from precision_check import contract
+from precision_check.agreement import END_WINDOW, MIN_STEPS
 from precision_check.contract import coerce_workload
 from precision_check.device import CPU_DTYPES, DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
 from precision_check.errors import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
@@ -32,12 +34,19 @@ def _parser() -> argparse.ArgumentParser:
         prog="precision-check",
         description="Train your model for a few steps in fp32, fp16 and bf16 from the same weights on the same "
         "batches, and say which dtype it should use on this GPU, with the numbers. Exit 0 with a verdict, "
-        "2 on bad input.",
+        "2 on bad input or a usage error. docs/precision-check.md explains the verdict kinds.",
         epilog=contract.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("target", metavar="MODULE:FACTORY", help="path/to/file.py:factory or package.module:factory")
-    parser.add_argument("--steps", type=int, default=50, help="training steps per dtype (default 50)")
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=50,
+        help=f"training steps per dtype (default 50, at least {MIN_STEPS}): the end of training is judged on the "
+        f"mean loss of the last fifth of the steps, at most {END_WINDOW}; run as many as it takes fp32 to reach "
+        "the loss you train to, or a precision limit below it cannot show",
+    )
     parser.add_argument(
         "--dtypes",
         help=f"comma-separated, from {','.join(DTYPES)} (default {','.join(DEFAULT_DTYPES)} on a GPU, "
@@ -57,8 +66,12 @@ def _progress(line: str) -> None:
 
 def run(argv: Sequence[str]) -> Report:
     args = _parser().parse_args(argv)
-    if args.steps < 2:
-        raise PrecisionCheckError(f"--steps {args.steps} is too few", "give --steps 2 or more (default 50)")
+    if args.steps < MIN_STEPS:
+        raise PrecisionCheckError(
+            f"--steps {args.steps} is too few: the verdict judges the end of training on the last fifth of the "
+            f"steps, and needs at least {MIN_STEPS} steps for an end distinct from the start",
+            f"give --steps {MIN_STEPS} or more (default 50; more where fp32's loss is still falling)",
+        )
     if args.timed_steps is not None and args.timed_steps < 1:
         raise PrecisionCheckError(f"--timed-steps {args.timed_steps} is too few", "give --timed-steps 1 or more")
     device, notes = pick_device(args.device)

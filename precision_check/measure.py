@@ -1,5 +1,6 @@
-"""Measurements taken while training: module outputs beyond fp16's range, zero gradients and step
-times (a loss curve's agreement with fp32 is agreement.py's)."""
+"""Measurements taken while training, at every step of the run: module outputs and the loss function's
+output beyond fp16's range, zero and non-finite gradients per parameter, and step times (a loss curve's
+agreement with fp32 is agreement.py's)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from typing import Any
 
 import torch
 
-from precision_check.report import FP16_MAX, Overflow, Timing
+from precision_check.report import FP16_MAX, GradFault, Overflow, Timing
 
 _MAX_OVERFLOWS = 10
+LOSS_FUNCTION = "the loss function"  # how the loss function's output is named among module outputs
 
 
 def _tensors(value: Any) -> Iterator[torch.Tensor]:
@@ -57,6 +59,11 @@ class ActivationWatch:
 
         return hook
 
+    def observe_loss(self, loss: torch.Tensor) -> None:
+        """The loss function's own output: only inf/nan counts there (autocast computes most losses in
+        fp32, so a loss above 65504 is not one fp16 has to hold); named LOSS_FUNCTION."""
+        self._pending.append((LOSS_FUNCTION, loss.detach().abs().amax().float()))
+
     def end_step(self, step: int) -> None:
         if not self._pending:
             return
@@ -65,7 +72,8 @@ class ActivationWatch:
         self._pending.clear()
         for name, value in zip(names, values, strict=True):
             finite = math.isfinite(value)
-            if (value > self._limit or not finite) and name not in self._seen and len(self.overflows) < _MAX_OVERFLOWS:
+            limit = math.inf if name == LOSS_FUNCTION else self._limit
+            if (value > limit or not finite) and name not in self._seen and len(self.overflows) < _MAX_OVERFLOWS:
                 self._seen.add(name)
                 self.overflows.append(Overflow(name, step, value if finite else None))
 
@@ -73,6 +81,43 @@ class ActivationWatch:
         for handle in self._handles:
             handle.remove()
         self._pending.clear()
+
+
+class GradWatch:
+    """After each backward pass: the fraction of gradient elements that are exactly zero (underflow shows
+    here, at any step, not only the first), and the first step at which each parameter's gradient is
+    inf or nan. One synchronisation per step."""
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        self._params = [(name, p) for name, p in model.named_parameters() if p.requires_grad]
+        self.zero_fractions: list[float | None] = []
+        self.faults: list[GradFault] = []
+        self._seen: set[str] = set()
+
+    def after_backward(self, step: int) -> None:
+        # a sparse gradient (nn.Embedding(sparse=True)) is judged by the values it stores
+        grads = [(n, g.coalesce().values() if g.is_sparse else g) for n, p in self._params if (g := p.grad) is not None]
+        self._fill(step)
+        if not grads:
+            self.zero_fractions.append(None)
+            return
+        zeros = torch.stack([(g == 0).sum().float() for _, g in grads])
+        bad = torch.stack([(~torch.isfinite(g)).any().float() for _, g in grads])
+        counts = torch.cat([zeros.sum().reshape(1), bad]).cpu().tolist()
+        total = sum(g.numel() for _, g in grads)
+        self.zero_fractions.append(counts[0] / total if total else None)
+        for (name, _), flag in zip(grads, counts[1:], strict=True):
+            if flag and name not in self._seen and len(self.faults) < _MAX_OVERFLOWS:
+                self._seen.add(name)
+                self.faults.append(GradFault(name, step))
+
+    def _fill(self, step: int) -> None:
+        """None for the steps before `step` that had no backward pass (an optimizer step skipped)."""
+        self.zero_fractions.extend([None] * (step - len(self.zero_fractions)))
+
+    def finish(self, steps: int) -> tuple[float | None, ...]:
+        self._fill(steps)
+        return tuple(self.zero_fractions)
 
 
 def zero_fraction(model: torch.nn.Module) -> float:

@@ -1,10 +1,9 @@
 """The precision-check report: frozen dataclasses, JSON out and back in.
 
-JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 3, ...}``; the JSON Schema is
-``report.schema.json`` beside this file. Version 2 added ``noise_floor``; version 3 added
-``scaler.fp32_same_skips``. Versions 1 and 2 still read back (without them). Non-finite numbers never
-reach JSON: a non-finite loss is ``null`` (and its step is listed in ``nonfinite_steps``), a non-finite
-activation's ``max_abs`` is ``null``.
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 4, ...}``; its JSON Schema is
+``report.schema.json`` beside this file, which says what each version added. Versions 1 to 3 still read
+back (an old verdict's kind reads as ``""``). Non-finite numbers never reach JSON: a non-finite loss is
+``null`` (its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
 """
 
 from __future__ import annotations
@@ -14,8 +13,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "pytorch-cuda/precision-check"
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 FP16_MAX = 65504.0
 
 
@@ -26,6 +25,14 @@ class Overflow:
     module: str
     step: int
     max_abs: float | None
+
+
+@dataclass(frozen=True)
+class GradFault:
+    """A parameter whose gradient was non-finite (inf or nan) after a backward pass: the first step of each."""
+
+    parameter: str
+    step: int
 
 
 @dataclass(frozen=True)
@@ -77,6 +84,9 @@ class DtypeRun:
     timing: Timing | None = None
     peak_mem_mib: float | None = None
     compiled: Compiled | None = None
+    # per step: the fraction of gradient elements exactly zero after backward (fp16: scaled); None: no backward
+    zero_grad_fractions: tuple[float | None, ...] = ()
+    nonfinite_grads: tuple[GradFault, ...] = ()  # first non-finite gradient of each parameter, in order
 
     @property
     def final_loss(self) -> float | None:
@@ -126,10 +136,23 @@ class Measurements:
 
 @dataclass(frozen=True)
 class Verdict:
-    dtype: str  # the recommended dtype
+    dtype: str  # the recommended dtype (on the CPU: the one safe in numerics; the CPU gives no speed evidence)
     headline: str  # one line, e.g. "bf16: 2.1x faster than fp32, 38% less memory, final loss within 0.4%"
     reasons: tuple[str, ...] = ()
     numbers: dict[str, float | str | None] = field(default_factory=dict)
+    kind: str = ""  # one of VERDICT_KINDS (docs/precision-check.md); "" in reports before version 4
+
+
+# What kind of answer the verdict is (docs/precision-check.md explains each; the HTML page says each in a line):
+VERDICT_KINDS = (
+    "faster",
+    "not-faster",
+    "numerics-only",
+    "precision-limited",
+    "unsafe",
+    "model-unstable",
+    "no-reference",
+)
 
 
 @dataclass(frozen=True)
@@ -177,6 +200,8 @@ def _run(d: dict[str, Any]) -> DtypeRun:
         timing=_timing(d.get("timing")),
         peak_mem_mib=d.get("peak_mem_mib"),
         compiled=None if compiled is None else Compiled(compiled["compile_s"], Timing(**compiled["timing"])),
+        zero_grad_fractions=tuple(d.get("zero_grad_fractions", ())),
+        nonfinite_grads=tuple(GradFault(**g) for g in d.get("nonfinite_grads", ())),
     )
 
 
@@ -217,5 +242,6 @@ def measurements_from_dict(doc: dict[str, Any]) -> Measurements:
 def report_from_json(text: str) -> Report:
     doc = json.loads(text)
     v = doc["verdict"]
-    verdict = Verdict(v["dtype"], v["headline"], tuple(v.get("reasons", ())), dict(v.get("numbers", {})))
+    reasons, numbers = tuple(v.get("reasons", ())), dict(v.get("numbers", {}))
+    verdict = Verdict(v["dtype"], v["headline"], reasons, numbers, v.get("kind", ""))
     return Report(doc["target"], doc["created_at"], measurements_from_dict(doc), verdict)

@@ -16,7 +16,7 @@ import torch
 from precision_check.agreement import agreement, listed, noise_floor, reference_for
 from precision_check.contract import Workload
 from precision_check.errors import PrecisionCheckError, describe_exception
-from precision_check.measure import ActivationWatch, tf32
+from precision_check.measure import ActivationWatch, GradWatch, tf32
 from precision_check.report import Compiled, Device, DtypeRun, Measurements, NoiseFloor, ScalerHistory
 from precision_check.trainer import Batch, Batches, Trainer
 
@@ -62,6 +62,7 @@ def _train(
     torch.manual_seed(options.seed)
     for step in range(options.steps):
         before = trainer.scaler.get_scale() if trainer.scaler else 0.0
+        trainer.at_step = step
         try:
             loss = trainer.step(trainer.model, batches.get(step), update=step not in skip)
         except PrecisionCheckError:
@@ -89,8 +90,11 @@ def _run_dtype(
         zero_grads = trainer.zero_grads(batches.get(0)) if dtype == "fp16" else None
         model.load_state_dict(initial)
         watch = ActivationWatch(model, nonfinite_only=dtype == "fp16")
+        trainer.watch, trainer.grads = watch, GradWatch(model)
         _train(trainer, options, batches, watch, curve)
         watch.remove()
+        zero_fractions, grad_faults = trainer.grads.finish(options.steps), tuple(trainer.grads.faults)
+        trainer.watch = trainer.grads = None
         timed = [batches.get(s) for s in range(min(options.steps, 4))]
         if kind == "cuda":
             torch.cuda.synchronize()
@@ -112,6 +116,8 @@ def _run_dtype(
         timing=eager,
         peak_mem_mib=peak,
         compiled=compiled,
+        zero_grad_fractions=zero_fractions,
+        nonfinite_grads=grad_faults,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from precision_check.agreement import end_window, last_steps
+from precision_check.problems import DEFAULT_TOLERANCES, judgement, late_zero_grads
 from precision_check.report import DtypeRun, Report, ZeroGrads
 from precision_check.verdict import memory_saving, speedup
 
@@ -17,10 +19,11 @@ def _row(report: Report, run: DtypeRun) -> list[str]:
     worst = "-" if run.rel_diff_max is None else f"{100 * run.rel_diff_max:.2f}% ({run.rel_diff_max_step})"
     first = run.overflows[0] if run.overflows else None
     overflow = "-" if first is None else f"{first.module}@{first.step}"
+    end = None if run.dtype == "fp32" else judgement(m, run, DEFAULT_TOLERANCES).end
     row = [
         run.dtype,
         _num(run.final_loss),
-        "-" if run.rel_diff_final is None else f"{100 * run.rel_diff_final:.2f}%",
+        "-" if end is None else f"{100 * end.excess:+.2f}%",
         worst,
         str(len(run.nonfinite_steps)),
         "-" if run.scaler is None else str(len(run.scaler.skipped_steps)),
@@ -40,6 +43,8 @@ def table_rows(report: Report) -> tuple[list[str], list[list[str]]]:
     """The table's header and one row of cells per dtype (the terminal and the HTML page show these)."""
     m = report.measurements
     header = list(HEADER)
+    window = end_window(m.steps)
+    header[2] = "Δ end" if window == 1 else f"Δ last {window}"
     if m.device.kind == "cuda":
         header += ["peak MiB", "memory saved"]
     if m.compile:
@@ -57,6 +62,23 @@ def zero_grads_line(z: ZeroGrads) -> str:
     return (
         f"zero gradients at the initial weights: fp32 {100 * z.fp32:.2f}%, fp16 without scaling "
         f"{100 * z.fp16_unscaled:.2f}%, fp16 scaled by {z.scale:.0f} {100 * z.fp16_scaled:.2f}%"
+    )
+
+
+def gradients_line(report: Report) -> str | None:
+    """The whole run's gradients in one sentence: zero fractions late in training, non-finite ones per
+    parameter; None for a report without them (before version 4)."""
+    m = report.measurements
+    late = [(r.dtype, z) for r in m.runs if (z := late_zero_grads(r, m.steps)) is not None]
+    if not late:
+        return None
+    zeros = ", ".join(f"{dtype} {100 * z:.2f}%" for dtype, z in late)
+    # with GradScaler (fp16), inf/nan gradients are what makes it skip a step: its own line says so
+    faults = [
+        f"{r.dtype} `{g.parameter}` at step {g.step}" for r in m.runs if r.scaler is None for g in r.nonfinite_grads[:1]
+    ]
+    return f"zero gradients over {last_steps(end_window(m.steps))}: {zeros}; first non-finite gradient: " + (
+        ", ".join(faults) if faults else "none"
     )
 
 
@@ -86,6 +108,8 @@ def render(report: Report) -> str:
         worst += "" if floor.rel_diff_max_step is None else f" (step {floor.rel_diff_max_step})"
         lost = f", non-finite from step {floor.nonfinite_steps[0]}" if floor.nonfinite_steps else ""
         lines.append(f"\nfp32 noise floor: Δ end {end}, Δ max {worst}{lost}, for {floor.perturbation}")
+    if (gradients := gradients_line(report)) is not None:
+        lines.append(gradients)
     for run in m.runs:
         z = run.zero_grads
         if z is not None:
@@ -102,5 +126,6 @@ def render(report: Report) -> str:
         if (compiled := compile_line(run)) is not None:
             lines.append(compiled)
     lines += ["", *(f"note: {note}" for note in m.notes)]
-    lines += ["", f"verdict: {report.verdict.headline}", *(f"  - {r}" for r in report.verdict.reasons)]
+    kind = [f"  kind: {report.verdict.kind} (docs/precision-check.md)"] if report.verdict.kind else []
+    lines += ["", f"verdict: {report.verdict.headline}", *kind, *(f"  - {r}" for r in report.verdict.reasons)]
     return "\n".join(lines).replace("\n\n\n", "\n\n") + "\n"

@@ -11,7 +11,7 @@ import torch
 
 from precision_check.contract import Workload
 from precision_check.errors import PrecisionCheckError
-from precision_check.measure import timing, zero_fraction
+from precision_check.measure import ActivationWatch, GradWatch, timing, zero_fraction
 from precision_check.report import Device, Timing, ZeroGrads
 
 AMP_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
@@ -109,6 +109,9 @@ class Trainer:
         self.amp = AMP_DTYPES[dtype]
         self.optimizer = workload.optimizer(model.parameters())
         self.scaler = torch.amp.GradScaler(device.kind, init_scale=INITIAL_SCALE) if dtype == "fp16" else None
+        self.watch: ActivationWatch | None = None  # set while the measured steps run (not while timing)
+        self.grads: GradWatch | None = None
+        self.at_step = 0  # the measured step being run, for the watches
 
     def loss(self, model: Callable[..., Any], batch: Batch) -> torch.Tensor:
         with torch.autocast(self.device.kind, dtype=self.amp or torch.float32, enabled=self.amp is not None):
@@ -120,6 +123,8 @@ class Trainer:
                 + ", not a scalar tensor",
                 "return a single number as a tensor, e.g. torch.nn.functional.cross_entropy(output, target)",
             )
+        if self.watch is not None:
+            self.watch.observe_loss(loss)
         return loss
 
     def step(self, model: Callable[..., Any], batch: Batch, *, update: bool = True) -> torch.Tensor:
@@ -133,17 +138,23 @@ class Trainer:
         clip = self.workload.clip_grad_norm
         if self.scaler is None:
             _backward(loss)
+            self._after_backward()
             if clip is not None:
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
             self.optimizer.step()
         else:
             _backward(self.scaler.scale(loss))
+            self._after_backward()
             if clip is not None:
                 self.scaler.unscale_(self.optimizer)  # clip the true gradients, not the scaled ones
                 torch.nn.utils.clip_grad_norm_(self.model.parameters(), clip)
             self.scaler.step(self.optimizer)
             self.scaler.update()
         return loss.detach()
+
+    def _after_backward(self) -> None:
+        if self.grads is not None:
+            self.grads.after_backward(self.at_step)
 
     def zero_grads(self, batch: Batch) -> ZeroGrads:
         fractions = []

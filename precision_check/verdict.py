@@ -1,39 +1,35 @@
-"""The verdict: measurements in, one recommended dtype out, with the reason and the numbers. Pure."""
+"""The verdict: measurements in, one recommended dtype out, with its kind, the reason and the numbers. Pure.
+
+The kinds (report.VERDICT_KINDS; docs/precision-check.md): faster, not-faster, numerics-only (the CPU: no
+speed evidence, so no dtype is recommended for speed), precision-limited, unsafe, model-unstable, no-reference.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
-from precision_check.agreement import Judgement, Tolerance, floor_of, judge, listed, reference_for, varies
+from precision_check.agreement import end_window, floor_of, varies
 from precision_check.agreement import pct as _pct
-from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow, Verdict
+from precision_check.problems import (
+    DEFAULT_TOLERANCES,
+    Problem,
+    Tolerances,
+    first_overflow,
+    judgement,
+    late_zero_grads,
+    nonfinite_grads,
+    problem,
+    same_skips,
+    where,
+)
+from precision_check.report import DtypeRun, Measurements, Verdict
 
-
-@dataclass(frozen=True)
-class Tolerances:
-    agreement: Tolerance = field(default_factory=Tolerance)  # closeness to fp32, given its noise floor
-    faster: float = 1.10  # a speedup below 1.1x is "not faster"
-    prefer_bf16: float = 0.90  # take bf16 over a faster fp16 unless fp16 is >10% faster still
-    skipped_steps: float = 0.25  # GradScaler skipping more than a quarter of the steps is unstable
-    underflow: float = 0.05  # zero-gradient fraction above fp32's, even with scaling
-
+__all__ = ["Tolerances", "compiled_speedup", "decide", "memory_saving", "same_skips", "speedup"]
 
 LABEL = {"fp32": "fp32", "tf32": "tf32", "fp16": "fp16 with GradScaler", "bf16": "bf16"}
-
-
-def _where(o: Overflow) -> str:
-    size = "inf/nan" if o.max_abs is None else f"{o.max_abs:.3g}"
-    return f"`{o.module}` at step {o.step} (|x| = {size} > {FP16_MAX:.0f})"
-
-
-def first_overflow(m: Measurements) -> tuple[str, Overflow] | None:
-    """The first module output fp16 cannot hold: inf/nan in the fp16 run if it ran, else an output above
-    65504 in the fp32 (or tf32, bf16) run: what fp16 would not hold."""
-    for dtype in ("fp16",) if m.run("fp16") else ("fp32", "tf32", "bf16"):
-        run = m.run(dtype)
-        if run is not None and run.overflows:
-            return dtype, min(run.overflows, key=lambda o: o.step)
-    return None
+STEADIER = "steadier training (a lower learning rate, warm-up, gradient clipping, pre-LayerNorm)"
+NO_SPEED = (
+    "CPU: no speed or memory evidence, so no dtype is recommended for speed; run precision-check on the GPU "
+    "you train on for that"
+)
 
 
 def speedup(m: Measurements, run: DtypeRun) -> float | None:
@@ -58,60 +54,25 @@ def memory_saving(m: Measurements, run: DtypeRun) -> float | None:
     return 1.0 - run.peak_mem_mib / ref.peak_mem_mib
 
 
-def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> str | None:
-    """Why this dtype is not safe for this model, or None."""
-    if run.dtype == "bf16" and m.device.bf16_native is False:
-        return f"is not native on {m.device.name} (compute capability {m.device.compute_capability}; it needs 8.0)"
-    if run.dtype == "fp16":
-        overflow = first_overflow(m)
-        if overflow is not None:
-            return f"overflows in {_where(overflow[1])}"
-    if run.nonfinite_steps:
-        return (
-            f"has a non-finite loss from step {run.nonfinite_steps[0]} ({len(run.nonfinite_steps)} of {m.steps} steps)"
-        )
-    if run.scaler is not None and len(run.scaler.skipped_steps) > tol.skipped_steps * m.steps:
-        return f"is unstable: GradScaler skipped {len(run.scaler.skipped_steps)} of {m.steps} steps (inf/nan gradients)"
-    z = run.zero_grads
-    if z is not None and z.fp16_scaled - z.fp32 > tol.underflow:
-        return f"underflows: {_pct(z.fp16_scaled)} of gradients are zero even with scaling (fp32: {_pct(z.fp32)})"
-    if run.rel_diff_final is None:
-        return "has a final loss that cannot be compared with fp32's"
-    return _judgement(m, run, tol).problem
-
-
-def _judgement(m: Measurements, run: DtypeRun, tol: Tolerances) -> Judgement:
-    ref = m.run("fp32")
-    return Judgement(None) if ref is None else judge(reference_for(run, ref), run.losses, m.noise_floor, tol.agreement)
-
-
-def same_skips(run: DtypeRun) -> str | None:
-    """What the skipped steps of `run` were, and what it was compared with because of them."""
-    scaler = run.scaler
-    if scaler is None or not scaler.skipped_steps or scaler.fp32_same_skips is None:
-        return None
-    skipped = scaler.skipped_steps
-    if len(skipped) == 1:
-        which, that = f"step {skipped[0]}", "that step"
-    else:
-        which, that = f"{len(skipped)} steps ({listed(skipped)})", "those steps"
-    return (
-        f"{run.dtype}: GradScaler skipped {which}: inf/nan gradients at its scale, so it lowered the scale "
-        f"and dropped the update, as it does while it finds its scale; {run.dtype} is compared with fp32 "
-        f"trained with {that} skipped too"
-    )
-
-
-def _numbers(m: Measurements) -> dict[str, float | str | None]:
-    numbers: dict[str, float | str | None] = {}
+def _numbers(m: Measurements, tol: Tolerances) -> dict[str, float | str | None]:
+    numbers: dict[str, float | str | None] = {"end_window": end_window(m.steps)}
     for run in m.runs:
-        if run.dtype != "fp32":
-            numbers[f"{run.dtype}.speedup"] = speedup(m, run)
-            numbers[f"{run.dtype}.memory_saving"] = memory_saving(m, run)
-            if run.compiled is not None:
-                numbers[f"{run.dtype}.compiled_speedup"] = compiled_speedup(m, run)
-            numbers[f"{run.dtype}.rel_diff_final"] = run.rel_diff_final
-            numbers[f"{run.dtype}.rel_diff_max"] = run.rel_diff_max
+        late = late_zero_grads(run, m.steps)
+        if late is not None:
+            numbers[f"{run.dtype}.zero_grads.late"] = late
+        if run.dtype == "fp32":
+            continue
+        numbers[f"{run.dtype}.speedup"] = speedup(m, run)
+        numbers[f"{run.dtype}.memory_saving"] = memory_saving(m, run)
+        if run.compiled is not None:
+            numbers[f"{run.dtype}.compiled_speedup"] = compiled_speedup(m, run)
+        numbers[f"{run.dtype}.rel_diff_final"] = run.rel_diff_final
+        numbers[f"{run.dtype}.rel_diff_max"] = run.rel_diff_max
+        end = judgement(m, run, tol).end
+        if end is not None:
+            numbers |= {f"{run.dtype}.end_loss": end.loss, f"{run.dtype}.end_excess": end.excess}
+            numbers |= {"fp32.end_loss": end.reference} if run.scaler is None else {}
+            numbers |= {"fp32.end_spread": end.spread}
         if run.zero_grads is not None:
             numbers["fp16.zero_grads.unscaled"] = run.zero_grads.fp16_unscaled
             numbers["fp16.zero_grads.scaled"] = run.zero_grads.fp16_scaled
@@ -125,84 +86,144 @@ def _numbers(m: Measurements) -> dict[str, float | str | None]:
 
 
 def _gains(m: Measurements, run: DtypeRun, tol: Tolerances) -> str:
+    """Speed, memory and the end's agreement of a safe run. The agreement shown is the one judged, so it
+    is within the tolerance it was judged by (never 'within 2219%')."""
     parts = []
     s, mem = speedup(m, run), memory_saving(m, run)
     if s is not None:
         parts.append(f"{s:.1f}x faster than fp32" if s >= 1.1 else f"{s:.2f}x fp32's speed")
     if mem is not None:
         parts.append(f"{_pct(abs(mem))} {'less' if mem >= 0 else 'more'} memory")
-    if run.rel_diff_final is not None:
-        parts.append(f"final loss within {_pct(run.rel_diff_final)}")
+    judged = judgement(m, run, tol)
+    if judged.end is not None and abs(judged.end.excess) <= judged.limit:
+        parts.append(f"final loss within {_pct(abs(judged.end.excess))}")
     shown = ", ".join(parts)
-    if _judgement(m, run, tol).needs_floor:
-        shown += f" (fp32 itself varies by {_pct(floor_of(m.noise_floor))} on this model)"
-    return shown
+    return shown + (f" ({judged.leaned_on})" if judged.leaned_on else "")
 
 
-def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
-    numbers = _numbers(m)
-    fp32 = m.run("fp32")
-    if fp32 is None:
-        return Verdict("fp32", "fp32: no fp32 reference run, nothing to compare with", (), numbers)
-    if fp32.nonfinite_steps:
-        return Verdict(
-            "fp32",
-            f"fp32: the loss is non-finite in fp32 itself from step {fp32.nonfinite_steps[0]}: the model "
-            "diverges whatever the precision; fix it (learning rate, initialisation) before choosing a dtype",
-            (),
-            numbers,
-        )
-    others = [run for run in m.runs if run.dtype != "fp32"]
-    problems = {run.dtype: problem(m, run, tol) for run in others}
+def _limited_head(m: Measurements, limited: list[DtypeRun], problems: dict[str, Problem | None], alt: str) -> str:
+    """'fp32: bf16 is precision-limited on this model: bf16's loss stalls at ...; train in fp32 (...)'."""
+    names = " and ".join(r.dtype for r in limited)
+    first = problems[limited[0].dtype]
+    detail = "" if first is None else first.text.removeprefix("is precision-limited: its ")
+    verb = "is" if len(limited) == 1 else "are"
+    head = f"{LABEL[alt]}: {names} {verb} precision-limited on this model: {limited[0].dtype}'s {detail}"
+    if alt != "fp32":
+        return f"{head}; {LABEL[alt]} reaches fp32's loss"
+    reaching = [LABEL[d] for d, p in problems.items() if p is None]
+    if reaching:
+        one = len(reaching) == 1
+        why = ("is not" if one else "are not") + " faster" if m.device.kind == "cuda" else "the CPU shows no speed"
+        reach = "reaches" if one else "reach"
+        return f"{head}; train in fp32 ({' and '.join(reaching)} {reach} fp32's loss, but {why})"
+    tried = {r.dtype for r in m.runs}
+    untried = [d for d in (("tf32", "fp16") if m.device.kind == "cuda" else ("fp16",)) if d not in tried]
+    if not untried or not all(r.dtype == "bf16" for r in limited):
+        return f"{head}; train in fp32"
+    which, one = " and ".join(untried), len(untried) == 1
+    where = " on a GPU" if m.device.kind != "cuda" else ""
+    return (
+        f"{head}; train in fp32 ({which} {'keeps' if one else 'keep'} 10 mantissa bits to bf16's 7: "
+        f"`--dtypes fp32,{','.join(untried)}`{where} shows whether {'it reaches' if one else 'they reach'} "
+        "fp32's loss)"
+    )
+
+
+def _reasons(
+    m: Measurements, others: list[DtypeRun], problems: dict[str, Problem | None], tol: Tolerances
+) -> tuple[str, ...]:
     reasons = tuple(
-        f"{r.dtype} {problems[r.dtype]}" if problems[r.dtype] else f"{r.dtype}: safe: {_gains(m, r, tol)}"
-        for r in others
+        f"{r.dtype} {p.text}" if (p := problems[r.dtype]) else f"{r.dtype}: safe: {_gains(m, r, tol)}" for r in others
     )
     # said only where the skips are GradScaler finding its scale, not part of an overflow or instability
+    judged_on_curve = (None, "drifts", "precision-limited")
     reasons += tuple(
-        skips for r in others if (problems[r.dtype] or "drifts").startswith("drifts") and (skips := same_skips(r))
+        skips
+        for r in others
+        if (None if (p := problems[r.dtype]) is None else p.kind) in judged_on_curve and (skips := same_skips(r))
     )
     overflow = first_overflow(m)
     if overflow is not None and "fp16" not in problems:
-        reasons += (f"fp16 (not run) would overflow in {_where(overflow[1])}, seen in the {overflow[0]} run",)
+        reasons += (f"fp16 (not run) would overflow in {where(overflow[1])}, seen in the {overflow[0]} run",)
     wide = next((r.overflows[0] for r in m.runs if r.dtype != "fp16" and r.overflows), None)
     if overflow is None and wide is not None:
         reasons += (
-            f"{_where(wide)} is beyond fp16's range in fp32, but the fp16 run stayed finite "
+            f"{where(wide)} is beyond fp16's range in fp32, but the fp16 run stayed finite "
             "(autocast keeps that output in fp32)",
         )
     compiled = [(r.dtype, compiled_speedup(m, r)) for r in others]
     reasons += tuple(f"with torch.compile: {d} runs at {x:.2f}x compiled fp32's speed" for d, x in compiled if x)
     floor = m.noise_floor
-    steadier = "steadier training (a lower learning rate, warm-up, gradient clipping, pre-LayerNorm)"
-    if floor is not None and floor.nonfinite_steps:
-        head = (
-            f"fp32: the model is on the edge of diverging in fp32 itself: {floor.perturbation}, has a non-finite "
-            f"loss from step {floor.nonfinite_steps[0]}; fix it ({steadier}) before choosing a dtype"
-        )
-        return Verdict("fp32", head, reasons, numbers)
-    leaned = any(problems[r.dtype] is None and _judgement(m, r, tol).needs_floor for r in others)
-    if floor is not None and (leaned or floor_of(floor) > tol.agreement.along_the_way):
+    leaned = any(problems[r.dtype] is None and judgement(m, r, tol).needs_floor for r in others)
+    if floor is not None and not floor.nonfinite_steps and (leaned or floor_of(floor) > tol.agreement.along_the_way):
         reasons += (
             f"{varies(floor)}: half precision is judged against {tol.agreement.noise_multiple:g}x that, not "
-            f"blamed for it; {steadier} makes the comparison sharper",
+            f"blamed for it; {STEADIER} makes the comparison sharper",
         )
-    safe = [run for run in m.runs if run.dtype in problems and problems[run.dtype] is None]
+    return reasons
+
+
+def _unstable(m: Measurements, fp32: DtypeRun) -> str | None:
+    grads = nonfinite_grads(fp32)
+    if fp32.nonfinite_steps or grads is not None:
+        what = (
+            f"the loss is non-finite in fp32 itself from step {fp32.nonfinite_steps[0]}" if fp32.nonfinite_steps else ""
+        )
+        what = f"fp32 itself has {grads} in the backward pass" if grads is not None else what
+        return (
+            f"fp32: {what}: the model diverges whatever the precision; fix it (learning rate, initialisation) "
+            "before choosing a dtype"
+        )
+    floor = m.noise_floor
+    if floor is not None and floor.nonfinite_steps:
+        return (
+            f"fp32: the model is on the edge of diverging in fp32 itself: {floor.perturbation}, has a non-finite "
+            f"loss from step {floor.nonfinite_steps[0]}; fix it ({STEADIER}) before choosing a dtype"
+        )
+    return None
+
+
+def decide(m: Measurements, tol: Tolerances = DEFAULT_TOLERANCES) -> Verdict:
+    numbers = _numbers(m, tol)
+    fp32 = m.run("fp32")
+    if fp32 is None:
+        return Verdict("fp32", "fp32: no fp32 reference run, nothing to compare with", (), numbers, "no-reference")
+    others = [run for run in m.runs if run.dtype != "fp32"]
+    problems = {run.dtype: problem(m, run, tol) for run in others}
+    reasons = _reasons(m, others, problems, tol)
+    unstable = _unstable(m, fp32)
+    if unstable is not None:
+        return Verdict("fp32", unstable, reasons, numbers, "model-unstable")
+    safe = [run for run in others if problems[run.dtype] is None]
+    limited = [r for r in others if (p := problems[r.dtype]) is not None and p.kind == "precision-limited"]
+    overflow = first_overflow(m)
     overflow_lead = ""
     if overflow is not None:
-        verb = "overflows" if overflow[0] == "fp16" else "would overflow"
-        overflow_lead = f"fp16 {verb} in {_where(overflow[1])}: "
-    no_bf16 = m.device.bf16_native is False
+        overflow_lead = f"fp16 {'overflows' if overflow[0] == 'fp16' else 'would overflow'} in {where(overflow[1])}: "
+    why = "; ".join(f"{d} {p.text}" for d, p in problems.items() if p) or "no other dtype was run"
 
     if m.device.kind != "cuda":
-        chosen = next((r for r in safe if r.dtype == "bf16"), None)
-        cpu = f" over {m.steps} steps (CPU run: numerics only; speed and memory need a GPU)"
+        cpu = f". Over {m.steps} steps on the {NO_SPEED}"
+        if limited:
+            return Verdict(
+                "fp32", _limited_head(m, limited, problems, "fp32") + cpu, reasons, numbers, "precision-limited"
+            )
+        chosen = next((r for r in safe if r.dtype == "bf16"), None) or next(iter(safe), None)
         if chosen is None:
-            why = "; ".join(f"{d} {p}" for d, p in problems.items() if p) or "no other dtype was run"
-            return Verdict("fp32", f"fp32: {why}{cpu}", reasons, numbers)
-        return Verdict("bf16", f"{overflow_lead}use bf16: {_gains(m, chosen, tol)}{cpu}", reasons, numbers)
+            return Verdict("fp32", f"fp32: {why}{cpu}", reasons, numbers, "unsafe")
+        if overflow_lead and chosen.dtype == "bf16":
+            head = f"{overflow_lead}for half precision use bf16, safe in numerics here: {_gains(m, chosen, tol)}"
+        else:
+            head = f"{LABEL[chosen.dtype]} is safe in numerics on this model: {_gains(m, chosen, tol)}"
+        return Verdict(chosen.dtype, head + cpu, reasons, numbers, "numerics-only")
 
     faster = [r for r in safe if (speedup(m, r) or 0.0) >= tol.faster]
+    if limited:
+        alt = max(faster, key=lambda r: speedup(m, r) or 0.0).dtype if faster else "fp32"
+        head = _limited_head(m, limited, problems, alt)
+        if alt != "fp32":
+            head += f" ({_gains(m, next(r for r in faster if r.dtype == alt), tol)})"
+        return Verdict(alt, head, reasons, numbers, "precision-limited")
     if not faster:
         if safe:
             best = max(safe, key=lambda r: speedup(m, r) or 0.0)
@@ -212,16 +233,16 @@ def decide(m: Measurements, tol: Tolerances = Tolerances()) -> Verdict:
                 f"fp32: not faster ({shown}): this model is memory-bound at this batch size (or launch-bound), "
                 "so lower precision buys no speed; stay in fp32 or grow the batch"
             )
-        else:
-            why = "; ".join(f"{d} {p}" for d, p in problems.items() if p) or "no other dtype was run"
-            head = f"fp32: {why}" + ("; this GPU has no native bf16" if no_bf16 and "bf16" not in problems else "")
-        return Verdict("fp32", head, reasons, numbers)
+            return Verdict("fp32", head, reasons, numbers, "not-faster")
+        no_bf16 = m.device.bf16_native is False and "bf16" not in problems
+        head = f"fp32: {why}" + ("; this GPU has no native bf16" if no_bf16 else "")
+        return Verdict("fp32", head, reasons, numbers, "unsafe")
     chosen = max(faster, key=lambda r: speedup(m, r) or 0.0)
     bf16 = next((r for r in faster if r.dtype == "bf16"), None)
     if bf16 is not None and (speedup(m, bf16) or 0.0) >= tol.prefer_bf16 * (speedup(m, chosen) or 0.0):
         chosen = bf16
-    label = LABEL[chosen.dtype]
     if chosen.dtype == "bf16" and overflow is not None:
-        return Verdict("bf16", f"{overflow_lead}use bf16 ({_gains(m, chosen, tol)})", reasons, numbers)
-    tail = f" (no native bf16 on {m.device.name})" if no_bf16 and chosen.dtype == "fp16" else ""
-    return Verdict(chosen.dtype, f"{label}: {_gains(m, chosen, tol)}{tail}", reasons, numbers)
+        return Verdict("bf16", f"{overflow_lead}use bf16 ({_gains(m, chosen, tol)})", reasons, numbers, "faster")
+    tail = f" (no native bf16 on {m.device.name})" if m.device.bf16_native is False and chosen.dtype == "fp16" else ""
+    head = f"{LABEL[chosen.dtype]}: {_gains(m, chosen, tol)}{tail}"
+    return Verdict(chosen.dtype, head, reasons, numbers, "faster")

@@ -14,11 +14,28 @@ from typing import Any, Final
 import jinja2
 from matplotlib.figure import Figure
 
-from precision_check.report import SCHEMA, Report, report_from_json
-from precision_check.table import compile_line, scale_text, table_rows, zero_grads_line
+from precision_check.report import SCHEMA, VERDICT_KINDS, Report, report_from_json
+from precision_check.table import compile_line, gradients_line, scale_text, table_rows, zero_grads_line
 from pytorch_cuda.precision_report.charts import COLOURS, svg_text
 
 TEMPLATE: Final = "check.html.j2"
+# What each verdict kind means, one line each (docs/precision-check.md says more).
+KIND_MEANING: Final = dict(
+    zip(
+        VERDICT_KINDS,
+        (
+            "a lower precision is safe for this model and faster on this GPU",
+            "a lower precision is safe but buys no speed here: stay in fp32",
+            "a CPU run: which precisions are safe in numerics; it gives no speed evidence and recommends no "
+            "dtype for speed",
+            "a precision's loss stalls far above fp32's: that precision cannot fit this model; it is never recommended",
+            "no lower precision is safe for this model (overflow, drift, non-finite values or underflow)",
+            "fp32 itself diverges or is on the edge of it: fix the model before choosing a dtype",
+            "fp32 did not run: there was nothing to compare with",
+        ),
+        strict=True,
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -84,6 +101,8 @@ def _facts(report: Report) -> list[str]:
             + ("" if floor.rel_diff_final is None else f", {100 * floor.rel_diff_final:.2g}% at the end")
             + f", for {floor.perturbation}"
         )
+    if (gradients := gradients_line(report)) is not None:
+        facts.append(gradients)
     for run in report.measurements.runs:
         z = run.zero_grads
         if z is not None:
@@ -122,6 +141,7 @@ def render_check_page(report: Report, source: str) -> str:
         "header": header,
         "rows": rows,
         "facts": _facts(report),
+        "kind_meaning": KIND_MEANING.get(report.verdict.kind, ""),
         "chart": loss_curves(report),
         "numbers": json.dumps(report.verdict.numbers, indent=1, sort_keys=True),
     }

@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from precision_check.agreement import MIN_STEPS
 from precision_check.cli import main
+from precision_check.errors import EXIT_BAD_INPUT
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -69,7 +71,7 @@ CASES = {
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], source: str, *argv: str) -> tuple[int, str, str]:
     if source:
         (tmp_path / "model.py").write_text(source)
-    status = main([*argv, "--steps", "2", "--timed-steps", "1", "--device", "cpu"])
+    status = main([*argv, "--steps", "5", "--timed-steps", "1", "--device", "cpu"])
     captured = capsys.readouterr()
     return status, captured.out, captured.err
 
@@ -123,9 +125,12 @@ def test_unknown_dtype(tmp_path: Path, capsys: pytest.CaptureFixture[str], monke
 def test_too_few_steps(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "model.py").write_text(GOOD)
-    status = main(["model.py:factory", "--steps", "1"])
+    status = main(["model.py:factory", "--steps", "4"])
     captured = capsys.readouterr()
-    _assert_one_paragraph(status, captured.out, captured.err, "--steps 1 is too few")
+    _assert_one_paragraph(status, captured.out, captured.err, "--steps 4 is too few")
+    assert f"needs at least {MIN_STEPS} steps" in captured.err
+    assert f"Give --steps {MIN_STEPS} or more" in captured.err
+    assert EXIT_BAD_INPUT == 2
     status = main(["model.py:factory", "--timed-steps", "-1"])
     captured = capsys.readouterr()
     _assert_one_paragraph(status, captured.out, captured.err, "--timed-steps -1 is too few")
@@ -151,7 +156,7 @@ def test_the_real_command_prints_no_traceback(tmp_path: Path) -> None:
         GOOD + "def bad():\n    return torch.nn.Linear(5, 1), batch, torch.nn.MSELoss()\n"
     )
     done = subprocess.run(
-        [sys.executable, "-m", "precision_check", f"{tmp_path}/model.py:bad", "--steps", "2"],
+        [sys.executable, "-m", "precision_check", f"{tmp_path}/model.py:bad", "--steps", "5"],
         cwd=ROOT,
         capture_output=True,
         text=True,

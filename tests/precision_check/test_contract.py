@@ -28,7 +28,7 @@ def test_a_factory_with_a_device_parameter_is_told_the_device(
         "    SEEN.append(device)\n"
         "    return torch.nn.Linear(3, 1), lambda s: (torch.randn(4, 3), torch.randn(4, 1)), torch.nn.MSELoss()\n"
     )
-    status = main([f"{tmp_path}/model.py:factory", "--steps", "2", "--timed-steps", "1", "--device", "cpu"])
+    status = main([f"{tmp_path}/model.py:factory", "--steps", "5", "--timed-steps", "1", "--device", "cpu"])
     assert status == 0, capsys.readouterr().err
     assert sys.modules["precision_check_user_model"].SEEN == ["cpu"]
 

@@ -1,4 +1,4 @@
-"""The three example models, run for real on the CPU with a few steps."""
+"""The four example models, run for real on the CPU with a few steps (the linear regression with its 300)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,9 @@ def test_well_behaved_examples_are_safe_in_bf16(
     verdict = doc["verdict"]
     assert isinstance(verdict, dict)
     assert verdict["dtype"] == "bf16", verdict
-    assert verdict["headline"].startswith("use bf16: final loss within")
+    assert verdict["headline"].startswith("bf16 is safe in numerics on this model: final loss within")
+    assert "on the CPU: no speed or memory evidence, so no dtype is recommended for speed" in verdict["headline"]
+    assert verdict["kind"] == "numerics-only"
     runs = doc["runs"]
     assert isinstance(runs, dict)
     assert list(runs) == ["fp32", "bf16"]
@@ -79,7 +81,9 @@ def test_overflow_example_in_real_fp16_overflows_and_the_scaler_skips(
     verdict = doc["verdict"]
     assert isinstance(verdict, dict)
     assert verdict["dtype"] == "bf16"
-    assert verdict["headline"].startswith("fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): use bf16")
+    assert verdict["headline"].startswith(
+        "fp16 overflows in `expand` at step 0 (|x| = inf/nan > 65504): for half precision use bf16"
+    )
     assert "fp16 ran on the CPU because --dtypes asked for it" in printed
 
 
@@ -135,3 +139,20 @@ def test_a_chaotic_model_shows_a_large_floor_that_bf16_is_judged_against(
     # Chaos makes the exact drift machine-dependent: bf16 is either accepted, or judged against the floor.
     bf16 = next(r for r in doc["verdict"]["reasons"] if r.startswith("bf16"))
     assert bf16.startswith("bf16: safe") or "3x fp32's own variation of" in bf16, bf16
+
+
+def test_linear_regression_is_precision_limited_in_bf16(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 19: fitted exactly, fp32 falls by ten orders of magnitude and bf16 stalls near 5e-4; the old rule
+    printed 'bf16: safe: final loss within 2219%'."""
+    doc, printed = _check("linear_regression", tmp_path, capsys, steps=300)
+    verdict = doc["verdict"]
+    assert (verdict["kind"], verdict["dtype"]) == ("precision-limited", "fp32")
+    assert verdict["headline"].startswith("fp32: bf16 is precision-limited on this model: bf16's loss stalls at ")
+    assert "within" not in verdict["headline"]
+    assert not any(r.startswith("bf16: safe") for r in verdict["reasons"])
+    runs = doc["runs"]
+    assert runs["fp32"]["final_loss"] < 1e-5
+    assert runs["bf16"]["final_loss"] > 1e-4
+    assert runs["bf16"]["nonfinite_grads"] == []
+    assert len(runs["bf16"]["zero_grad_fractions"]) == 300
+    assert "kind: precision-limited" in printed

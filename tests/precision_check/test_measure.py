@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from precision_check.measure import ActivationWatch
+from precision_check.measure import ActivationWatch, GradWatch
 from precision_check.report import Overflow
 
 
@@ -48,3 +48,21 @@ def test_a_healthy_model_records_nothing_and_hooks_come_off() -> None:
     watch.remove()
     assert watch.overflows == []
     assert not model._forward_hooks
+
+
+def test_grad_watch_counts_zeros_and_names_non_finite_parameters_dense_or_sparse() -> None:
+    torch.manual_seed(0)
+    emb = torch.nn.Embedding(10, 4, sparse=True)
+    lin = torch.nn.Linear(4, 1)
+    model = torch.nn.ModuleDict({"emb": emb, "lin": lin})
+    watch = GradWatch(model)
+    for step in range(2):
+        model.zero_grad(set_to_none=True)
+        out = lin(emb(torch.tensor([1, 2])))
+        if step == 1:
+            out = out * torch.tensor(float("inf"))
+        out.sum().backward()
+        watch.after_backward(step)
+    assert watch.finish(3)[2] is None  # no backward at step 2
+    assert [f.step for f in watch.faults] == [1, 1, 1]
+    assert {f.parameter for f in watch.faults} == {"emb.weight", "lin.weight", "lin.bias"}

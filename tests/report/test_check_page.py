@@ -99,3 +99,12 @@ def test_cnn_page_draws_fp32_skipping_fp16s_skipped_step_and_says_so(tmp_path: P
     )
     assert "fp32 skipping fp16&#39;s skipped steps" in page or "fp32 skipping fp16's skipped steps" in page
     assert page.count("<svg") == 1
+
+
+def test_a_precision_limited_page_names_the_verdict_kind_and_the_gradients(tmp_path: Path) -> None:
+    page = _page(tmp_path, RECORDED / "linear_regression.cpu.json")
+    assert "fp32: bf16 is precision-limited on this model: bf16&#39;s loss stalls at" in page
+    assert 'id="verdict-kind">Verdict kind: <strong>precision-limited</strong>: a precision&#39;s loss stalls' in page
+    assert "zero gradients over the last 5 steps: fp32 0.00%, bf16 0.00%; first non-finite gradient: none" in page
+    old = _page(tmp_path / "old", TRANSFORMER)  # a version 3 report: its verdict has no kind, the page none either
+    assert "verdict-kind" not in old
