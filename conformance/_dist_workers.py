@@ -106,6 +106,8 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
     ops = REDUCE_OPS + (("premul_sum",) if job.backend == "nccl" else ())
     for dtype_name, dtype in DTYPES.items():
         for op in ops:
+            if (dtype_name, op) == ("bf16", "premul_sum"):
+                continue  # observed apart: see _bf16_premul_observation
             tensor = allreduce_inputs(rank, numel, device).to(dtype)
             before = tensor.clone()
             try:
@@ -125,9 +127,32 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
                 mismatches.append(f"{dtype_name}/premul_sum: the tensor is unchanged (the reduction did not run)")
     mismatches += _gather_checks(rank, job, device, numel)
     result: dict[str, object] = {"mismatches": mismatches, "unsupported": unsupported, "ops": list(ops)}
+    if job.backend == "nccl":
+        result["observations"] = [_bf16_premul_observation(rank, job, device, numel)]
     if job.backend == "nccl" and job.world_size >= 2:
         result.update(_measure_busbw(device, job.world_size))
     return result
+
+
+def _bf16_premul_observation(rank: int, job: DistJob, device: torch.device, numel: int) -> str:
+    """bf16 PREMUL_SUM with a Python-scalar factor, recorded, not gated. On the H200 (torch 2.11, cu130) it returned
+    all zeros: the float factor is read as a bf16 (the low half of 3.0f is 0). FSDP reduces bf16 gradients with AVG,
+    not PREMUL_SUM, so this is a note about the library, not a fault of the image."""
+    tensor = allreduce_inputs(rank, numel, device).to(torch.bfloat16)
+    try:
+        dist.all_reduce(tensor, op=_reduce_op("premul_sum"))
+    except (RuntimeError, ValueError, AttributeError) as exc:
+        return f"bf16 PREMUL_SUM (x{PREMUL:g}) not supported: {str(exc).splitlines()[0][:200]}"
+    expected = allreduce_expected("premul_sum", numel, job.world_size, device).to(torch.bfloat16)
+    wrong = int((tensor != expected).sum())
+    if wrong == 0:
+        return f"bf16 PREMUL_SUM (x{PREMUL:g}) with a Python-scalar factor is exact"
+    zeros = bool((tensor == 0).all())
+    return (
+        f"bf16 PREMUL_SUM (x{PREMUL:g}) with a Python-scalar factor: {wrong} of {numel} elements wrong"
+        + (" (all zero: the factor is read as a bf16)" if zeros else "")
+        + "; not gated: FSDP reduces bf16 gradients with AVG; do not call PREMUL_SUM on bf16 with this torch"
+    )
 
 
 def _measure_busbw(device: torch.device, world_size: int) -> dict[str, object]:

@@ -58,11 +58,14 @@ def _check_collectives(run: DistributedRun, record_note: RecordNote, may_lack: t
                 record_note(f"rank {rank} {run.backend} does not support {item}")
             else:
                 problems.append(f"rank {rank}: {item}")
+    for observation in cast(list[str], _task(run, "collectives").get("observations", [])):
+        record_note(f"{run.backend}: {observation}")
     record_note(f"{run.backend} world size {run.world_size}, {run.wall_s:.1f}s including spawn")
     if run.world_size == 1:
         record_note(
-            "one rank: SUM/MAX/AVG are identities here; PREMUL_SUM (x3), all_gather and reduce_scatter into "
-            "NaN-filled buffers still prove that NCCL runs the op; cross-rank agreement needs 2+ GPUs"
+            "one rank: SUM/MAX/AVG are identities here; PREMUL_SUM (x3, fp32 and fp16), all_gather and "
+            "reduce_scatter into NaN-filled buffers still prove that NCCL runs the op; "
+            "cross-rank agreement needs 2+ GPUs"
         )
     assert not problems, f"{run.backend} collectives are not exact: {problems}"
 

@@ -48,15 +48,18 @@ tail -n 2 "$OUT/log.txt" | tee -a "$SUMMARY"
 judge whole-suite "$OUT/results.json" --clean --bounded --max-wall 120
 
 # 2. faults
+# NVIDIA_TF32_OVERRIDE=1 forces TF32 into cuBLAS (fp32 GEMM 51 -> 400 TFLOP/s) but not into this cuDNN conv
+# (fp32 conv 43.0 clean, 42.4 under it, on the H200 2026-12-04), so the conv is an INFO line here; TF32 let into
+# cuDNN (allow_tf32) measured 405.5 TFLOP/s there, far above the fp32 conv ceiling of 173.
 run_case fault-tf32-env NVIDIA_TF32_OVERRIDE=1 -- -m "cpu or gpu" \
   -k "gemm_ratio or fp32_highest or fp32_ieee or cudnn_conv_throughput or sdpa_throughput or amp_step_speedup"
 judge fault-tf32-env "$OUT/fault-tf32-env.json" --fails test_fp32_highest_is_not_faster_than_ieee \
-  "test_gemm_ratio_to_fp32[fp16]" test_fp32_ieee_and_tf32_error_bands "test_cudnn_conv_throughput[fp32]"
+  "test_gemm_ratio_to_fp32[fp16]" test_fp32_ieee_and_tf32_error_bands
 "$PY" - "$OUT/fault-tf32-env.json" <<'PYEOF' | tee -a "$SUMMARY"
 import json, sys
 tests = json.load(open(sys.argv[1]))["tests"]
 for n, t in tests.items():
-    if "sdpa_throughput" in n or "amp_step_speedup" in n:
+    if "sdpa_throughput" in n or "amp_step_speedup" in n or "conv_throughput" in n:
         values = {k: m["value"] for k, m in t["metrics"].items()}
         print(f"  INFO under forced TF32: {n.split('::')[1]} {t['outcome']} {values}")
 PYEOF

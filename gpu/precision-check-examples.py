@@ -108,7 +108,11 @@ def main(out: Path) -> int:
         check(within_is_within_tolerance(doc), f"{name}: no 'within X%' above the tolerance")
     if "cnn-small" in docs:
         v = docs["cnn-small"]["verdict"]
-        check(v["dtype"] == "fp32" and v["kind"] == "not-faster", "cnn-small: not faster, stays in fp32")
+        # launch-bound: its speed-up sits near the 1.1x line and moves between hosts (1.2x on one H200 lease,
+        # 0.97x on another), so the check is that the verdict follows the speed-up this run measured
+        best = max((x for k, x in v["numbers"].items() if k.endswith(".speedup") and x is not None), default=0.0)
+        want = "faster" if best >= 1.10 else "not-faster"
+        check(v["kind"] == want, f"cnn-small: kind {want} for a best speed-up of {best:.2f}x (got {v['kind']})")
     if "transformer-compile" in docs:
         reasons = docs["transformer-compile"]["verdict"]["reasons"]
         check(any("with torch.compile" in r for r in reasons), "transformer-compile: compiled speed reported")
