@@ -12,7 +12,7 @@ from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
-from pytorch_cuda.lockfile import (
+from pytorch_cuda.locks.file_format import (
     FLAVOUR_LOCK_NAME,
     INSTALLER_LOCK,
     LAYERS,

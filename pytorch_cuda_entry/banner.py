@@ -52,7 +52,7 @@ def compose(env: Environment, found: list[Advice] | None = None) -> str:
 
 def main() -> int:
     """Print the banner to stderr. The entry script calls this only on an interactive start."""
-    from pytorch_cuda_entry.probes import probe_environment
+    from pytorch_cuda_entry.environment import probe_environment
 
     sys.stderr.write(compose(probe_environment()))
     sys.stderr.flush()

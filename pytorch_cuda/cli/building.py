@@ -11,10 +11,10 @@ from pathlib import Path
 from rich.console import Console
 from rich.text import Text
 
-from pytorch_cuda.build_lock import variant_lock
+from pytorch_cuda.build_mutex import variant_mutex
 from pytorch_cuda.cli.arguments import ROOT
+from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
-from pytorch_cuda.console.report import dumps, outcome_dict, print_outcome
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
@@ -23,7 +23,7 @@ from pytorch_cuda.flavours import lineage
 from pytorch_cuda.gitinfo import build_facts
 from pytorch_cuda.labels import BuildFacts
 from pytorch_cuda.lineage import execute_lineage
-from pytorch_cuda.locking import require_lock, stale_locks
+from pytorch_cuda.locks.resolving import require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import PipelineHooks
 from pytorch_cuda.plan import BuildPlan, make_plan
@@ -104,7 +104,7 @@ def build(matrix: Matrix, args: argparse.Namespace, out: Console, err: Console) 
     )
     with ExitStack() as held:  # one build per variant at a time, the parents' included
         for each in plans:
-            held.enter_context(variant_lock(args.log_dir, each.variant.key))
+            held.enter_context(variant_mutex(args.log_dir, each.variant.key))
         outcomes = execute_lineage(plans, engine, hooks)
     if args.json:
         digests = {ref: digest for o in outcomes if o.published for ref, digest in o.published.digests.items()}

@@ -8,7 +8,7 @@ from rich.console import Console
 
 from pytorch_cuda.ci_matrix import github_matrix
 from pytorch_cuda.cli.arguments import ROOT
-from pytorch_cuda.console.report import dumps
+from pytorch_cuda.console.output import dumps
 from pytorch_cuda.content_hash import hash_image
 from pytorch_cuda.fleet import load_fleet
 from pytorch_cuda.matrix import load_matrix

@@ -10,7 +10,7 @@ from rich.console import Console
 from pytorch_cuda.cli import ci, offline
 from pytorch_cuda.cli.arguments import parser
 from pytorch_cuda.cli.building import build
-from pytorch_cuda.console.report import dumps
+from pytorch_cuda.console.output import dumps
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import load_matrix
 

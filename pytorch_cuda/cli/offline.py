@@ -7,11 +7,11 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pytorch_cuda.child_lock import own_lock_path
 from pytorch_cuda.cli.arguments import ROOT
-from pytorch_cuda.console.report import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
+from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.locking import refresh_locks, stale_locks
+from pytorch_cuda.locks.child_flavour import own_lock_path
+from pytorch_cuda.locks.resolving import refresh_locks, stale_locks
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index

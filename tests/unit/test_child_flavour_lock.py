@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.child_lock import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.lockfile import PYPI_INDEX, parse_lock
-from pytorch_cuda.locking import require_lock, stale_locks
+from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
+from pytorch_cuda.locks.file_format import PYPI_INDEX, parse_lock
+from pytorch_cuda.locks.resolving import require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.render import render_variant
 from pytorch_cuda.variants import all_variants, select_variant
