@@ -39,9 +39,9 @@ push, the message names every remote tag and where it was left).
 """
 
 
-def parser() -> argparse.ArgumentParser:
+def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p = CommandParser(
-        prog="build.py",
+        prog=prog,
         description="Build PyTorch 2.9 + CUDA images from matrix.yaml on a Docker engine with BuildKit, run the "
         "conformance suite's CPU checks inside each candidate, and only then move its tags.",
         epilog=EPILOG,

@@ -20,12 +20,12 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (a killed CI job, `timeout`) cleans up like Ctrl-C
 
 
-def main(argv: Sequence[str] | None = None, *, start: Path | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: str = "build.py") -> int:
     """Run one command; `start` is where the repository is looked for (build.py passes its own folder)."""
     signal.signal(signal.SIGTERM, _interrupt)
     # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    cli = parser()
+    cli = parser(prog)
     try:
         verb_argv = legacy.translate(sys.argv[1:] if argv is None else argv)
     except legacy.LegacyFlagError as error:
