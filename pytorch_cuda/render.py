@@ -22,7 +22,7 @@ from pytorch_cuda.locks.file_format import (
     parse_lock,
     slice_layers,
 )
-from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
+from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants

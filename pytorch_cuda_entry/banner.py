@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pytorch_cuda_entry.advice import Advice, warnings
+from pytorch_cuda_entry.environment_warnings import Advice, warnings
 from pytorch_cuda_entry.facts import Environment
 
 RULE = "=" * 72

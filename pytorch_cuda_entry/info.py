@@ -7,8 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from pytorch_cuda_entry.advice import warnings
 from pytorch_cuda_entry.banner import gpu_lines
+from pytorch_cuda_entry.environment_warnings import warnings
 from pytorch_cuda_entry.facts import Environment
 
 

@@ -35,7 +35,7 @@ from pytorch_cuda.locks.writing import (
     run_uv,
     write_lock,
 )
-from pytorch_cuda.manifest import requirements_txt
+from pytorch_cuda.manifest_writer import requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.render import StaleFile
 from pytorch_cuda.variants import Variant, all_variants

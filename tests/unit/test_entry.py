@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from pytorch_cuda_entry import info
-from pytorch_cuda_entry.advice import NO_GPU_FIX, SHM_FIX, warnings
 from pytorch_cuda_entry.banner import compose
+from pytorch_cuda_entry.environment_warnings import NO_GPU_FIX, SHM_FIX, warnings
 from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
 
 H200 = Gpu(0, "NVIDIA H200", (9, 0), 143_771_336_704)
