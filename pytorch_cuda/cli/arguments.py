@@ -45,7 +45,6 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
         description="Build PyTorch 2.9 + CUDA images from matrix.yaml on a Docker engine with BuildKit, run the "
         "conformance suite's CPU checks inside each candidate, and only then move its tags.",
         epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)

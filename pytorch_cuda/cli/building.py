@@ -8,7 +8,7 @@ from contextlib import ExitStack
 from rich.text import Text
 
 from pytorch_cuda.build_mutex import variant_mutex
-from pytorch_cuda.cli.options import Session, SharedOptions
+from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
 from pytorch_cuda.engine.build_client import find_build_client
@@ -29,6 +29,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         description="Build the variant's image on the Docker engine, run the conformance suite's CPU checks "
         "inside the candidate, and only then move its tags. A child flavour is built FROM its parent, which is "
         "built first.",
+        epilog=examples("build --target cu12", "build --target cu12 --flavour jupyter --dry-run --json"),
     )
     build.set_defaults(run=run, registry=None, push_candidate=False)
     push = verbs.add_parser(
@@ -37,6 +38,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="build, then push the full tag and the aliases to a registry",
         description="Everything `build` does, then push to --registry: the immutable full tag first, the moving "
         "aliases last, all or none; prints each digest.",
+        epilog=examples(
+            "push --target cu12 --registry 127.0.0.1:5000/ci", "push --target cu12 --registry HOST --candidate"
+        ),
     )
     push.add_argument(
         "--registry",
@@ -76,7 +80,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     plan = plans[-1]
     if args.dry_run:
         shown = dumps({**plan.as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]})
-        print(shown) if args.json else session.out.print_json(shown)
+        if args.json:
+            print(shown)
+        else:
+            session.out.print_json(shown)
         return 0
     engine = DockerEngine(connect(), find_build_client())
     log_dir = args.log_dir or session.root() / "build-output"

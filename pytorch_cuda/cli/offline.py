@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option
+from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
@@ -19,7 +19,12 @@ from pytorch_cuda.variants import all_variants, select_variant
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
     both = [shared.matrix, shared.common]
     verbs.add_parser("list", parents=both, help="list targets, aliases, pins and tags").set_defaults(run=list_matrix)
-    render_verb = verbs.add_parser("render", parents=both, help="render templates/ into images/")
+    render_verb = verbs.add_parser(
+        "render",
+        parents=both,
+        help="render templates/ into images/",
+        epilog=examples("render", "render --check --json"),
+    )
     render_verb.add_argument(
         "--check",
         action="store_true",
@@ -30,6 +35,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "lock",
         parents=both,
         help="resolve requirements.txt into the hash-locked requirements.lock with uv, and print what changed",
+        epilog=examples("lock", "lock --target cu12 --flavour jupyter"),
     )
     lock_verb.add_argument("--target", metavar="NAME", help="lock this target only (default: every variant)")
     lock_verb.add_argument("--flavour", metavar="NAME", help="with --target: this flavour (default: runtime)")
@@ -41,6 +47,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="the precision support report of conformance result files",
         description="Write the precision support report of one or more conformance result files into --out; a "
         "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html.",
+        epilog=examples("report results-h100.json results-t4.json --out report/"),
     )
     report_verb.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
     report_verb.add_argument("--out", required=True, type=Path, metavar="DIR", help="where report.* are written")

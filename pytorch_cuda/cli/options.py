@@ -6,7 +6,7 @@ import argparse
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from rich.console import Console
 
@@ -16,15 +16,33 @@ from pytorch_cuda.errors import EXIT_USER_ERROR
 from pytorch_cuda.matrix import Matrix, load_matrix
 
 
+class _Formatter(argparse.HelpFormatter):
+    """Descriptions wrapped to the terminal; an epilog of examples kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return text
+        return super()._fill_text(text, width, indent)
+
+
 class CommandParser(argparse.ArgumentParser):
     """argparse, with build.py's errors: one paragraph naming the cause and the fix, exit status 2."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str) -> NoReturn:
         text = (
-            f"{self.prog}: error: {message.rstrip('.')}. Fix: run `{self.prog} --help` for its commands, options "
-            "and examples (exit status 2: bad input)."
+            f"{self.prog}: error: {message.rstrip('.')}. Fix: run `{self.prog} --help` to see what it accepts "
+            "(exit status 2: bad input)."
         )
         self.exit(EXIT_USER_ERROR, textwrap.fill(text, width=100, break_on_hyphens=False) + "\n")
+
+
+def examples(*lines: str) -> str:
+    """The epilog that ends a command's --help with examples (kept as written, not re-wrapped)."""
+    return "examples:\n" + "\n".join(f"  python build.py {line}" for line in lines)
 
 
 @dataclass(frozen=True)
