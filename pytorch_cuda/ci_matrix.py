@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from pytorch_cuda.child_lock import flavour_lock_path, lock_command
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import lineage
 from pytorch_cuda.fleet import Fleet, Runner
-from pytorch_cuda.lock_io import index_of, lock_path
+from pytorch_cuda.locks.child_flavour import flavour_lock_path, lock_command
+from pytorch_cuda.locks.writing import index_of, lock_path
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import Variant, all_variants

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from pytorch_cuda.manifest import build_manifest
+from pytorch_cuda.manifest_writer import build_manifest
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import Variant, select_variant

@@ -100,6 +100,8 @@ def make_plan(
     run_checks: bool = True,
     no_cache: bool = False,
     recheck: bool = False,
+    registry: str | None = None,
+    push_candidate: bool = False,
 ) -> BuildPlan:
     tags = tag_set(matrix, variant)
     return BuildPlan(
@@ -117,4 +119,6 @@ def make_plan(
         run_checks=run_checks,
         no_cache=no_cache,
         recheck=recheck,
+        registry=registry,
+        push_candidate=push_candidate,
     )

@@ -12,7 +12,7 @@ from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
-from pytorch_cuda.lockfile import (
+from pytorch_cuda.locks.file_format import (
     FLAVOUR_LOCK_NAME,
     INSTALLER_LOCK,
     LAYERS,
@@ -22,7 +22,7 @@ from pytorch_cuda.lockfile import (
     parse_lock,
     slice_layers,
 )
-from pytorch_cuda.manifest import VENV_PATH, manifest_json, requirements_txt
+from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants

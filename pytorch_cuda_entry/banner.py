@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from pytorch_cuda_entry.advice import Advice, warnings
+from pytorch_cuda_entry.environment_warnings import Advice, warnings
 from pytorch_cuda_entry.facts import Environment
 
 RULE = "=" * 72
@@ -52,7 +52,7 @@ def compose(env: Environment, found: list[Advice] | None = None) -> str:
 
 def main() -> int:
     """Print the banner to stderr. The entry script calls this only on an interactive start."""
-    from pytorch_cuda_entry.probes import probe_environment
+    from pytorch_cuda_entry.environment import probe_environment
 
     sys.stderr.write(compose(probe_environment()))
     sys.stderr.flush()

@@ -7,8 +7,8 @@ import json
 import sys
 from collections.abc import Sequence
 
-from pytorch_cuda_entry.advice import warnings
 from pytorch_cuda_entry.banner import gpu_lines
+from pytorch_cuda_entry.environment_warnings import warnings
 from pytorch_cuda_entry.facts import Environment
 
 
@@ -54,7 +54,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", action="store_true", help="print JSON instead of text")
     args = parser.parse_args(argv)
-    from pytorch_cuda_entry.probes import probe_environment
+    from pytorch_cuda_entry.environment import probe_environment
 
     env = probe_environment()
     if args.json:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerate the committed H200 precision report, docs/reports/h200/:
-#   results.json (the input, copied), report.html, report.md, report.json, screenshot.png.
+#   results.json (the input, copied), report.html, report.md, report.json, screenshot.png, amp.svg.
 # usage: scripts/report-h200.sh [RESULTS.json]   (default: the committed docs/reports/h200/results.json)
 # Needs .venv (scripts/setup-python.sh) and chromium (scripts/setup-browser.sh).
 set -euo pipefail
@@ -13,3 +13,5 @@ fi
 [ -f "$out/results.json" ] || { echo "report-h200: no $out/results.json; pass the H200 run's results.json" >&2; exit 2; }
 .venv/bin/python build.py --report "$out/results.json" --out "$out"
 .venv/bin/python -m pytorch_cuda.precision_report.browser "$out/report.html" "$out/screenshot.png"
+# The chart README shows as the precision answer: AMP step time and peak memory per dtype.
+.venv/bin/python -m pytorch_cuda.precision_report.chart_file "$out/report.json" amp "$out/amp.svg"

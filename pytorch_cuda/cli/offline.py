@@ -1,60 +1,100 @@
-"""Commands that need no Docker engine: list, report, render, check-render and lock."""
+"""The verbs that need no Docker engine: `list`, `render [--check]`, `lock` and `report`."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from rich.console import Console
-
-from pytorch_cuda.child_lock import own_lock_path
-from pytorch_cuda.cli.arguments import ROOT
-from pytorch_cuda.console.report import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
+from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
+from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.locking import refresh_locks, stale_locks
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.locks.child_flavour import own_lock_path
+from pytorch_cuda.locks.resolving import refresh_locks, stale_locks
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, write_rendered
 from pytorch_cuda.variants import all_variants, select_variant
 
 
-def list_matrix(matrix: Matrix, out: Console, as_json: bool) -> int:
-    if as_json:
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
+    both = [shared.matrix, shared.common]
+    verbs.add_parser("list", parents=both, help="list targets, aliases, pins and tags").set_defaults(run=list_matrix)
+    render_verb = verbs.add_parser(
+        "render",
+        parents=both,
+        help="render templates/ into images/",
+        epilog=examples("render", "render --check --json"),
+    )
+    render_verb.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; exit 1 when images/ differs from the templates, or a lock from its requirements",
+    )
+    render_verb.set_defaults(run=render)
+    lock_verb = verbs.add_parser(
+        "lock",
+        parents=both,
+        help="resolve requirements.txt into the hash-locked requirements.lock with uv, and print what changed",
+        epilog=examples("lock", "lock --target cu12 --flavour jupyter"),
+    )
+    lock_verb.add_argument("--target", metavar="NAME", help="lock this target only (default: every variant)")
+    lock_verb.add_argument("--flavour", metavar="NAME", help="with --target: this flavour (default: runtime)")
+    ca_bundle_option(lock_verb)
+    lock_verb.set_defaults(run=lock)
+    report_verb = verbs.add_parser(
+        "report",
+        parents=[shared.common],
+        help="the precision support report of conformance result files",
+        description="Write the precision support report of one or more conformance result files into --out; a "
+        "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html.",
+        epilog=examples("report results-h100.json results-t4.json --out report/"),
+    )
+    report_verb.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
+    report_verb.add_argument("--out", required=True, type=Path, metavar="DIR", help="where report.* are written")
+    report_verb.set_defaults(run=report)
+
+
+def list_matrix(args: argparse.Namespace, session: Session) -> int:
+    matrix = session.matrix(args)
+    if args.json:
         print(dumps(matrix_rows(matrix)))
     else:
-        print_matrix(out, matrix)
+        print_matrix(session.out, matrix)
     return 0
 
 
-def report(paths: list[Path], out_dir: Path, out: Console, as_json: bool) -> int:
-    from pytorch_cuda.precision_report import write_report  # matplotlib loads only for --report
+def report(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.precision_report import write_report  # matplotlib loads only for `report`
 
-    written = write_report(paths, out_dir)
-    if as_json:
+    written = write_report(args.results, args.out)
+    if args.json:
         print(dumps({"written": [str(p) for p in written]}))
     else:
-        out.print("\n".join(f"wrote {p}" for p in written), highlight=False)
+        session.out.print("\n".join(f"wrote {p}" for p in written), highlight=False)
     return 0
 
 
-def render(matrix: Matrix, out: Console, as_json: bool) -> int:
-    changed = write_rendered(render_all(matrix, ROOT / "templates"), ROOT)
-    if as_json:
+def render(args: argparse.Namespace, session: Session) -> int:
+    if args.check:
+        return check_render(args, session)
+    matrix, root = session.matrix(args), session.root()
+    changed = write_rendered(render_all(matrix, root / "templates"), root)
+    if args.json:
         print(dumps({"changed": [str(p) for p in changed]}))
     else:
-        out.print("\n".join(f"rendered {p}" for p in changed) or "images/ is up to date", highlight=False)
+        session.out.print("\n".join(f"rendered {p}" for p in changed) or "images/ is up to date", highlight=False)
     return 0
 
 
-def check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
+def check_render(args: argparse.Namespace, session: Session) -> int:
+    matrix, root, out = session.matrix(args), session.root(), session.out
     variants = all_variants(matrix)
-    stale = find_stale(render_all(matrix, ROOT / "templates", ROOT), ROOT) + stale_locks(matrix, variants, ROOT)
+    stale = find_stale(render_all(matrix, root / "templates", root), root) + stale_locks(matrix, variants, root)
     unlocked = [  # a child's lock is made once its parent's is; until then neither can be built
-        str(path.relative_to(ROOT)) for path in (own_lock_path(ROOT, v) for v in variants) if not path.exists()
+        str(path.relative_to(root)) for path in (own_lock_path(root, v) for v in variants) if not path.exists()
     ]
     unlocked = [path for path in unlocked if not any(path == str(s.path) for s in stale)]
-    if as_json:
+    if args.json:
         stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
         print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))
         return 1 if stale else 0
@@ -68,18 +108,21 @@ def check_render(matrix: Matrix, out: Console, as_json: bool) -> int:
     return 1 if stale else 0
 
 
-def lock(matrix: Matrix, args: argparse.Namespace, out: Console) -> int:
+def lock(args: argparse.Namespace, session: Session) -> int:
+    matrix, root = session.matrix(args), session.root()
+    if args.flavour and not args.target:
+        raise UserError(cause="--flavour names a flavour of no target", fix="add --target, e.g. `--target cu12`")
     ca = find_ca_bundle(args.ca_bundle)
     ca_path = ca.path if ca else None
     variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
     changes, failures = refresh_locks(
-        matrix, variants, ROOT, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path)
+        matrix, variants, root, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path)
     )
-    write_rendered(render_all(matrix, ROOT / "templates", ROOT), ROOT)  # the layer slices of the locks
+    write_rendered(render_all(matrix, root / "templates", root), root)  # the layer slices of the locks
     if args.json and not failures:
         print(dumps([{"path": str(c.path), "created": c.created, "changes": list(c.changes)} for c in changes]))
     elif not args.json:
-        print_lock_changes(out, changes)
+        print_lock_changes(session.out, changes)
     if len(failures) == 1:
         raise failures[0]
     if failures:

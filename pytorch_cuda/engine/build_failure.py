@@ -9,7 +9,7 @@ from pathlib import Path
 from pytorch_cuda.engine.buildkit_log import bound_lock, short_step
 from pytorch_cuda.engine.client_failure import killed_client, lost_connection
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.lockfile import FLAVOUR_LOCK_NAME
+from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,8 @@ from dataclasses import replace
 import pytest
 
 from pytorch_cuda_entry import info
-from pytorch_cuda_entry.advice import NO_GPU_FIX, SHM_FIX, warnings
 from pytorch_cuda_entry.banner import compose
+from pytorch_cuda_entry.environment_warnings import NO_GPU_FIX, SHM_FIX, warnings
 from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
 
 H200 = Gpu(0, "NVIDIA H200", (9, 0), 143_771_336_704)
@@ -93,7 +93,7 @@ def test_every_warning_at_once() -> None:
 
 
 def test_info_text_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("pytorch_cuda_entry.probes.probe_environment", lambda: healthy(shm_bytes=64 * 2**20))
+    monkeypatch.setattr("pytorch_cuda_entry.environment.probe_environment", lambda: healthy(shm_bytes=64 * 2**20))
     assert info.main([]) == 0
     text = capsys.readouterr().out
     assert "torch:      2.9.1+cu128" in text

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.lockfile import (
+from pytorch_cuda.locks.file_format import (
     INSTALLER_LOCK,
     LAYERS,
     PYPI_INDEX,
@@ -22,7 +22,7 @@ from pytorch_cuda.lockfile import (
     parse_lock,
     slice_layers,
 )
-from pytorch_cuda.locking import lock_problem, refresh_lock, require_lock, stale_locks
+from pytorch_cuda.locks.resolving import lock_problem, refresh_lock, require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.variants import all_variants, select_variant
 

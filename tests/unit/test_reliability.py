@@ -8,7 +8,7 @@ import pytest
 import requests.exceptions
 
 from pytorch_cuda import cli
-from pytorch_cuda.build_lock import variant_lock
+from pytorch_cuda.build_mutex import variant_mutex
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import BuildBusyError, ChecksFailedError, EngineError, MatrixError, UserError
 from pytorch_cuda.matrix import Matrix
@@ -127,12 +127,12 @@ def test_ctrl_c_between_two_tags_puts_the_first_back() -> None:
 
 
 def test_a_second_build_of_the_same_variant_refuses(tmp_path: Path) -> None:
-    with variant_lock(tmp_path, "cu128-runtime"), pytest.raises(BuildBusyError) as info:  # noqa: SIM117
-        with variant_lock(tmp_path, "cu128-runtime"):
+    with variant_mutex(tmp_path, "cu128-runtime"), pytest.raises(BuildBusyError) as info:  # noqa: SIM117
+        with variant_mutex(tmp_path, "cu128-runtime"):
             pass
     assert "another build of cu128-runtime is running" in info.value.cause
     assert f"pid {__import__('os').getpid()}" in info.value.cause
-    with variant_lock(tmp_path, "cu128-runtime"), variant_lock(tmp_path, "cu130-runtime"):
+    with variant_mutex(tmp_path, "cu128-runtime"), variant_mutex(tmp_path, "cu130-runtime"):
         pass  # released after use; other variants are independent
 
 

@@ -115,8 +115,8 @@ def test_an_image_without_a_good_sbom_fails_the_build(tmp_path: Path, sbom: byte
 
 
 def test_the_sbom_tool_lock_is_checked_like_the_installer_lock(root: Path, tmp_path: Path) -> None:
-    from pytorch_cuda.lockfile import SBOM_TOOL_LOCK, SBOM_TOOL_VERSION, parse_lock
-    from pytorch_cuda.locking import tool_lock_problem
+    from pytorch_cuda.locks.file_format import SBOM_TOOL_LOCK, SBOM_TOOL_VERSION, parse_lock
+    from pytorch_cuda.locks.resolving import tool_lock_problem
 
     committed = (root / SBOM_TOOL_LOCK).read_text()
     assert parse_lock(committed).versions()["cyclonedx-bom"] == SBOM_TOOL_VERSION

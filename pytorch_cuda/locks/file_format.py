@@ -18,7 +18,7 @@ from pathlib import Path
 UV_VERSION = "0.13.9"
 PYTHON_PLATFORM = "x86_64-manylinux_2_28"
 LOCK_NAME = "requirements.lock"
-# A child flavour's lock: only what it adds to its parent's venv (pytorch_cuda/child_lock.py).
+# A child flavour's lock: only what it adds to its parent's venv (pytorch_cuda/locks/child_flavour.py).
 FLAVOUR_LOCK_NAME = "requirements-flavour.lock"
 INSTALLER_LOCK = Path("images") / "installer.lock"
 # The SBOM generator (cyclonedx-py), for the Dockerfile's sbom stage only: never in the image.

@@ -1,6 +1,6 @@
 """`build.py --lock`: resolve each variant's requirements.txt into its hash-locked requirements.lock with uv.
 
-Also locks each child flavour's extras (pytorch_cuda/child_lock.py), checks a committed lock against
+Also locks each child flavour's extras (pytorch_cuda/locks/child_flavour.py), checks a committed lock against
 what it was resolved from (`--check-render`), and refuses a build whose variant has no lock, naming
 the index the lock needs.
 """
@@ -10,10 +10,19 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pytorch_cuda.child_lock import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.flavours import lineage
-from pytorch_cuda.lock_io import (
+from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
+from pytorch_cuda.locks.file_format import (
+    INSTALLER_LOCK,
+    PYPI_INDEX,
+    TOOL_LOCKS,
+    compile_argv,
+    format_lock,
+    input_digest,
+    parse_lock,
+)
+from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
     Runner,
@@ -26,16 +35,7 @@ from pytorch_cuda.lock_io import (
     run_uv,
     write_lock,
 )
-from pytorch_cuda.lockfile import (
-    INSTALLER_LOCK,
-    PYPI_INDEX,
-    TOOL_LOCKS,
-    compile_argv,
-    format_lock,
-    input_digest,
-    parse_lock,
-)
-from pytorch_cuda.manifest import requirements_txt
+from pytorch_cuda.manifest_writer import requirements_txt
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.render import StaleFile
 from pytorch_cuda.variants import Variant, all_variants

@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pytorch_cuda.lock_io import LockChange
+from pytorch_cuda.locks.writing import LockChange
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import BuildOutcome
 from pytorch_cuda.render import StaleFile

@@ -1,4 +1,4 @@
-"""One build of a variant at a time on this machine: an advisory lock file per variant.
+"""A mutex: one build of a variant at a time on this machine (an advisory flock on a file per variant).
 
 A second build of the same variant refuses at once with a clear message instead of racing the
 first one to the tags. The lock is released when the process ends, however it ends.
@@ -17,7 +17,7 @@ from pytorch_cuda.errors import BuildBusyError
 
 
 @contextlib.contextmanager
-def variant_lock(folder: Path, variant_key: str) -> Iterator[Path]:
+def variant_mutex(folder: Path, variant_key: str) -> Iterator[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"build-{variant_key}.lock"
     handle = path.open("a+", encoding="utf-8")

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.flavours import flavour_requirements_txt, lineage
-from pytorch_cuda.lock_io import (
+from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME, compile_argv, format_lock, input_digest, parse_lock
+from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
     Runner,
@@ -28,7 +29,6 @@ from pytorch_cuda.lock_io import (
     run_uv,
     write_lock,
 )
-from pytorch_cuda.lockfile import FLAVOUR_LOCK_NAME, compile_argv, format_lock, input_digest, parse_lock
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 7 on a bare GPU host (python3 + torch 2.11 cu130 + pytest + nvidia-ml-py, no network), from the repo root:
-#   OUT=/some/dir bash gpu/issue-7.sh
+# The whole suite, timed, and four GPU breakage cases, on a bare GPU host
+# (python3 + torch 2.11 cu130 + pytest + nvidia-ml-py, no network), from the repo root:
+#   OUT=/some/dir bash gpu/suite-and-breakage.sh
 # (a) the full suite, all markers, timed (budget: <= 120 s wall);
 # (b) four GPU breakage cases, each a short pytest run restricted with -k, printing the failing checks.
 # Writes at most 7 files into $OUT: h200-results.json, h200-log.txt, break-*.json (4), breakage-summary.txt.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Issue 8 on a bare GPU host (python3 + torch + pytest + nvidia-ml-py; no Docker, no network), from the repo root:
-#   OUT=/some/dir gpu/issue-8.sh
+# The suite's results, its precision summary and a plain-matmul cross-check, on a bare GPU host
+# (python3 + torch + pytest + nvidia-ml-py; no Docker, no network), from the repo root:
+#   OUT=/some/dir gpu/suite-summary-matmul.sh
 # 1. the conformance suite -> $OUT/results.json (+ log), 2. the in-image precision summary -> $OUT/summary.md,
 # 3. plain torch.matmul at the suite's GEMM size, compared with the suite's numbers (within 5%) -> $OUT/matmul.txt.
 # Then, on the dev machine: scripts/report-h200.sh $OUT/results.json   (regenerates docs/reports/h200).
@@ -12,5 +13,5 @@ python3 -m pytest conformance -m "cpu or gpu" -p no:cacheprovider -o console_out
 echo "conformance exit status $?" | tee -a "$out/conformance-log.txt"
 tail -5 "$out/conformance-log.txt"
 python3 -m conformance._summary "$out/results.json"
-python3 gpu/issue-8-matmul.py --compare "$out/results.json" | tee "$out/matmul.txt"
+python3 gpu/matmul_crosscheck.py --compare "$out/results.json" | tee "$out/matmul.txt"
 echo "matmul comparison exit status ${PIPESTATUS[0]} (0: every dtype within 5% of the suite)" | tee -a "$out/matmul.txt"

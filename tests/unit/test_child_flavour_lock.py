@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda import cli
-from pytorch_cuda.child_lock import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
+from pytorch_cuda import cli, planning
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.lockfile import PYPI_INDEX, parse_lock
-from pytorch_cuda.locking import require_lock, stale_locks
+from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
+from pytorch_cuda.locks.file_format import PYPI_INDEX, parse_lock
+from pytorch_cuda.locks.resolving import require_lock, stale_locks
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.render import render_variant
 from pytorch_cuda.variants import all_variants, select_variant
@@ -163,10 +163,9 @@ def test_a_build_without_its_child_lock_exits_2_before_the_engine(
 ) -> None:
     copy = _copy(root, tmp_path)
     (copy / CHILD).unlink()
-    monkeypatch.setattr(building, "ROOT", copy)
-    monkeypatch.setattr(building, "probe_index", lambda index, ca: None)
+    monkeypatch.setattr(planning, "probe_index", lambda index, ca: None)
     monkeypatch.setattr(building, "connect", lambda: pytest.fail("the engine was reached"))
-    status = cli.main(["--target", "cu12", "--flavour", "jupyter", "--matrix", str(copy / "matrix.yaml")])
+    status = cli.main(["--target", "cu12", "--flavour", "jupyter", "--root", str(copy)])
     assert status == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {CHILD} does not exist; a build installs only hash-locked packages. Fix: run" in err

@@ -5,11 +5,11 @@ dtype (with --compare: the size the results file records per dtype), random data
 CUDA-event time per call, the median; fp32 with matmul precision "highest" (IEEE), tf32 with "high".
 Imports nothing from this repository.
 
-    python3 gpu/issue-8-matmul.py [--compare RESULTS.json] [--iterations 10] [--size 8192]
+    python3 gpu/matmul_crosscheck.py [--compare RESULTS.json] [--iterations 10] [--size 8192]
 
 With --compare, reads the suite's results file (schema 2 "measurements", or schema 1 per-test metrics)
 with the standard json module and prints the difference per dtype; exit 1 when one differs by more
-than 5%. Writes issue-8-matmul.json into $OUT when $OUT is set.
+than 5%. Writes matmul-crosscheck.json into $OUT when $OUT is set.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def main() -> int:
             versus = f"{numbers['tflops']:.1f} vs suite {reference[dtype_name]:.1f} TFLOP/s"
             print(f"{dtype_name:5} matmul {versus}: {delta:+.1%} {verdict}")
     if os.environ.get("OUT"):
-        target = Path(os.environ["OUT"]) / "issue-8-matmul.json"
+        target = Path(os.environ["OUT"]) / "matmul-crosscheck.json"
         record = {"device": name, "torch": torch.__version__, "dtypes": measured}
         target.write_text(json.dumps(record, indent=2))
     return status

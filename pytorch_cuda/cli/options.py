@@ -1,0 +1,123 @@
+"""What every verb of the command line shares: the parser class, the common options and the session."""
+
+from __future__ import annotations
+
+import argparse
+import textwrap
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, NoReturn
+
+from rich.console import Console
+
+from pytorch_cuda.cli.root import find_root
+from pytorch_cuda.console.progress import PROGRESS_MODES
+from pytorch_cuda.errors import EXIT_USER_ERROR
+from pytorch_cuda.matrix import Matrix, load_matrix
+
+
+class _Formatter(argparse.HelpFormatter):
+    """Descriptions wrapped to the terminal; an epilog of examples kept as written."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        if text.startswith("examples:"):
+            return text
+        return super()._fill_text(text, width, indent)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """argparse, with build.py's errors: one paragraph naming the cause and the fix, exit status 2."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
+
+    def error(self, message: str) -> NoReturn:
+        text = (
+            f"{self.prog}: error: {message.rstrip('.')}. Fix: run `{self.prog} --help` to see what it accepts "
+            "(exit status 2: bad input)."
+        )
+        self.exit(EXIT_USER_ERROR, textwrap.fill(text, width=100, break_on_hyphens=False) + "\n")
+
+
+def examples(*lines: str) -> str:
+    """The epilog that ends a command's --help with examples (kept as written, not re-wrapped)."""
+    return "examples:\n" + "\n".join(f"  python build.py {line}" for line in lines)
+
+
+@dataclass(frozen=True)
+class Session:
+    """Where a verb runs: the repository it works on and where it prints."""
+
+    root_flag: Path | None  # --root
+    start: Path  # where the root is looked for when --root is not given
+    out: Console
+    err: Console
+
+    def root(self) -> Path:
+        return find_root(self.root_flag, self.start)
+
+    def matrix(self, args: argparse.Namespace) -> Matrix:
+        return load_matrix(args.matrix or self.root() / "matrix.yaml")
+
+
+@dataclass(frozen=True)
+class SharedOptions:
+    """Option groups that several verbs take (argparse parents)."""
+
+    common: argparse.ArgumentParser
+    matrix: argparse.ArgumentParser
+    build: argparse.ArgumentParser
+
+
+def shared_options() -> SharedOptions:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument(
+        "--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)"
+    )
+    common.add_argument(
+        "--root",
+        type=Path,
+        metavar="DIR",
+        help="the repository (the folder with matrix.yaml and templates/); default: found from the working "
+        "directory upward, or build.py's own folder",
+    )
+    matrix = argparse.ArgumentParser(add_help=False)
+    matrix.add_argument("--matrix", type=Path, metavar="PATH", help="matrix file (default: ROOT/matrix.yaml)")
+    return SharedOptions(common=common, matrix=matrix, build=_build_options())
+
+
+def ca_bundle_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ca-bundle",
+        type=Path,
+        metavar="PATH",
+        help="CA bundle for pip and uv (default: $PIP_CERT, $SSL_CERT_FILE or $REQUESTS_CA_BUNDLE); passed as a "
+        "BuildKit secret, never stored in the image",
+    )
+
+
+def _build_options() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument(
+        "--target", required=True, metavar="NAME", help="target to build: a name or alias from `list` (e.g. cu12)"
+    )
+    p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
+    p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
+    ca_bundle_option(p)
+    p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
+    p.add_argument(
+        "--recheck",
+        action="store_true",
+        help="rerun the in-image checks even when this image ID already passed them with this suite",
+    )
+    p.add_argument("--no-cache", action="store_true", help="build every step again, ignoring the build cache")
+    p.add_argument(
+        "--progress",
+        choices=PROGRESS_MODES,
+        default="auto",
+        help="build progress on stderr: auto (steps and notable lines), plain (the whole build log), tty (auto, "
+        "coloured), quiet (none)",
+    )
+    p.add_argument("--log-dir", type=Path, metavar="DIR", help="where build logs go (default: ROOT/build-output)")
+    return p

@@ -1,0 +1,7 @@
+"""The hash-locked requirements of every image variant, in one place.
+
+- file_format: the lock's text: read it, format it, slice it into the image's install layers.
+- writing: where each lock lives, how uv is run, how a lock is written and what changed.
+- resolving: `build.py lock`: resolve each variant's requirements, check a committed lock, refuse a build without one.
+- child_flavour: the lock of a child flavour's extras, resolved against its parent's lock.
+"""
