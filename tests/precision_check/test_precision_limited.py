@@ -158,7 +158,7 @@ CASES = [
     ("regression+fp16", regression(fp16_end=8.4e-6)),
     ("inflated", regression(bf16_end=4e-5, control_end=2.5e-5)),
     *((f"{name}.cpu", recorded(name)) for name in ("chaotic_transformer", "transformer", "cnn", "linear_regression")),
-    *((f"{name}.h200", recorded(name, "h200")) for name in ("transformer", "cnn", "cnn-small", "overflow_mlp")),
+    *((f"{name}.h200", recorded(name, "h200")) for name in ("transformer", "cnn", "cnn-small", "overflow_mlp", "linear_regression")),
 ]
 
 
@@ -196,3 +196,17 @@ def test_a_safe_dtype_that_is_not_faster_is_named_beside_the_limited_one() -> No
     verdict = decide(with_run(m, replace(fp16, timing=timing)))  # fp16 reaches fp32's loss, at fp32's speed
     assert (verdict.kind, verdict.dtype) == ("precision-limited", "fp32")
     assert verdict.headline.endswith("; train in fp32 (fp16 with GradScaler reaches fp32's loss, but is not faster)")
+
+
+def test_recorded_h200_run_of_the_linear_regression_is_precision_limited() -> None:
+    """The H200 run of 2026-12-04 (torch 2.11.0+cu130): fp16 and bf16 stall far above fp32's loss; tf32 reaches it."""
+    m = recorded("linear_regression", "h200")
+    verdict = decide(m)
+    assert (verdict.kind, verdict.dtype) == ("precision-limited", "tf32")
+    assert verdict.headline.startswith("tf32: fp16 and bf16 are precision-limited on this model")
+    assert not any(r.startswith(("bf16: safe", "fp16: safe")) for r in verdict.reasons)
+    fp32, bf16 = m.run("fp32"), m.run("bf16")
+    assert fp32 is not None
+    assert bf16 is not None
+    assert (fp32.final_loss or 1.0) < 1e-6
+    assert (bf16.final_loss or 0.0) > 1000 * (fp32.final_loss or 1.0)

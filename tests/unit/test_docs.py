@@ -51,7 +51,8 @@ def test_readme_links_every_page_and_the_slots() -> None:
 @pytest.mark.parametrize("path", [README, *PAGES], ids=lambda p: p.name)
 def test_house_style(path: Path) -> None:
     text = _prose(path)
-    long = [n for n, line in enumerate(text.splitlines(), 1) if len(line) > 120]
+    # table rows are exempt: a Markdown table row cannot be wrapped
+    long = [n for n, line in enumerate(text.splitlines(), 1) if len(line) > 120 and not line.startswith("|")]
     assert not long, f"{path.name}: lines over 120 characters: {long}"
     for block in _paragraphs(text):
         sentences = len(re.findall(r"[.!?](\s|$)", " ".join(block)))
