@@ -158,7 +158,10 @@ CASES = [
     ("regression+fp16", regression(fp16_end=8.4e-6)),
     ("inflated", regression(bf16_end=4e-5, control_end=2.5e-5)),
     *((f"{name}.cpu", recorded(name)) for name in ("chaotic_transformer", "transformer", "cnn", "linear_regression")),
-    *((f"{name}.h200", recorded(name, "h200")) for name in ("transformer", "cnn", "cnn-small", "overflow_mlp", "linear_regression")),
+    *(
+        (f"{name}.h200", recorded(name, "h200"))
+        for name in ("transformer", "cnn", "cnn-small", "overflow_mlp", "linear_regression")
+    ),
 ]
 
 
