@@ -12,7 +12,8 @@ from typing import Any
 
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
-from conformance._dist_workers import DistJob, run_rank
+from conformance._dist_job import DistJob
+from conformance._dist_workers import run_rank
 from conformance._env import apply_safe_distributed_env
 
 

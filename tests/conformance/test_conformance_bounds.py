@@ -16,7 +16,7 @@ from conformance._bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
-from conformance._dist_workers import allreduce_expected, allreduce_inputs
+from conformance._collectives import allreduce_expected, allreduce_inputs
 from conformance._metrics import build_metric
 from conformance._peaks import THROUGHPUT_FLOOR
 

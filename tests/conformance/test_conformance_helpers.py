@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
+from conformance._collectives import allreduce_expected, allreduce_inputs, bus_bandwidth_gbps
 from conformance._compiler import CompilerChoice, CompilerProblem, resolve_c_compiler
 from conformance._devices import judge_arch
-from conformance._dist_workers import allreduce_expected, allreduce_inputs, bus_bandwidth_gbps
 from conformance._driver import DriverRequirement, judge_driver, requirement_for_cuda
 from conformance._env import apply_safe_distributed_env
 from conformance._libmaps import (
