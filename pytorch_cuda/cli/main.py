@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from collections.abc import Sequence
 
 from rich.console import Console
@@ -20,6 +21,11 @@ def _interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["release"]:  # `build.py release promote|sign|verify|keygen` (docs/release.md)
+        from pytorch_cuda.release.cli import main as release_main
+
+        return release_main(argv[1:])
     signal.signal(signal.SIGTERM, _interrupt)
     # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
