@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import tempfile
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,10 +42,7 @@ class Manifest:
 
 def is_loopback(host: str) -> bool:
     """127.0.0.0/8, ::1 and localhost speak plain HTTP, as the Docker engine allows them to."""
-    if host.startswith("["):  # [::1]:5000
-        name = host[1 : host.find("]")]
-    else:
-        name = host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+    name = urllib.parse.urlsplit(f"//{host}").hostname or ""
     if name == "localhost":
         return True
     try:
