@@ -1,4 +1,4 @@
-"""`build.py release ...`: keygen, promote, sign, verify (docs/release.md). Exit status: 0 done or verified;
+"""`build.py release ...`: keygen, promote, sign, verify, pin-base (docs/release.md). Exit status: 0 done or verified;
 1 a promoted tag serves other bytes, or verification failed; 2 bad input or environment."""
 
 from __future__ import annotations
@@ -12,9 +12,11 @@ from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pytorch_cuda.cli.arguments import ROOT
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.attestations import sign_image
+from pytorch_cuda.release.pin_base import pin_base
 from pytorch_cuda.release.promote import promote
 from pytorch_cuda.release.statements import BuildRun
 from pytorch_cuda.release.verify import verify_image
@@ -52,6 +54,9 @@ def parser() -> argparse.ArgumentParser:
     ver.add_argument("image", metavar="IMAGE[:TAG|@sha256:DIGEST]")
     ver.add_argument("--public-key", type=Path, required=True, help="the release's public key (PEM)")
     ver.add_argument("--builder-id", help="also require the provenance to name this builder")
+    pin = verbs.add_parser("pin-base", parents=[common], help="pin matrix.yaml's base to the base image here")
+    pin.add_argument("--matrix", type=Path, default=ROOT / "matrix.yaml", help="the matrix file to edit")
+    pin.add_argument("--base", help="which base (default: the matrix's default_base)")
     return p
 
 
@@ -97,6 +102,10 @@ def run(args: argparse.Namespace) -> Outcome:
         digest, attached = sign_image(args.image, signer, _sbom(args.sbom), build_run, _materials(args.material))
         lines = [f"signed {args.image} ({digest})"] + [f"  attached {a.kind}: {a.ref} {a.digest}" for a in attached]
         return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
+    if args.verb == "pin-base":
+        pinned = pin_base(args.matrix, args.base)
+        line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
+        return [line, f"  {pinned.note}"], asdict(pinned)
     v = verify_image(args.image, keys.public_key(args.public_key), args.builder_id)
     line = (
         f"verified {v.image} ({v.digest}): signature, SBOM ({v.sbom_components} components) and provenance "

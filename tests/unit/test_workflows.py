@@ -111,7 +111,8 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     run = "\n".join(s.get("run", "") for s in publish["steps"])
     # promoted by digest inside the registry, never pulled and pushed again; signed and attested after
     assert 'build.py release promote "$candidate"' in run
-    assert "docker push" not in run and "docker pull" not in run
+    assert "docker push" not in run
+    assert "docker pull" not in run
     assert run.index("release promote") < run.index("release sign") < run.index("release verify")
     uses = [s.get("uses", "") for s in publish["steps"]]
     assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
