@@ -108,7 +108,8 @@ def run(args: argparse.Namespace) -> Outcome:
         return [line, f"  {pinned.note}"], asdict(pinned)
     v = verify_image(args.image, keys.public_key(args.public_key), args.builder_id)
     line = (
-        f"verified {v.image} ({v.digest}): signature, SBOM ({v.sbom_components} components) and provenance "
+        f"verified {v.image} ({v.digest}): signature, SBOM ({v.sbom_components} component"
+        f"{'' if v.sbom_components == 1 else 's'}) and provenance "
         f"(builder {v.builder_id}, revision {v.revision or 'unknown'}), signed by key {v.keyid[:16]}"
     )
     return [line], asdict(v)
