@@ -122,7 +122,7 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
 
 
 def _triggers(workflow: dict[str, Any]) -> set[str]:
-    on = workflow.get("on", workflow.get(True))  # PyYAML reads a bare `on:` key as True
+    on = next((value for key, value in workflow.items() if key in ("on", True)), None)  # PyYAML: bare `on` is True
     return set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on or [])
 
 
