@@ -11,7 +11,13 @@ from typing import Any
 from securesystemslib.dsse import Envelope
 from securesystemslib.signer import Signer
 
-from pytorch_cuda.release.registry_client import Manifest, RegistryAccessError, RegistryClient, reference
+from pytorch_cuda.release.registry_client import (
+    Manifest,
+    RegistryAccessError,
+    RegistryClient,
+    open_image,
+    reference,
+)
 from pytorch_cuda.release.statements import (
     PROVENANCE,
     SBOM,
@@ -62,15 +68,7 @@ def sign_image(
 ) -> tuple[str, list[Attached]]:
     """Sign the digest `image_ref` names (or its tag resolves to now) and attach SBOM and provenance."""
     ref = reference(image_ref)
-    client = RegistryClient.for_ref(ref)
-    image = client.manifest(image_ref)
-    if image is None:
-        raise RegistryAccessError(cause=f"the registry has no image {image_ref}", fix="push or promote it first")
-    if ref.digest is not None and image.digest != ref.digest:
-        raise RegistryAccessError(
-            cause=f"the registry served {image.digest} for {image_ref}",
-            fix="do not sign it: the registry is not serving the bytes you asked for",
-        )
+    client, image = open_image(image_ref)
     if sbom.get("bomFormat") != "CycloneDX":
         raise RegistryAccessError(
             cause="the SBOM is not a CycloneDX document (no bomFormat: CycloneDX)",

@@ -144,3 +144,19 @@ class RegistryClient:
                     fix="check that the registry is up and that the login may push to this repository",
                 ) from exc
         return str(response.headers.get("Docker-Content-Digest", ""))
+
+
+def open_image(text: str) -> tuple[RegistryClient, Manifest]:
+    """The client for the image's registry and its manifest; refused when the registry has no such image, or
+    serves bytes that do not hash to the digest asked for."""
+    ref = reference(text)
+    client = RegistryClient.for_ref(ref)
+    image = client.manifest(text)
+    if image is None:
+        raise RegistryAccessError(cause=f"the registry has no image {text}", fix="check the reference and the login")
+    if ref.digest is not None and image.digest != ref.digest:
+        raise RegistryAccessError(
+            cause=f"the registry served {image.digest} for {text}",
+            fix="do not use it: the registry is not serving the bytes you asked for",
+        )
+    return client, image

@@ -13,7 +13,7 @@ from securesystemslib.signer import Key
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.release.attestations import DSSE_MEDIA_TYPE
-from pytorch_cuda.release.registry_client import Manifest, RegistryClient, reference
+from pytorch_cuda.release.registry_client import Manifest, RegistryClient, open_image, reference
 from pytorch_cuda.release.statements import (
     KINDS,
     PROVENANCE,
@@ -99,13 +99,7 @@ def _check_statement(image: str, digest: str, kind: Kind, payload: dict[str, Any
 
 
 def verify_image(image: str, key: Key, builder_id: str | None = None) -> Verified:
-    ref = reference(image)
-    client = RegistryClient.for_ref(ref)
-    target = client.manifest(image)
-    if target is None:
-        raise VerificationFailedError(cause=f"the registry has no image {image}", fix="check the reference")
-    if ref.digest is not None and target.digest != ref.digest:
-        raise _fail(image, str(ref.digest), f"the registry served other bytes ({target.digest})")
+    client, target = open_image(image)
     payloads = {kind.name: _payload(client, image, target, kind, key) for kind in KINDS}
     signed = payloads[SIGNATURE.name].get("critical") or {}
     if (signed.get("image") or {}).get("docker-manifest-digest") != target.digest or signed.get(
