@@ -17,7 +17,15 @@ from pydantic import (
 )
 
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, ImageRef, Name, PepVersion
+from pytorch_cuda.matrix_types import (
+    CudaVersion,
+    DebPackage,
+    DriverVersion,
+    ImageRef,
+    Name,
+    PepVersion,
+    Sha256Digest,
+)
 from pytorch_cuda.references import parse_reference
 
 SUPPORTED_SCHEMA = 1
@@ -57,6 +65,9 @@ class Base(_Frozen):
     # Pulled when the base is not here, then tagged as ``image``; may be pinned by digest
     # (``docker.io/library/debian:trixie-slim@sha256:...``), and then only that image is used.
     upstream: ImageRef | None = None
+    # The base's image ID (sha256 of its config, which names every layer): any other base is refused.
+    # `build.py release pin-base` writes it (docs/release.md).
+    digest: Sha256Digest | None = None
     python: CudaVersion = Field(description="major.minor of the base's python3")
     bootstrap: Bootstrap
 

@@ -50,3 +50,4 @@ def _check_reference(value: str) -> str:
 
 
 ImageRef = Annotated[str, AfterValidator(_check_reference)]
+Sha256Digest = Annotated[str, _matching(r"sha256:[0-9a-f]{64}", "a digest 'sha256:<64 lower-case hex digits>'")]

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Lint the CI configuration, offline, with the linters pinned in pyproject.toml (.venv):
 #   actionlint (shellcheck on PATH checks every run: script) on .github/workflows/*.yml,
-#   the action pins (every uses: by commit SHA with a version comment),
+#   zizmor (.github/zizmor.yml), offline: every uses: pinned by commit SHA, template injection, excessive
+#     permissions, credential persistence, dangerous triggers, Dependabot cooldown...; findings at medium
+#     severity or above fail,
+#   no $(jq ...) inside another command's arguments (echo "x=$(jq ...)"), where a failing jq goes unnoticed,
 #   check-jsonschema: the workflows and .github/dependabot.yml against their vendored schemas,
 #   hadolint (.hadolint.yaml) on the rendered images/*/Dockerfile,
 #   kubernetes-validate --strict on deploy/k8s/*.yaml (the Kubernetes schemas ship in its wheel).
@@ -28,7 +31,16 @@ workflows=(.github/workflows/*.yml .github/workflows/*.yaml)
 [ ${#workflows[@]} -gt 0 ] || { echo "lint-ci: no workflow under $root/.github/workflows" >&2; exit 2; }
 run "actionlint + shellcheck (${#workflows[@]} workflows)" \
   actionlint -config-file .github/actionlint.yaml "${workflows[@]}"
-run "action pins" env PYTHONPATH="$here" "$bin/python" -m pytorch_cuda.action_pins "${workflows[@]}"
+run "zizmor (medium and above)" zizmor --offline --no-progress --min-severity medium "${workflows[@]}" \
+  .github/dependabot.yml
+hidden_jq() {
+  # a $(jq ...) that is not the whole right-hand side of NAME=: its exit status is lost
+  if grep -nE '\$\(jq[[:space:]]' "$@" | grep -vE '^[^:]+:[0-9]+:[[:space:]]*[A-Za-z_][A-Za-z0-9_]*=\$\(jq[[:space:]]'; then
+    echo "lint-ci: assign each \$(jq ...) to a variable of its own (x=\$(jq ...)), then use \$x: bash -e sees jq's exit status only there"
+    return 1
+  fi
+}
+run "jq exit status" hidden_jq "${workflows[@]}"
 run "check-jsonschema: workflows" check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
 run "check-jsonschema: dependabot" check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 run "hadolint: images/*/Dockerfile" hadolint --config .hadolint.yaml images/*/Dockerfile

@@ -1,13 +1,27 @@
 #!/usr/bin/env bash
-# Create .venv with the builder's pinned dependencies and the test tools (pyproject.toml).
+# Create .venv with the host tools, hash-locked (uv.lock, exported to requirements/<profile>.txt by
+# scripts/lock-host-tools.sh):
+#   scripts/setup-python.sh          profile `test`: the builder's dependencies, the linters and the test tools
+#   scripts/setup-python.sh build    profile `build`: the builder's dependencies only (build, GPU, release jobs)
+# pip installs with --require-hashes --no-deps: a package that is not in the lock, or a download whose bytes match
+# none of its hashes, fails the install. The checkout itself goes on the venv's path through a .pth file (what an
+# editable install does, without a build backend to download).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log() { printf 'setup-python: %s\n' "$*"; }
+profile="${1:-test}"
+case "$profile" in
+  build | test) ;;
+  *) echo "setup-python: unknown profile '$profile'; give build or test (or nothing: test)" >&2; exit 2 ;;
+esac
+lock="requirements/$profile.txt"
 python="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   log "creating .venv with $($python --version)"
   "$python" -m venv .venv
 fi
-log "installing pytorch-cuda and its pinned dependencies (.[test]) into .venv"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
-log "ready: $(.venv/bin/python -c 'import docker, pydantic, matplotlib; print("docker SDK", docker.__version__, "pydantic", pydantic.VERSION, "matplotlib", matplotlib.__version__)') (no torch on the host: the suite's own tests run inside the image)"
+log "installing the hash-locked host tools of $lock into .venv (--require-hashes)"
+.venv/bin/python -m pip install -q --disable-pip-version-check --require-hashes --no-deps -r "$lock"
+site="$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+pwd >"$site/pytorch-cuda-checkout.pth"
+log "ready: $(.venv/bin/python -c 'import docker, pydantic, pytorch_cuda; print("docker SDK", docker.__version__, "pydantic", pydantic.VERSION, "pytorch_cuda from", pytorch_cuda.__path__[0])') (no torch on the host: the suite's own tests run inside the image)"

@@ -2,7 +2,9 @@
 # A local image registry for the push tests: Debian's docker-registry (Distribution 2.8),
 # listening on 127.0.0.1:5000 only, without auth, its storage under /var/lib/docker-registry.
 # The Docker engine treats 127.0.0.0/8 as an insecure registry, so plain HTTP needs no
-# daemon.json change. Needs root. Says what it does; changes nothing that already works.
+# daemon.json change. Also installs skopeo, which promotes a tested digest to the release tags inside a
+# registry (build.py release promote, docs/release.md). Needs root. Says what it does; changes nothing that
+# already works.
 set -euo pipefail
 
 log() { printf 'setup-registry: %s\n' "$*"; }
@@ -13,6 +15,20 @@ config=/etc/pytorch-cuda/registry.yml
 storage=/var/lib/docker-registry
 answers() { curl -fsS -o /dev/null "http://$addr/v2/" 2>/dev/null; }
 
+apt_install() {
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" >/tmp/setup-registry-apt.log 2>&1 || {
+    apt-get update -q >>/tmp/setup-registry-apt.log 2>&1 || die "apt-get update failed; see /tmp/setup-registry-apt.log"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" \
+      >>/tmp/setup-registry-apt.log 2>&1 || die "apt-get install $* failed; see /tmp/setup-registry-apt.log"
+  }
+}
+
+if ! command -v skopeo >/dev/null; then
+  [ "$(id -u)" -eq 0 ] || die "skopeo is missing; run as root (sudo scripts/setup-registry.sh) to install it"
+  log "installing skopeo with apt-get"
+  apt_install skopeo
+fi
+
 if answers; then
   log "a registry already answers on $addr"
   exit 0
@@ -21,12 +37,7 @@ fi
 
 if ! command -v docker-registry >/dev/null || ! command -v curl >/dev/null; then
   log "installing docker-registry with apt-get"
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker-registry curl \
-    >/tmp/setup-registry-apt.log 2>&1 || {
-    apt-get update -q >>/tmp/setup-registry-apt.log 2>&1 || die "apt-get update failed; see /tmp/setup-registry-apt.log"
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends docker-registry curl \
-      >>/tmp/setup-registry-apt.log 2>&1 || die "apt-get install docker-registry failed; see /tmp/setup-registry-apt.log"
-  }
+  apt_install docker-registry curl
 fi
 
 # Our own configuration: the package's default one asks for an htpasswd file it does not ship

@@ -51,6 +51,10 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     shared = shared_options()
     for module in (building, offline, ci):
         module.register(verbs, shared)
+    # listed here for --help; main() hands `build.py release ...` to pytorch_cuda.release.cli before parsing
+    verbs.add_parser(
+        "release", add_help=False, help="promote, sign and verify a release; pin the base (see `release --help`)"
+    )
     return p
 
 

@@ -22,12 +22,17 @@ def _interrupt(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: str = "build.py") -> int:
     """Run one command; `start` is where the repository is looked for (build.py passes its own folder)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["release"]:  # `build.py release promote|sign|verify|keygen|pin-base` (docs/release.md)
+        from pytorch_cuda.release.cli import main as release_main
+
+        return release_main(argv[1:], start=start or Path.cwd())
     signal.signal(signal.SIGTERM, _interrupt)
     # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     cli = parser(prog)
     try:
-        verb_argv = legacy.translate(sys.argv[1:] if argv is None else argv)
+        verb_argv = legacy.translate(argv)
     except legacy.LegacyFlagError as error:
         cli.error(str(error))
     args = parse(cli, verb_argv)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from pytorch_cuda.base_pin import check_pin
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix import Base
@@ -59,6 +60,25 @@ def ensure_base(
     allow_pull: bool = True,
     log: Callable[[str], None] = print,
     run: Callable[[list[str]], subprocess.CompletedProcess[str]] | None = None,
+) -> BaseOutcome:
+    """The base image, present, pulled or bootstrapped; refused when matrix.yaml pins another digest."""
+    outcome = _find_or_make(engine, base, allow_pull=allow_pull, log=log, run=run)
+    if outcome.how == "bootstrapped":
+        log(
+            f"bootstrapped {base.image}: its digest is {outcome.image_id} (the mmdebstrap inputs are its label "
+            f"{BOOTSTRAP_LABEL}); `build.py release pin-base` pins it in matrix.yaml"
+        )
+    check_pin(base, outcome.image_id, outcome.how)
+    return outcome
+
+
+def _find_or_make(
+    engine: Engine,
+    base: Base,
+    *,
+    allow_pull: bool,
+    log: Callable[[str], None],
+    run: Callable[[list[str]], subprocess.CompletedProcess[str]] | None,
 ) -> BaseOutcome:
     pinned = parse_reference(base.upstream).pinned if base.upstream else None
     pull_reason = "pulling disabled"

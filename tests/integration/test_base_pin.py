@@ -4,12 +4,19 @@ real registry and tagged as the local base name; afterwards it is found by its d
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import shutil
+import subprocess
+import sys
 import uuid
+from pathlib import Path
 
 import docker
 import docker.errors
 import pytest
 
+from pytorch_cuda.base_pin import BaseDigestError
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.matrix import Matrix, load_matrix
@@ -56,3 +63,28 @@ def test_a_digest_pinned_base_is_pulled_by_its_digest(
             if ref:
                 with contextlib.suppress(docker.errors.APIError):
                     client.images.remove(ref)
+
+
+def test_a_base_of_another_digest_is_refused_and_pin_base_pins_the_one_here(
+    client: docker.DockerClient, matrix: Matrix, tmp_path: Path
+) -> None:
+    """On the real engine: the base here against a pin of another image's digest (the build refuses, naming
+    both), then `build.py release pin-base` on a copy of matrix.yaml pins the base here, and it is accepted."""
+    committed = matrix.bases[matrix.default_base]
+    engine = DockerEngine(client, BuildClient("docker-build", ("docker", "build")))
+    here = ensure_base(engine, committed, log=lambda _: None).image_id  # present, else pulled or bootstrapped
+    other = "sha256:" + hashlib.sha256(here.encode()).hexdigest()
+    with pytest.raises(BaseDigestError) as refused:
+        ensure_base(engine, committed.model_copy(update={"digest": other}), log=lambda _: None)
+    assert f"is {here}, but matrix.yaml pins {other}" in refused.value.cause
+    copy = tmp_path / "matrix.yaml"
+    shutil.copy(ROOT / "matrix.yaml", copy)
+    pinned = subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), "release", "pin-base", "--matrix", str(copy), "--json"],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert pinned.returncode == 0, pinned.stderr
+    assert json.loads(pinned.stdout)["digest"] == here
+    repinned = load_matrix(copy).bases[matrix.default_base]
+    assert repinned.digest == here
+    assert ensure_base(engine, repinned, log=lambda _: None).image_id == here

@@ -109,5 +109,39 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     assert publish["needs"] == "conformance"
     assert publish["environment"] == "release"
     run = "\n".join(s.get("run", "") for s in publish["steps"])
-    assert 'docker pull "$candidate"' in run
+    # promoted by digest inside the registry, never pulled and pushed again; signed and attested after
+    assert 'build.py release promote "$candidate"' in run
+    assert "docker push" not in run
+    assert "docker pull" not in run
+    assert run.index("release promote") < run.index("release sign") < run.index("release verify")
+    uses = [s.get("uses", "") for s in publish["steps"]]
+    assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
+    assert any(u.startswith("actions/attest-sbom@") for u in uses)
+    assert publish["permissions"]["id-token"] == "write"
     assert "$GITHUB_STEP_SUMMARY" in run
+
+
+def _triggers(workflow: dict[str, Any]) -> set[str]:
+    on = next((value for key, value in workflow.items() if key in ("on", True)), None)  # PyYAML: bare `on` is True
+    return set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on or [])
+
+
+def test_no_pull_request_workflow_reaches_a_self_hosted_runner() -> None:
+    """Fork PRs run pr.yml: it must name GitHub-hosted runners only and never call the GPU workflow."""
+    for path in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        workflow = load(path.name)
+        if not _triggers(workflow) & {"pull_request", "pull_request_target"}:
+            continue
+        for name, job in workflow["jobs"].items():
+            assert "gpu-conformance" not in job.get("uses", ""), f"{path.name}: {name} calls the GPU workflow"
+            assert str(job.get("runs-on", "")).startswith("ubuntu-"), f"{path.name}: {name} runs on {job['runs-on']}"
+
+
+def test_the_gpu_jobs_run_only_for_schedule_dispatch_or_a_release_tag() -> None:
+    condition = " ".join(load("gpu-conformance.yml")["jobs"]["gpu"]["if"].split())
+    for needed in ("github.event_name == 'schedule'", "github.event_name == 'workflow_dispatch'",
+                   "startsWith(github.ref, 'refs/tags/v')"):  # fmt: skip
+        assert needed in condition
+    assert "pull_request" not in condition
+    assert _triggers(load("nightly-gpu.yml")) == {"schedule", "workflow_dispatch"}
+    assert _triggers(load("release.yml")) == {"push"}

@@ -1,0 +1,162 @@
+"""The registry calls a release needs, through oras-py (docker login's credentials apply): a manifest's exact
+bytes, and small artifacts attached to an image (an OCI manifest whose `subject` is the image, one blob)."""
+
+from __future__ import annotations
+
+import hashlib
+import ipaddress
+import tempfile
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import oras.oci
+import oras.provider
+import requests
+
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.references import ImageReference, parse_reference, registry_host
+
+MANIFEST_TYPES = (
+    "application/vnd.oci.image.index.v1+json",
+    "application/vnd.oci.image.manifest.v1+json",
+    "application/vnd.docker.distribution.manifest.list.v2+json",
+    "application/vnd.docker.distribution.manifest.v2+json",
+)
+
+
+class RegistryAccessError(UserError):
+    """The registry did not answer, refused us, or has no such manifest."""
+
+
+@dataclass(frozen=True)
+class Manifest:
+    ref: str
+    media_type: str
+    raw: bytes
+
+    @property
+    def digest(self) -> str:
+        return "sha256:" + hashlib.sha256(self.raw).hexdigest()
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and localhost speak plain HTTP, as the Docker engine allows them to."""
+    name = urllib.parse.urlsplit(f"//{host}").hostname or ""
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def reference(text: str) -> ImageReference:
+    ref = parse_reference(text)
+    if registry_host(ref.repository) is None:
+        raise RegistryAccessError(
+            cause=f"{text!r} names no registry host",
+            fix="give the whole reference, e.g. 127.0.0.1:5000/ci/pytorch-cuda:v2.9 or "
+            "ghcr.io/OWNER/pytorch-cuda@sha256:...",
+        )
+    return ref
+
+
+class RegistryClient:
+    """One registry host; plain HTTP for loopback hosts, HTTPS (verified) otherwise."""
+
+    def __init__(self, host: str) -> None:
+        self.host = host
+        insecure = is_loopback(host)
+        self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure)
+        self._scheme = "http" if insecure else "https"
+
+    @classmethod
+    def for_ref(cls, ref: ImageReference) -> RegistryClient:
+        host = registry_host(ref.repository)
+        assert host is not None  # reference() checked it
+        return cls(host)
+
+    def _path(self, ref: ImageReference) -> str:
+        return ref.repository[len(self.host) + 1 :]
+
+    def _get(self, url: str, headers: dict[str, str], what: str) -> requests.Response:
+        try:
+            response: requests.Response = self._oras.do_request(url, "GET", headers=headers)
+        except (requests.RequestException, ValueError) as exc:
+            raise RegistryAccessError(
+                cause=f"the registry {self.host} did not answer for {what} ({type(exc).__name__}: {exc})",
+                fix="check that it is up and that `docker login` (or skopeo/oras login) was run for it",
+            ) from exc
+        return response
+
+    def manifest(self, text: str) -> Manifest | None:
+        """The manifest's bytes exactly as the registry serves them, or None when the tag or digest is unknown."""
+        ref = reference(text)
+        what = ref.digest or ref.tag or "latest"
+        url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/manifests/{what}"
+        response = self._get(url, {"Accept": ", ".join(MANIFEST_TYPES)}, text)
+        if response.status_code == 404:
+            return None
+        if response.status_code != 200:
+            raise RegistryAccessError(
+                cause=f"the registry answered {response.status_code} for the manifest of {text}: {response.text[:300]}",
+                fix="check the reference and the registry login",
+            )
+        media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+        return Manifest(text, media_type, response.content)
+
+    def blob(self, ref: ImageReference, digest: str, limit: int = 64 << 20) -> bytes:
+        """A blob, checked against its digest (an attachment's blob is small; larger ones are refused)."""
+        url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/blobs/{digest}"
+        response = self._get(url, {}, f"blob {digest}")
+        if response.status_code != 200:
+            raise RegistryAccessError(
+                cause=f"the registry answered {response.status_code} for blob {digest} of {ref.repository}",
+                fix="the attachment is incomplete: sign the image again",
+            )
+        data = response.content[: limit + 1]
+        if len(data) > limit or "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+            raise RegistryAccessError(
+                cause=f"blob {digest} of {ref.repository} does not hash to its digest",
+                fix="the registry served other bytes than were pushed: do not trust it; sign the image again",
+            )
+        return data
+
+    def attach(self, subject: Manifest, tag: str, blob: bytes, media_type: str, annotations: dict[str, str]) -> str:
+        """Push `blob` as a one-layer OCI artifact whose subject is `subject`, tagged `tag`; return its digest."""
+        ref = reference(subject.ref)
+        with tempfile.TemporaryDirectory(prefix="pytorch-cuda-attach-") as workdir:
+            path = Path(workdir) / tag
+            path.write_bytes(blob)
+            try:
+                response = self._oras.push(
+                    target=f"{ref.repository}:{tag}",
+                    files=[f"{path}:{media_type}"],
+                    disable_path_validation=True,
+                    manifest_annotations=annotations,
+                    subject=oras.oci.Subject(subject.media_type, subject.digest, len(subject.raw)),
+                    quiet=True,
+                )
+            except (requests.RequestException, ValueError) as exc:
+                raise RegistryAccessError(
+                    cause=f"pushing {ref.repository}:{tag} failed ({type(exc).__name__}: {exc})",
+                    fix="check that the registry is up and that the login may push to this repository",
+                ) from exc
+        return str(response.headers.get("Docker-Content-Digest", ""))
+
+
+def open_image(text: str) -> tuple[RegistryClient, Manifest]:
+    """The client for the image's registry and its manifest; refused when the registry has no such image, or
+    serves bytes that do not hash to the digest asked for."""
+    ref = reference(text)
+    client = RegistryClient.for_ref(ref)
+    image = client.manifest(text)
+    if image is None:
+        raise RegistryAccessError(cause=f"the registry has no image {text}", fix="check the reference and the login")
+    if ref.digest is not None and image.digest != ref.digest:
+        raise RegistryAccessError(
+            cause=f"the registry served {image.digest} for {text}",
+            fix="do not use it: the registry is not serving the bytes you asked for",
+        )
+    return client, image
