@@ -37,6 +37,28 @@ def test_arbitrary_uid_with_a_mounted_workdir(built: BuiltImage, tmp_path: Path)
     assert (work / "out.txt").stat().st_uid == 4242
 
 
+def test_any_uid_runs_the_cpu_checks_with_no_mount(built: BuiltImage) -> None:
+    """Issue 19: exactly this command crashed (HOME 0700, pytest chdirs into the working directory)."""
+    ran = docker_run(built.ref, "conformance", "-m", "cpu", options=("--user", "12345:12345"), timeout_s=600)
+    assert ran.code == 0, ran.output[-4000:]
+    assert "Traceback" not in ran.output, ran.output[-4000:]
+    assert " passed" in ran.output, ran.output[-4000:]
+    assert " failed" not in ran.output, ran.output[-4000:]
+
+
+def test_home_is_group_0_and_group_writable_for_openshift(built: BuiltImage) -> None:
+    """OpenShift runs an arbitrary uid in group 0: that uid writes in the home directory, like its owner."""
+    ran = docker_run(
+        built.ref,
+        "sh",
+        "-c",
+        'stat -c "%g %a" /home/torch; touch /home/torch/x && echo home-writable; echo "HOME=$HOME"',
+        options=("--user", "23456:0"),
+    )
+    assert ran.code == 0, ran.output
+    assert ran.output.split() == ["0", "2775", "home-writable", "HOME=/tmp/home-23456"], ran.output
+
+
 def test_user_root_works(built: BuiltImage) -> None:
     ran = docker_run(
         built.ref,
