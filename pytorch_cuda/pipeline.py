@@ -185,9 +185,8 @@ def _checks(plan: BuildPlan, engine: Engine, image_id: str, hooks: PipelineHooks
         if remembered is not None:
             hooks.log(f"in-image checks: reusing the passing result of {image_id[:19]} (same suite); --recheck reruns")
             return remembered
-    hooks.log(f"running `conformance -m cpu` inside {plan.candidate}")
     cache = host_cache(plan.variant.torch_version)
-    hooks.log(f"Inductor cache: volume {cache.volume} (this CPU and torch)")
+    hooks.log(f"running `conformance -m cpu` inside {plan.candidate}, Inductor's cache in volume {cache.volume}")
     report = run_cpu_conformance(engine, plan.candidate, cache)
     remember(memo_dir, image_id, suite, report)
     return report
