@@ -7,7 +7,11 @@ from pathlib import Path
 import docker
 
 from tests.integration.conftest import BuiltImage
-from tests.integration.docker_cli import docker_run
+from tests.integration.docker_cli import Ran, docker_run
+
+
+def _shell_as(built: BuiltImage, user: str, script: str) -> Ran:
+    return docker_run(built.ref, "sh", "-c", script, options=("--user", user))
 
 
 def test_default_user_is_numeric_1000(built: BuiltImage, client: docker.DockerClient) -> None:
@@ -54,25 +58,14 @@ def test_any_uid_runs_the_cpu_checks_with_no_mount(built: BuiltImage) -> None:
 
 def test_home_is_group_0_and_group_writable_for_openshift(built: BuiltImage) -> None:
     """OpenShift runs an arbitrary uid in group 0: that uid writes in the home directory, like its owner."""
-    ran = docker_run(
-        built.ref,
-        "sh",
-        "-c",
-        'stat -c "%g %a" /home/torch; touch /home/torch/x && echo home-writable; echo "HOME=$HOME"',
-        options=("--user", "23456:0"),
-    )
+    script = 'stat -c "%g %a" /home/torch; touch /home/torch/x && echo home-writable; echo "HOME=$HOME"'
+    ran = _shell_as(built, "23456:0", script)
     assert ran.code == 0, ran.output
     assert ran.output.split() == ["0", "2775", "home-writable", "HOME=/tmp/home-23456"], ran.output
 
 
 def test_user_root_works(built: BuiltImage) -> None:
-    ran = docker_run(
-        built.ref,
-        "sh",
-        "-c",
-        'id -u; echo "$HOME"; python -c "import torch; print(torch.__version__)"',
-        options=("--user", "root"),
-    )
+    ran = _shell_as(built, "root", 'id -u; echo "$HOME"; python -c "import torch; print(torch.__version__)"')
     assert ran.output.split() == ["0", "/root", "2.9.1+cu128"]
 
 
