@@ -15,6 +15,7 @@ from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
+from pytorch_cuda.steps.inductor_cache import host_cache
 from pytorch_cuda.steps.promote import TagMove, promote
 from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
 from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
@@ -184,8 +185,9 @@ def _checks(plan: BuildPlan, engine: Engine, image_id: str, hooks: PipelineHooks
         if remembered is not None:
             hooks.log(f"in-image checks: reusing the passing result of {image_id[:19]} (same suite); --recheck reruns")
             return remembered
-    hooks.log(f"running `conformance -m cpu` inside {plan.candidate}")
-    report = run_cpu_conformance(engine, plan.candidate)
+    cache = host_cache(plan.variant.torch_version)
+    hooks.log(f"running `conformance -m cpu` inside {plan.candidate}, Inductor's cache in volume {cache.volume}")
+    report = run_cpu_conformance(engine, plan.candidate, cache)
     remember(memo_dir, image_id, suite, report)
     return report
 

@@ -1,19 +1,80 @@
 #!/usr/bin/env bash
-# The project's tests, in the order CI runs them:
-#   lint (ruff; scripts/lint-ci.sh: workflows, action pins, dependabot, Dockerfiles) -> types (mypy)
-#   -> images/ up to date -> unit tests (fake engine)
-#   -> integration (real engine: builds the cu12 image through build.py, then checks
-#   it and its broken variants) -> the conformance suite's own tests, inside that image
-#   (it has torch; the host venv need not download it a second time).
-# `scripts/test.sh --unit` stops before the integration tests; it runs the suite's own
-# tests on the host only when the host venv has torch (pip install -e '.[suite-host]').
+# The project's tests, in the order CI runs them, in two tiers (see --help and docs/testing.md).
+# Each stage's wall time is printed in a table at the end (also when a stage fails), with the
+# slowest tests (pytest --durations) and the integration timings (build-output/integration-timings.json).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+usage() {
+  cat <<'EOF'
+usage: scripts/test.sh [--unit | --help]
+
+Tiers (typical wall times on a 2-core runner, with the image already built by README command 1):
+  --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
+           action pins, schemas), mypy --strict, images/ render check, unit tests (fake engine),
+           report tests (headless chromium), and the suite's own tests when .venv has torch.
+           About 2-3 minutes.
+  (none)   everything above, then the integration tests on the real Docker engine (builds
+           pytorch-cuda:v2.9 through build.py, reusing the same content's image; its broken
+           variants; a real push to the registry on 127.0.0.1:5000; a real browser) and the
+           suite's own tests inside the image. About 12-16 minutes after command 1; from a
+           fresh clone add the cold build (about 2-4 minutes).
+  --help   this text.
+
+Exit status: 0 when every stage passed, the failing stage's status otherwise, 2 on a bad argument
+or a missing .venv (run scripts/setup.sh). A table of stage times is printed at the end.
+EOF
+}
+
+tier=full
+case "${1:-}" in
+  "") ;;
+  --unit) tier=unit ;;
+  -h | --help) usage; exit 0 ;;
+  *) printf 'test: unknown argument %q\n\n' "$1" >&2; usage >&2; exit 2 ;;
+esac
+
 py=.venv/bin/python
 [ -x "$py" ] || { echo "test: .venv is missing; run scripts/setup.sh first" >&2; exit 2; }
 
-stage() { printf '\n==> %s\n' "$*"; }
 started=$(date +%s)
+stages=()  # "seconds<TAB>name" for the table
+current=""
+current_started=0
+stage() {
+  finish_stage
+  current="$*"
+  current_started=$(date +%s)
+  printf '\n==> %s\n' "$current"
+}
+finish_stage() {
+  if [ -n "$current" ]; then
+    stages+=("$(( $(date +%s) - current_started ))	$current")
+    current=""
+  fi
+}
+report() {
+  status=$?
+  finish_stage
+  printf '\n==> stage times (%s tier)\n' "$tier"
+  for row in "${stages[@]}"; do
+    printf '%6s s  %s\n' "${row%%	*}" "${row#*	}"
+  done
+  printf '%6s s  %s\n' "$(( $(date +%s) - started ))" "total"
+  if [ "$tier" = full ] && [ -f build-output/integration-timings.json ]; then
+    printf '\n==> integration timings (build-output/integration-timings.json)\n'
+    "$py" -c 'import json, sys
+for name, value in json.load(open(sys.argv[1])).items():
+    print(f"  {name:<40} {json.dumps(value)}")' build-output/integration-timings.json || true
+  fi
+  if [ "$status" -eq 0 ]; then
+    printf '\n==> all tests passed in %s s\n' "$(( $(date +%s) - started ))"
+  else
+    printf '\n==> FAILED (exit status %s) after %s s\n' "$status" "$(( $(date +%s) - started ))"
+  fi
+  exit "$status"
+}
+trap report EXIT
 
 stage "ruff (lint and format)"
 .venv/bin/ruff check .
@@ -29,19 +90,17 @@ stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py --check-render
 
 stage "unit tests (fake engine) and report tests (recorded results, headless chromium)"
-"$py" -m pytest tests/unit tests/report -q
+"$py" -m pytest tests/unit tests/report -q --durations=10
 
-if [ "${1:-}" != "--unit" ]; then
+if [ "$tier" = full ]; then
   stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9)"
-  "$py" -m pytest tests/integration -v -s --durations=15
-  [ -f build-output/integration-timings.json ] && cat build-output/integration-timings.json
+  rm -f build-output/integration-timings.json  # this run's timings only
+  "$py" -m pytest tests/integration -v -s --durations=25
   stage "conformance-suite tests, inside pytorch-cuda:v2.9 (its torch, its pytest)"
-  scripts/suite-tests-in-image.sh pytorch-cuda:v2.9 -q
+  scripts/suite-tests-in-image.sh pytorch-cuda:v2.9 -q --durations=10
 elif "$py" -c "import torch" 2>/dev/null; then
   stage "conformance-suite tests (the host venv's torch)"
   "$py" -m pytest tests/conformance -q
 else
   stage "conformance-suite tests skipped: no torch in .venv (they run inside the image without --unit)"
 fi
-
-printf '\n==> all tests passed in %s s\n' "$(( $(date +%s) - started ))"

@@ -10,7 +10,7 @@ import tarfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import docker
@@ -164,9 +164,17 @@ class DockerEngine:
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
+        volumes: Mapping[str, str] | None = None,
+        environment: Mapping[str, str] | None = None,
     ) -> RunResult:
         container = self._client.containers.run(
-            ref, list(command), detach=True, shm_size=shm_size, network_disabled=True
+            ref,
+            list(command),
+            detach=True,
+            shm_size=shm_size,
+            network_disabled=True,
+            volumes={name: {"bind": path, "mode": "rw"} for name, path in (volumes or {}).items()},
+            environment=dict(environment or {}),
         )
         timed_out = False
         try:

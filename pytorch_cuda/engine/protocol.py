@@ -98,7 +98,11 @@ class Engine(Protocol):
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
-    ) -> RunResult: ...
+        volumes: Mapping[str, str] | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> RunResult:
+        """Run command in ref, networkless; volumes maps named volumes to container paths."""
+        ...
 
     def tag(self, image_id: str, ref: str) -> None: ...
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from conformance import contract
 from conformance.results_file import ConformanceResults, ResultsFileError, parse_results
 from pytorch_cuda.engine.protocol import Engine
+from pytorch_cuda.steps.inductor_cache import InductorCache
 
 RESULTS_PATH = contract.RESULTS_PATH
 JUNIT_PATH = contract.JUNIT_PATH
@@ -25,14 +26,21 @@ class CheckReport:
     reused: bool = False  # remembered from an earlier passing run on the same image ID and suite
 
 
-def run_cpu_conformance(engine: Engine, ref: str, timeout_s: float = 1800.0) -> CheckReport:
-    """Run `conformance -m cpu` in the image (no GPU needed) and read its JSON result file back."""
+def run_cpu_conformance(
+    engine: Engine, ref: str, cache: InductorCache | None = None, timeout_s: float = 1800.0
+) -> CheckReport:
+    """Run `conformance -m cpu` in the image (no GPU needed) and read its JSON result file back.
+
+    With a cache, Inductor keeps its ISA probe programs and compiled kernels in that host volume.
+    """
     result = engine.run(
         ref,
         list(CHECK_COMMAND),
         shm_size=CHECK_SHM_SIZE,
         timeout_s=timeout_s,
         collect=(RESULTS_PATH, JUNIT_PATH),
+        volumes={cache.volume: cache.mount_point} if cache else None,
+        environment=cache.environment if cache else None,
     )
     results, unreadable = _read(result.files.get(RESULTS_PATH))
     counts = results.counts() if results else {}

@@ -62,25 +62,30 @@ class _Stream:
         return data
 
 
-def _scan_file(stream: IO[bytes], name: str, whole_digest: str, needles: list[bytes], result: ScanResult) -> None:
-    digest = hashlib.sha256()
+def _scan_file(
+    stream: IO[bytes], name: str, whole: tuple[int, str], needles: list[bytes], result: ScanResult, *, size: int
+) -> None:
+    """Look for the needles in one file; hash it only when its size is the bundle's (a copy must have it)."""
+    whole_size, whole_digest = whole
+    digest = hashlib.sha256() if size in (whole_size, -1) else None
     tail = b""
     overlap = max((len(n) for n in needles), default=1)
     while chunk := stream.read(1 << 20):
         result.bytes_read += len(chunk)
-        digest.update(chunk)
+        if digest is not None:
+            digest.update(chunk)
         window = tail + chunk
         for needle in needles:
             if needle in window:
                 result.hits.append(f"{name}: certificate line {needle[:16].decode(errors='replace')}...")
         tail = window[-overlap:]
-    if digest.hexdigest() == whole_digest:
+    if digest is not None and digest.hexdigest() == whole_digest:
         result.hits.append(f"{name}: a byte-identical copy of the host CA bundle")
 
 
 def scan_saved_image(client: docker.DockerClient, ref: str, *, whole_file: bytes, needles: list[bytes]) -> ScanResult:
     result = ScanResult()
-    whole_digest = hashlib.sha256(whole_file).hexdigest()
+    whole = (len(whole_file), hashlib.sha256(whole_file).hexdigest())
     stream = _Stream(iter(client.images.get(ref).save(chunk_size=1 << 20)))
     outer = tarfile.open(fileobj=stream, mode="r|")  # type: ignore[call-overload]  # noqa: SIM115
     for member in outer:
@@ -97,9 +102,9 @@ def scan_saved_image(client: docker.DockerClient, ref: str, *, whole_file: bytes
                     if entry.isfile():
                         content = inner.extractfile(entry)
                         if content is not None:
-                            _scan_file(content, f"{member.name}:{entry.name}", whole_digest, needles, result)
+                            _scan_file(content, f"{member.name}:{entry.name}", whole, needles, result, size=entry.size)
             except tarfile.ReadError:
-                _scan_file(layer, member.name, whole_digest, needles, result)  # a config or other blob
+                _scan_file(layer, member.name, whole, needles, result, size=-1)  # a config or other blob
         else:
-            _scan_file(layer, member.name, whole_digest, needles, result)
+            _scan_file(layer, member.name, whole, needles, result, size=member.size)
     return result

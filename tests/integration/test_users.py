@@ -7,7 +7,11 @@ from pathlib import Path
 import docker
 
 from tests.integration.conftest import BuiltImage
-from tests.integration.docker_cli import docker_run
+from tests.integration.docker_cli import Ran, docker_run
+
+
+def _shell_as(built: BuiltImage, user: str, script: str) -> Ran:
+    return docker_run(built.ref, "sh", "-c", script, options=("--user", user))
 
 
 def test_default_user_is_numeric_1000(built: BuiltImage, client: docker.DockerClient) -> None:
@@ -37,14 +41,31 @@ def test_arbitrary_uid_with_a_mounted_workdir(built: BuiltImage, tmp_path: Path)
     assert (work / "out.txt").stat().st_uid == 4242
 
 
+def test_any_uid_runs_the_cpu_checks_with_no_mount(built: BuiltImage) -> None:
+    """Issue 19: exactly this command crashed (HOME 0700, pytest chdirs into the working directory).
+
+    No --shm-size either, so the one check that may fail is the one naming Docker's 64 MiB /dev/shm.
+    """
+    ran = docker_run(built.ref, "conformance", "-m", "cpu", options=("--user", "12345:12345"), timeout_s=600)
+    assert "Traceback" not in ran.output, ran.output[-4000:]
+    failed = {
+        line.split("::")[-1].split()[0] for line in ran.output.splitlines() if line.startswith(("FAILED ", "ERROR "))
+    }
+    assert failed <= {"test_dev_shm_is_large_enough"}, ran.output[-4000:]
+    assert ran.code == (1 if failed else 0), ran.output[-4000:]
+    assert " passed" in ran.output, ran.output[-4000:]
+
+
+def test_home_is_group_0_and_group_writable_for_openshift(built: BuiltImage) -> None:
+    """OpenShift runs an arbitrary uid in group 0: that uid writes in the home directory, like its owner."""
+    script = 'stat -c "%g %a" /home/torch; touch /home/torch/x && echo home-writable; echo "HOME=$HOME"'
+    ran = _shell_as(built, "23456:0", script)
+    assert ran.code == 0, ran.output
+    assert ran.output.split() == ["0", "2775", "home-writable", "HOME=/tmp/home-23456"], ran.output
+
+
 def test_user_root_works(built: BuiltImage) -> None:
-    ran = docker_run(
-        built.ref,
-        "sh",
-        "-c",
-        'id -u; echo "$HOME"; python -c "import torch; print(torch.__version__)"',
-        options=("--user", "root"),
-    )
+    ran = _shell_as(built, "root", 'id -u; echo "$HOME"; python -c "import torch; print(torch.__version__)"')
     assert ran.output.split() == ["0", "/root", "2.9.1+cu128"]
 
 

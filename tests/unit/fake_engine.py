@@ -62,6 +62,8 @@ class FakeEngine:
     lookup_errors: list[Exception] = field(default_factory=list)
     cache_gap: str | None = "the fake client cannot export cache"
     layers: int = 3
+    run_volumes: dict[str, str] = field(default_factory=dict)  # the last run's named volumes -> container paths
+    run_environment: dict[str, str] = field(default_factory=dict)
 
     def describe(self) -> str:
         return "fake engine"
@@ -105,8 +107,11 @@ class FakeEngine:
         shm_size: str,
         timeout_s: float,
         collect: Sequence[str] = (),
+        volumes: Mapping[str, str] | None = None,
+        environment: Mapping[str, str] | None = None,
     ) -> RunResult:
         self.calls.append(f"run {ref} {' '.join(command)} shm={shm_size}")
+        self.run_volumes, self.run_environment = dict(volumes or {}), dict(environment or {})
         files = {RESULTS_PATH: self.run_results} if self.run_results is not None else {}
         return RunResult(self.run_exit_code, "output", files)
 
