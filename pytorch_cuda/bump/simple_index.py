@@ -67,7 +67,7 @@ def _from_json(base: str, body: str) -> list[IndexFile]:
                 url=urljoin(base, entry["url"]).split("#")[0],
                 yanked=bool(entry.get("yanked", False)),
                 requires_python=entry.get("requires-python"),
-                has_metadata=bool(metadata),
+                has_metadata=metadata is not None and metadata is not False,  # {} (no hashes) counts
             )
         )
     return files
