@@ -18,6 +18,7 @@ from pathlib import Path
 from pytorch_cuda.locks.file_format import normalise
 
 PLATFORM_TAG = "cp313-cp313-manylinux_2_28_x86_64"
+WHEEL = "Wheel-Version: 1.0\nGenerator: loopback\nRoot-Is-Purelib: true\nTag: {tag}\n"
 LINUX = '; platform_system == "Linux" and platform_machine == "x86_64"'
 
 
@@ -52,7 +53,7 @@ def build_wheel(folder: Path, release: Release) -> Path:
     files = {
         f"{normalise(release.name).replace('-', '_')}/__init__.py": f"__version__ = {release.version!r}\n".encode(),
         f"{info}/METADATA": _metadata(release).encode(),
-        f"{info}/WHEEL": f"Wheel-Version: 1.0\nGenerator: loopback\nRoot-Is-Purelib: true\nTag: {release.tag}\n".encode(),
+        f"{info}/WHEEL": WHEEL.format(tag=release.tag).encode(),
     }
     record = [_record_line(name, data) for name, data in files.items()] + [f"{info}/RECORD,,"]
     with zipfile.ZipFile(path, "w") as wheel:

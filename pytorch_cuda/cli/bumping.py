@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import subprocess
 
 from rich.console import Console
 from rich.table import Table
@@ -13,7 +14,7 @@ from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, e
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange
+from pytorch_cuda.locks.writing import LockChange, run_uv
 from pytorch_cuda.matrix import load_matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
@@ -56,7 +57,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         roots = [v for v in locked if v.flavour.parent is None]
         if roots:
             changes, failures = refresh_locks(
-                matrix, roots, root, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path)
+                matrix, roots, root, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path), run=_fresh_uv
             )
             if failures:
                 raise failures[0]
@@ -67,6 +68,11 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
     return 0
+
+
+def _fresh_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """uv, told to refresh its cached index pages: the versions bump just found may be newer than them."""
+    return run_uv([*argv, "--refresh"], env)
 
 
 def _as_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> dict[str, object]:
