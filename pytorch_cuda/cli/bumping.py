@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
@@ -12,6 +13,7 @@ from pytorch_cuda.bump.planning import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, run_uv
@@ -50,24 +52,51 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     changes: list[LockChange] = []
     if plan.moved and not args.dry_run:
         path = args.matrix or root / "matrix.yaml"
-        path.write_text(plan.rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-        matrix = load_matrix(path)
-        write_rendered(render_all(matrix, root / "templates"), root)
-        locked = [v for v in all_variants(matrix) if v.target_name in targets and own_lock_path(root, v).exists()]
-        roots = [v for v in locked if v.flavour.parent is None]
-        if roots:
-            changes, failures = refresh_locks(
-                matrix, roots, root, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path), run=_fresh_uv
-            )
-            if failures:
-                raise failures[0]
-        write_rendered(render_all(matrix, root / "templates", root), root)  # the locks' layer slices
+        before = _snapshot(path, root)
+        try:
+            changes = _apply(plan, path, root, targets, ca_path)
+        except UserError as error:
+            _restore(before, root)
+            raise type(error)(
+                cause=f"{error.cause}; matrix.yaml and images/ are put back as they were", fix=error.fix
+            ) from error
     if args.json:
         print(dumps(_as_json(plan, changes, dry_run=args.dry_run)))
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
     return 0
+
+
+def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path | None) -> list[LockChange]:
+    """Rewrite matrix.yaml, render, re-lock the selected targets' locked variants (parent, then children)."""
+    path.write_text(plan.rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
+    matrix = load_matrix(path)
+    write_rendered(render_all(matrix, root / "templates"), root)
+    locked = [v for v in all_variants(matrix) if v.target_name in targets and own_lock_path(root, v).exists()]
+    roots = [v for v in locked if v.flavour.parent is None]
+    changes: list[LockChange] = []
+    if roots:
+        changes, failures = refresh_locks(
+            matrix, roots, root, ca_bundle=ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv
+        )
+        if failures:
+            raise failures[0]
+    write_rendered(render_all(matrix, root / "templates", root), root)  # the locks' layer slices
+    return changes
+
+
+def _snapshot(matrix_path: Path, root: Path) -> dict[Path, bytes]:
+    files = [matrix_path, *(p for p in (root / "images").rglob("*") if p.is_file())]
+    return {path: path.read_bytes() for path in files}
+
+
+def _restore(snapshot: dict[Path, bytes], root: Path) -> None:
+    """Put matrix.yaml and images/ back as they were before a bump that failed half-way."""
+    for path in (p for p in (root / "images").rglob("*") if p.is_file() and p not in snapshot):
+        path.unlink()
+    for path, data in snapshot.items():
+        path.write_bytes(data)
 
 
 def _fresh_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -112,3 +112,21 @@ def test_bump_on_a_loopback_index(tmp_path: Path, index: LoopbackIndex, capsys: 
     out = capsys.readouterr().out
     assert "nothing to bump" in out
     assert "2.10.0" in out  # still listed as held back by policy
+
+
+def test_a_bump_uv_cannot_lock_leaves_everything_as_it_was(
+    tmp_path: Path, index: LoopbackIndex, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = _checkout(tmp_path / "repo", index.url)
+    assert main(["lock", "--root", str(root)]) == 0
+    # torch 2.9.2 pins a cuDNN wheel the index does not have: bump reads the pin, uv cannot resolve it
+    index.publish(torch_release("2.9.2", "3.5.1", "9.99.0.1", "2.27.5"))
+    files = [root / "matrix.yaml", *sorted((root / "images").rglob("*.lock"))]
+    before = {path: path.read_bytes() for path in files}
+    capsys.readouterr()
+    assert main(["bump", "--root", str(root)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "uv could not resolve" in err
+    assert "matrix.yaml and images/ are put back as they were" in err
+    assert {path: path.read_bytes() for path in files} == before
+    assert main(["render", "--check", "--root", str(root)]) == 0
