@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from conformance.results_file import ConformanceResults
 from pytorch_cuda.precision_report.diff import Diff, MetricRow
+from pytorch_cuda.precision_report.markdown import _table  # the report's own Markdown table
 
 MARK = {"regression": "**regression**", "improved": "improved"}
-
-
-def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
-    def cell(value: object) -> str:
-        return str(value).replace("|", "\\|").replace("\n", " ")
-
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return [*lines, *("| " + " | ".join(cell(c) for c in row) + " |" for row in rows), ""]
 
 
 def _value(value: float | None, unit: str) -> str:
