@@ -146,6 +146,8 @@ class Matrix(_Frozen):
     flavours: dict[Name, Flavour]
     python_packages: dict[Name, PepVersion]
     user: User
+    # What `build.py bump` may move each pin to; parsed (and its errors reported) by pytorch_cuda/bump/policy.py.
+    policy: dict[str, object] | None = None
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Matrix:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pytorch_cuda import __version__
-from pytorch_cuda.cli import building, ci, offline
+from pytorch_cuda.cli import building, bumping, ci, offline
 from pytorch_cuda.cli.options import CommandParser, shared_options
 
 EPILOG = """\
@@ -21,6 +21,8 @@ examples:
   python build.py render                     render templates/ into images/
   python build.py render --check             fail (exit 1) when images/ or a lock is stale
   python build.py lock --target cu12         re-resolve images/cu128-runtime/requirements.lock; print what changed
+  python build.py bump --target cu12 --dry-run
+                                             the newest pins matrix.yaml's policy allows; held back ones
   python build.py report results.json --out report/
                                              precision report (report.html, .md, .json)
   python build.py matrix                     the CI jobs (JSON): a build per variant, a GPU job per variant x runner
@@ -49,7 +51,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    for module in (building, offline, ci):
+    for module in (building, offline, bumping, ci):
         module.register(verbs, shared)
     # listed here for --help; main() hands `build.py release ...` to pytorch_cuda.release.cli before parsing
     verbs.add_parser(

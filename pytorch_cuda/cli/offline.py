@@ -44,13 +44,22 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     report_verb = verbs.add_parser(
         "report",
         parents=[shared.common],
-        help="the precision support report of conformance result files",
+        help="the precision support report of conformance result files, or --diff of two",
         description="Write the precision support report of one or more conformance result files into --out; a "
-        "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html.",
-        epilog=examples("report results-h100.json results-t4.json --out report/"),
+        "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html. "
+        "With --diff OLD NEW: what changed between two runs (GEMM ratios, AMP speed and memory, compile "
+        "speed-up, verdicts, tests), as Markdown on stdout (or DIR/diff.md with --out), regressions beyond "
+        "noise marked (docs/bump.md).",
+        epilog=examples(
+            "report results-h100.json results-t4.json --out report/",
+            "report --diff release/results.json candidate/results.json",
+        ),
     )
     report_verb.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
-    report_verb.add_argument("--out", required=True, type=Path, metavar="DIR", help="where report.* are written")
+    report_verb.add_argument("--out", type=Path, metavar="DIR", help="where report.* (or diff.md) are written")
+    report_verb.add_argument(
+        "--diff", action="store_true", help="compare two result files, OLD then NEW, instead of reporting them"
+    )
     report_verb.set_defaults(run=report)
 
 
@@ -64,6 +73,10 @@ def list_matrix(args: argparse.Namespace, session: Session) -> int:
 
 
 def report(args: argparse.Namespace, session: Session) -> int:
+    if args.diff:
+        return report_diff(args, session)
+    if args.out is None:
+        raise UserError(cause="report needs --out DIR", fix="add `--out report/` (or `--diff OLD NEW` to compare two)")
     from pytorch_cuda.precision_report import write_report  # matplotlib loads only for `report`
 
     written = write_report(args.results, args.out)
@@ -71,6 +84,34 @@ def report(args: argparse.Namespace, session: Session) -> int:
         print(dumps({"written": [str(p) for p in written]}))
     else:
         session.out.print("\n".join(f"wrote {p}" for p in written), highlight=False)
+    return 0
+
+
+def report_diff(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.precision_report import ReportInputError, load_pair
+    from pytorch_cuda.precision_report.diff import diff_results
+    from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
+
+    if len(args.results) != 2:
+        raise UserError(
+            cause=f"report --diff compares two result files, OLD then NEW; {len(args.results)} were given",
+            fix="pass the last release's results.json, then the candidate's",
+        )
+    diff = diff_results(*load_pair(*args.results))
+    text = render_diff_markdown(diff)
+    if args.out is not None:
+        try:
+            args.out.mkdir(parents=True, exist_ok=True)
+            (args.out / "diff.md").write_text(text, encoding="utf-8")
+        except OSError as error:
+            where = args.out / "diff.md"
+            raise ReportInputError(f"cannot write {where} ({error.strerror})", "pass a writable --out") from None
+    if args.json:
+        print(dumps({"regressions": diff.regressions, "markdown": text}))
+    elif args.out is None:
+        print(text)
+    else:
+        session.out.print(f"wrote {args.out / 'diff.md'} ({diff.regressions} regression(s) beyond noise)")
     return 0
 
 

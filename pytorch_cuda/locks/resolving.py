@@ -126,11 +126,18 @@ def refresh_lock(
 
 
 def refresh_locks(
-    matrix: Matrix, variants: list[Variant], root: Path, *, ca_bundle: Path | None, probe: IndexProbe
+    matrix: Matrix,
+    variants: list[Variant],
+    root: Path,
+    *,
+    ca_bundle: Path | None,
+    probe: IndexProbe,
+    run: Runner = run_uv,
 ) -> tuple[list[LockChange], list[UserError]]:
     """Lock the installer, each root variant, then the children (of those roots, or asked for by name).
 
-    A variant whose index cannot be reached is reported, not fatal; its children are left as they are."""
+    A variant whose index cannot be reached is reported, not fatal; its children are left as they are.
+    `run` runs uv (`build.py bump` passes one that adds --refresh: the index just moved)."""
     python = variants[0].base.python
     changes = [refresh_tool_lock(root, tool, ca_bundle=ca_bundle, python=python) for tool in TOOL_LOCKS]
     failures: list[UserError] = []
@@ -138,7 +145,7 @@ def refresh_locks(
     failed: set[str] = set()
     for variant in (v for v in variants if v.flavour.parent is None):
         try:
-            changes.append(refresh_lock(matrix, variant, root, ca_bundle=ca_bundle, probe=probe))
+            changes.append(refresh_lock(matrix, variant, root, ca_bundle=ca_bundle, probe=probe, run=run))
         except UserError as exc:
             failures.append(exc)
             failed.add(variant.key)
@@ -151,7 +158,7 @@ def refresh_locks(
         if not chain & asked or chain & failed:
             continue
         try:
-            changes.append(refresh_child_lock(matrix, child, root, ca_bundle=ca_bundle, probe=probe))
+            changes.append(refresh_child_lock(matrix, child, root, ca_bundle=ca_bundle, probe=probe, run=run))
         except UserError as exc:
             failures.append(exc)
             failed.add(child.key)

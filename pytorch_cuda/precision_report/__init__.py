@@ -11,7 +11,7 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.results_file import ResultsFileError, load_results
+from conformance.results_file import ConformanceResults, ResultsFileError, load_results
 from precision_check.report import Report
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.precision_report.check_page import (
@@ -55,6 +55,14 @@ def _page_names(paths: Sequence[Path]) -> list[str]:
             name, n = f"precision-check-{path.stem}-{n}.html", n + 1
         names.append(name)
     return names
+
+
+def load_pair(old: Path, new: Path) -> tuple[ConformanceResults, ConformanceResults]:
+    """The two results files of `report --diff`, through the suite's one reader; bad input is exit 2."""
+    try:
+        return load_results(old), load_results(new)
+    except ResultsFileError as error:
+        raise ReportInputError(f"{error.source}: {error.cause}", error.fix) from None
 
 
 def write_report(paths: Sequence[Path], out_dir: Path) -> list[Path]:

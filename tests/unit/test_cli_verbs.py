@@ -88,7 +88,7 @@ def test_build_and_push_verbs_plan(capsys: pytest.CaptureFixture[str]) -> None:
         (["list", "--dry-run"], "unrecognized arguments: --dry-run"),
         (["build"], "the following arguments are required: --target"),
         (["push", "--target", "cu12"], "the following arguments are required: --registry"),
-        (["report", "a.json"], "the following arguments are required: --out"),
+        (["bump", "--flavour", "jupyter"], "unrecognized arguments: --flavour jupyter"),
         (["--list", "--lock"], "cannot go together"),
         (["deploy"], "invalid choice: 'deploy'"),
     ],

@@ -13,6 +13,8 @@ PAGES = sorted((ROOT / "docs").glob("*.md"))
 COMMANDS = ("scripts/setup.sh && .venv/bin/python build.py --target cu12", "scripts/setup.sh && scripts/test.sh")
 # Pages other work writes; README links them already.
 SLOTS = {"docs/precision-check.md", "docs/conformance-bounds.md", "docs/testing.md", "docs/release.md"}
+# Pages written on branches that may not edit README: the lead links them on merge, then drops them from here.
+UNLINKED: set[str] = set()  # pages that may wait for a README link
 GENERATED = re.compile(r"<!-- (measured|pulls):start.*?<!-- \1:end -->", re.DOTALL)  # written by benchmarks/
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 
@@ -44,7 +46,7 @@ def test_readme_fits_a_screen_with_the_two_commands() -> None:
 
 def test_readme_links_every_page_and_the_slots() -> None:
     linked = set(LINK.findall(README.read_text(encoding="utf-8")))
-    wanted = {f"docs/{page.name}" for page in PAGES} | SLOTS
+    wanted = ({f"docs/{page.name}" for page in PAGES} - UNLINKED) | SLOTS
     assert wanted <= linked, sorted(wanted - linked)
 
 

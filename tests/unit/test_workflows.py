@@ -26,8 +26,9 @@ def scripts(workflow: dict[str, Any]) -> list[str]:
     return [step["run"] for step in steps(workflow) if "run" in step]
 
 
-def test_there_are_the_four_workflows() -> None:
-    assert [p.name for p in WORKFLOWS] == ["gpu-conformance.yml", "nightly-gpu.yml", "pr.yml", "release.yml"]
+def test_there_are_the_five_workflows() -> None:
+    names = ["bump.yml", "gpu-conformance.yml", "nightly-gpu.yml", "pr.yml", "release.yml"]
+    assert [p.name for p in WORKFLOWS] == names
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
@@ -145,3 +146,19 @@ def test_the_gpu_jobs_run_only_for_schedule_dispatch_or_a_release_tag() -> None:
     assert "pull_request" not in condition
     assert _triggers(load("nightly-gpu.yml")) == {"schedule", "workflow_dispatch"}
     assert _triggers(load("release.yml")) == {"push"}
+
+
+def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
+    workflow = load("bump.yml")
+    triggers = next(value for key, value in workflow.items() if key in ("on", True))
+    assert set(triggers) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on:` as True
+    jobs = workflow["jobs"]
+    assert jobs["bump"]["permissions"] == {"contents": "read"}
+    assert jobs["candidate"]["permissions"] == {"contents": "read"}  # builds and tests with no write token
+    assert jobs["pull-request"]["needs"] == ["bump", "candidate"]  # skipped when nothing moved or a check failed
+    assert jobs["pull-request"]["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert "build.py bump --target cu12" in " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
+    (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
+    assert "git push --force" in push
+    assert "bump/pins" in push
+    assert "gh pr edit bump/pins" in push

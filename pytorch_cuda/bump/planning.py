@@ -1,0 +1,130 @@
+"""The bump of a whole matrix: for each selected target, torch (and the pins it drags along), then every
+Python package pin, resolved on the targets' own indexes within the policy."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from packaging.version import Version
+
+from pytorch_cuda.bump.matrix_edit import set_scalar
+from pytorch_cuda.bump.policy import Policy
+from pytorch_cuda.bump.resolver import Resolution, resolve
+from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.bump.torch_pins import torch_pins
+from pytorch_cuda.locks.file_format import PYPI_INDEX
+from pytorch_cuda.matrix import Matrix
+
+FileSource = Callable[[str, str], list[IndexFile]]  # (index URL, project) -> its files
+PinSource = Callable[[list[IndexFile], str, str, str | None, str], dict[str, str]]
+
+
+@dataclass(frozen=True)
+class Move:
+    """One pin of matrix.yaml: where it is, and what the policy makes of it."""
+
+    path: tuple[str, ...]
+    resolution: Resolution
+
+    @property
+    def where(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class BumpPlan:
+    moves: tuple[Move, ...]
+
+    @property
+    def moved(self) -> list[Move]:
+        return [move for move in self.moves if move.resolution.moved]
+
+    @property
+    def held_back(self) -> list[Move]:
+        return [move for move in self.moves if move.resolution.held_back]
+
+    def rewrite(self, text: str) -> str:
+        """matrix.yaml's text with every moved pin set to its new version."""
+        for move in self.moved:
+            text = set_scalar(text, move.path, move.resolution.new)
+        return text
+
+
+def _local(index: str, local_version: str) -> str | None:
+    """PyPI's torch has no local label; the PyTorch indexes' carry the target's (2.9.1+cu126)."""
+    return None if index == PYPI_INDEX else local_version
+
+
+def _torch_moves(matrix: Matrix, name: str, policy: Policy, files: FileSource, pins: PinSource) -> list[Move]:
+    target, python = matrix.targets[name], matrix.bases[matrix.default_base].python
+    index = str(target.index).rstrip("/")
+    torch_files = files(index, "torch")
+    local = _local(index, target.local_version)
+    torch = resolve("torch", target.torch, policy.torch, torch_files, python=python, local=local)
+    moves = [Move(("targets", name, "torch"), torch)]
+    if torch.moved:
+        new = pins(torch_files, torch.new, python, local, target.wheel_family)
+        old = {"triton": target.triton, "cudnn": target.cudnn, "nccl": target.nccl}
+        why = f"pinned exactly by torch {torch.new}"
+        moves += [
+            Move(("targets", name, key), Resolution(key, old[key], new[key], why, None, ()))
+            for key in ("triton", "cudnn", "nccl")
+        ]
+    return moves
+
+
+def _package_pins(matrix: Matrix) -> list[tuple[tuple[str, ...], str, str]]:
+    """(path, name, version) of every Python package pin: the shared ones, then each flavour's."""
+    found: list[tuple[tuple[str, ...], str, str]] = [
+        (("python_packages", name), name, version) for name, version in matrix.python_packages.items()
+    ]
+    for flavour_name, flavour in matrix.flavours.items():
+        found += [
+            (("flavours", flavour_name, "python_packages", name), name, version)
+            for name, version in flavour.python_packages.items()
+        ]
+    return found
+
+
+def _on_every_index(results: list[Resolution]) -> Resolution:
+    """A shared pin moves only as far as every selected target's index allows."""
+    lowest = min(results, key=lambda r: Version(r.new))
+    held = [r.held_back for r in results if r.held_back]
+    return replace(lowest, held_back=max(held, key=Version) if held else None)
+
+
+def plan_bump(
+    matrix: Matrix,
+    policy: Policy,
+    targets: list[str],
+    files: FileSource,
+    pins: PinSource,
+) -> BumpPlan:
+    """What bump would move on these targets (canonical names); nothing is written."""
+    moves = [move for name in targets for move in _torch_moves(matrix, name, policy, files, pins)]
+    python = matrix.bases[matrix.default_base].python
+    indexes = sorted({str(matrix.targets[name].index).rstrip("/") for name in targets})
+    for path, name, version in _package_pins(matrix):
+        rule = policy.rule_for(name)
+        results = [resolve(name, version, rule, files(index, name), python=python) for index in indexes]
+        moves.append(Move(path, _on_every_index(results)))
+    return BumpPlan(tuple(moves))
+
+
+def network_sources(ca: Path | None) -> tuple[FileSource, PinSource]:
+    """The real index: each project page fetched once per run."""
+    from pytorch_cuda.bump.simple_index import project_files
+
+    cache: dict[tuple[str, str], list[IndexFile]] = {}
+
+    def files(index: str, name: str) -> list[IndexFile]:
+        if (index, name) not in cache:
+            cache[index, name] = project_files(index, name, ca)
+        return cache[index, name]
+
+    def pins(found: list[IndexFile], version: str, python: str, local: str | None, family: str) -> dict[str, str]:
+        return torch_pins(found, version, python=python, local=local, wheel_family=family, ca=ca)
+
+    return files, pins

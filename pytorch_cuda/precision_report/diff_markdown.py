@@ -1,0 +1,74 @@
+"""The Markdown of `build.py report --diff`: a pull request body (or $GITHUB_STEP_SUMMARY)."""
+
+from __future__ import annotations
+
+from conformance.results_file import ConformanceResults
+from pytorch_cuda.precision_report.diff import Diff, MetricRow
+from pytorch_cuda.precision_report.markdown import _table  # the report's own Markdown table
+
+MARK = {"regression": "**regression**", "improved": "improved"}
+
+
+def _value(value: float | None, unit: str) -> str:
+    if value is None:
+        return "-"
+    shown = f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return f"{shown} {unit}".strip()
+
+
+def _run(results: ConformanceResults) -> list[str]:
+    def version(name: str) -> str:
+        """What the run measured (its environment), else what its image's manifest pins."""
+        pins = results.manifest.get("pins")
+        pinned = pins.get(name) if isinstance(pins, dict) else None
+        return str(results.environment.get(name) or pinned or "-")
+
+    totals = ", ".join(f"{n} {k}" for k, n in results.totals.items() if k != "total" and n)
+    gpus = ", ".join(sorted({gpu.name for gpu in results.gpus})) or "no GPU"
+    return [
+        results.source,
+        results.started_at or "-",
+        gpus,
+        version("torch"),
+        version("cudnn"),
+        version("nccl"),
+        results.image.digest or results.image.revision or "-",
+        totals or "-",
+    ]
+
+
+def _metric(row: MetricRow) -> list[str]:
+    change = "-" if row.change is None else f"{row.change:+.1%}"
+    return [
+        row.name,
+        _value(row.old, row.unit),
+        _value(row.new, row.unit),
+        change,
+        f"±{row.noise:.0%}",
+        MARK.get(row.status, row.status),
+    ]
+
+
+def render_diff_markdown(diff: Diff) -> str:
+    old, new = _run(diff.old), _run(diff.new)
+    labels = ("file", "started", "GPU", "torch", "cuDNN", "NCCL", "image", "tests")
+    lines = ["# Precision diff: old -> new", ""]
+    lines += _table(["", "old", "new"], [(label, a, b) for label, a, b in zip(labels, old, new, strict=True)])
+    if old[2] != new[2]:
+        lines += ["The two runs are on different GPUs: their numbers are not comparable.", ""]
+    count = diff.regressions
+    lines += [f"**{count} regression(s) beyond noise.**" if count else "No regression beyond noise.", ""]
+    for section in dict.fromkeys(row.section for row in diff.metrics):
+        lines += [f"## {section}", ""]
+        rows = [_metric(row) for row in diff.metrics if row.section == section]
+        lines += _table(["metric", "old", "new", "change", "noise", ""], rows)
+    lines += ["## Verdicts", ""]
+    verdicts = [(r.what, r.old, r.new, MARK.get(r.status, r.status)) for r in diff.verdicts]
+    lines += _table(["dtype", "old", "new", ""], verdicts)
+    lines += ["## Tests that changed", ""]
+    if diff.tests:
+        changed = [(f"`{r.what}`", r.old, r.new, MARK.get(r.status, r.status), r.note) for r in diff.tests]
+        lines += _table(["test", "old", "new", "", "message"], changed)
+    else:
+        lines += ["None: every test has the same outcome in both runs.", ""]
+    return "\n".join(lines)
