@@ -15,7 +15,7 @@ from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = ROOT / "docs/reports/h200/results.json"
-NEW = ROOT / "docs/evidence/h200-2026-12-04/conformance-results.json"
+NEW = ROOT / "docs/evidence/h200-2026-12-04/conformance-results-run1.json"  # the first run of that day
 
 
 def _status(results: ConformanceResults, name: str) -> str:
