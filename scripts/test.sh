@@ -11,7 +11,7 @@ usage: scripts/test.sh [--unit | --help]
 
 Tiers (typical wall times on a 2-core runner, with the image already built by README command 1):
   --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
-           action pins, schemas), mypy --strict, images/ render check, unit tests (fake engine),
+           zizmor, schemas), mypy --strict, images/ render check, unit tests (fake engine),
            report tests (headless chromium), and the suite's own tests when .venv has torch.
            About 2-3 minutes.
   (none)   everything above, then the integration tests on the real Docker engine (builds
@@ -80,7 +80,7 @@ stage "ruff (lint and format)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 
-stage "CI configuration (actionlint + shellcheck, action pins, check-jsonschema, hadolint)"
+stage "CI configuration (actionlint + shellcheck, zizmor, jq, check-jsonschema, hadolint, kubernetes-validate)"
 scripts/lint-ci.sh
 
 stage "mypy (strict)"
