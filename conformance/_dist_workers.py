@@ -126,13 +126,17 @@ def run_rank(rank: int, job: DistJob) -> None:
         )
         try:
             results = {task: TASKS[task](rank, job, device) for task in job.tasks}
+            # written before the teardown: gloo can abort a rank while its peers close their sockets
+            # ("Connection reset by peer" in gloo's I/O thread), after every measurement is done
+            written = out_dir / f".rank{rank}.json.tmp"
+            written.write_text(json.dumps(results))
+            written.replace(out_dir / f"rank{rank}.json")  # whole or absent for the parent that reads it
             if job.backend == "nccl":
                 dist.barrier(device_ids=[rank])
             else:
                 dist.barrier()
         finally:
             dist.destroy_process_group()
-        (out_dir / f"rank{rank}.json").write_text(json.dumps(results))
     except BaseException:
         (out_dir / f"rank{rank}.error").write_text(traceback.format_exc())
         raise

@@ -27,6 +27,7 @@ class DistributedRun:
     backend: str
     ranks: tuple[dict[str, object], ...]
     wall_s: float
+    teardown: str | None = None  # a rank that died after every rank had written its results (a library's teardown)
 
 
 def find_free_port() -> int:
@@ -82,6 +83,7 @@ def wait_distributed(pending: PendingRun) -> DistributedRun:
     job, context, out_dir = pending.job, pending.context, pending.out_dir
     backend, tasks, world_size, timeout_s = job.backend, job.tasks, job.world_size, job.timeout_s
     deadline = pending.started + timeout_s
+    teardown = None
     try:
         while not context.join(timeout=max(0.1, min(5.0, deadline - time.monotonic()))):
             if time.monotonic() >= deadline:
@@ -93,14 +95,29 @@ def wait_distributed(pending: PendingRun) -> DistributedRun:
     except ProcessRaisedException as exc:
         raise DistributedRunError(f"{backend} rank {exc.error_index} raised:\n{exc}") from None
     except ProcessExitedException as exc:
-        raise DistributedRunError(
-            f"{backend} rank {exc.error_index} died (exit code {exc.exit_code}, signal {exc.signal_name}):\n"
-            f"{_rank_errors(out_dir)}"
-        ) from None
+        died = f"{backend} rank {exc.error_index} died (exit code {exc.exit_code}, signal {exc.signal_name})"
+        if not _all_results_written(pending, min(deadline, time.monotonic() + RESULTS_GRACE_S)):
+            raise DistributedRunError(f"{died}:\n{_rank_errors(out_dir)}") from None
+        teardown = f"{died} in the teardown, after every rank had written its results; the results stand"
     finally:
         pending.kill()
     ranks = tuple(json.loads((out_dir / f"rank{r}.json").read_text()) for r in range(world_size))
-    return DistributedRun(world_size, backend, ranks, time.monotonic() - pending.started)
+    return DistributedRun(world_size, backend, ranks, time.monotonic() - pending.started, teardown)
+
+
+RESULTS_GRACE_S = 10.0  # how long the other ranks may take to write their results once one rank has died
+
+
+def _all_results_written(pending: PendingRun, until: float) -> bool:
+    """Whether every rank wrote its results, waiting for the live ones until `until`."""
+    wanted = [pending.out_dir / f"rank{r}.json" for r in range(pending.job.world_size)]
+    while True:
+        if all(path.exists() for path in wanted):
+            return True
+        alive = any(process.is_alive() for process in pending.context.processes)
+        if not alive or time.monotonic() >= until:
+            return all(path.exists() for path in wanted)
+        time.sleep(0.1)
 
 
 def run_distributed(

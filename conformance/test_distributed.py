@@ -60,6 +60,8 @@ def _check_collectives(run: DistributedRun, record_note: RecordNote, may_lack: t
                 problems.append(f"rank {rank}: {item}")
     for observation in cast(list[str], _task(run, "collectives").get("observations", [])):
         record_note(f"{run.backend}: {observation}")
+    if run.teardown is not None:
+        record_note(run.teardown)
     record_note(f"{run.backend} world size {run.world_size}, {run.wall_s:.1f}s including spawn")
     if run.world_size == 1:
         record_note(
