@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-VERBS = ("build", "push", "render", "lock", "list", "report", "matrix", "content-hash", "check-tag")
+VERBS = ("build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release")
 MODE_FLAGS: dict[str, tuple[str, ...]] = {
     "--list": ("list",),
     "--render": ("render",),

@@ -114,3 +114,13 @@ def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: p
     assert cli.main(["list", "--root", str(tmp_path)]) == 2
     assert "is not a pytorch-cuda repository" in " ".join(capsys.readouterr().err.split())
     assert cli.main(["list", "--json", "--root", str(root)]) == 0
+
+
+def test_the_missing_command_message_names_every_verb() -> None:
+    import argparse
+
+    from pytorch_cuda.cli import legacy
+    from pytorch_cuda.cli.arguments import parser
+
+    verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(legacy.VERBS) == set(verbs.choices)
