@@ -22,6 +22,8 @@ SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
 # examples/ddp_check.py: DDP across ranks (and containers), parameters compared by checksum.
 DDP_CHECK_PATH: Final = f"{SHARE_DIR}/examples/ddp_check.py"
 VENV_PATH: Final = "/opt/pytorch"
+# where the build mounts the in-image checks' Inductor cache volume (the image makes it, owned by its user)
+INDUCTOR_CACHE_DIR: Final = "/var/cache/pytorch-cuda/inductor"
 
 # The `conformance` command writes its results here unless $CONFORMANCE_OUT says otherwise.
 RESULTS_DIR_ENV: Final = "CONFORMANCE_OUT"
@@ -50,6 +52,7 @@ def as_template_context() -> dict[str, str]:
         "share_dir": SHARE_DIR,
         "suite_dir": SUITE_DIR,
         "venv": VENV_PATH,
+        "inductor_cache": INDUCTOR_CACHE_DIR,
         "results_dir_env": RESULTS_DIR_ENV,
         "results_dir": DEFAULT_RESULTS_DIR,
         "results_file": RESULTS_FILE,

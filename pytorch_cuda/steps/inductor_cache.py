@@ -17,7 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-MOUNT_POINT: Final = "/var/cache/pytorch-cuda/inductor"
+from conformance import contract
+
+MOUNT_POINT: Final = contract.INDUCTOR_CACHE_DIR
 CACHE_ENV: Final = "TORCHINDUCTOR_CACHE_DIR"
 VOLUME_PREFIX: Final = "pytorch-cuda-inductor"
 _CPU_FIELDS: Final = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags")
