@@ -1,6 +1,6 @@
-"""The CHECK lines of gpu/precision-check-examples.sh: read the JSON reports it wrote under OUT, print each
+"""The CHECK lines of gpu/precision-check-examples.sh: read the JSON reports it wrote in RUNS, print each
 verdict with its loss curve, noise floor and per-dtype numbers, then one 'CHECK ok' / 'CHECK FAIL' line per
-expectation. Exit 1 when any CHECK failed.   python3 gpu/precision-check-examples.py OUT"""
+expectation. Exit 1 when any CHECK failed.   python3 gpu/precision-check-examples.py RUNS"""
 
 from __future__ import annotations
 

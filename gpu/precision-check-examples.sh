@@ -4,8 +4,9 @@
 # Runs `python3 -m precision_check` on the examples at their GPU size (the factories get device="cuda":
 # compute-bound sizes), the CNN at its CPU size too (small: expect "not faster"), the transformer under
 # torch.compile, and the linear regression fitted exactly (issue 19: precision-limited in bf16); then the
-# tests/precision_check unit tests. Every run's terminal output is tee'd to $OUT/<name>.txt, its report is
-# $OUT/<name>.json, and its exit code goes to $OUT/summary.txt; a failing run does not stop the others.
+# tests/precision_check unit tests. Every run's terminal output is tee'd to <name>.txt, its report is <name>.json,
+# and its exit code goes to $OUT/summary.txt; a failing run does not stop the others. The per-run files are packed
+# into $OUT/precision-check-examples.tar.gz at the end (two files in $OUT: the device tool returns at most 8).
 # About 3 to 4 minutes on an H200 (the compile run is the longest: two torch.compile's of the transformer).
 # Prints one "CHECK ok" or "CHECK FAIL" line per expectation at the end; look for:
 #   linear_regression    kind precision-limited, NOT bf16 (the old rule said "bf16: safe ... within 6059%"):
@@ -21,17 +22,18 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 OUT="${OUT:-$PWD/gpu-out}"
 mkdir -p "$OUT"
+RUNS="$(mktemp -d)"  # the per-run files, packed into $OUT at the end
 py="${PYTHON:-python3}"
 status=0
 started=$SECONDS
 : >"$OUT/summary.txt"
 
-run() { # run NAME TIMEOUT_S ARGS...: python3 -m precision_check ARGS --json $OUT/NAME.json, tee'd to $OUT/NAME.txt
+run() { # run NAME TIMEOUT_S ARGS...: python3 -m precision_check ARGS --json $RUNS/NAME.json, tee'd to $RUNS/NAME.txt
   local name=$1 limit=$2
   shift 2
   printf '\n=== %s: python3 -m precision_check %s\n' "$name" "$*"
   local began=$SECONDS
-  timeout "$limit" "$py" -m precision_check "$@" --json "$OUT/$name.json" 2>&1 | tee "$OUT/$name.txt"
+  timeout "$limit" "$py" -m precision_check "$@" --json "$RUNS/$name.json" 2>&1 | tee "$RUNS/$name.txt"
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || status=1
   printf '=== %s: exit %s after %ss\n' "$name" "$rc" "$((SECONDS - began))" | tee -a "$OUT/summary.txt"
@@ -40,7 +42,7 @@ run() { # run NAME TIMEOUT_S ARGS...: python3 -m precision_check ARGS --json $OU
 {
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
   "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.get_device_name(0))"
-} 2>&1 | tee "$OUT/host.txt"
+} 2>&1 | tee "$RUNS/host.txt"
 
 T=examples/precision_check
 run linear_regression 90 "$T/linear_regression.py:factory" --steps 300 --dtypes fp32,tf32,fp16,bf16
@@ -53,14 +55,16 @@ run transformer-compile 200 "$T/transformer.py:factory" --steps 10 --timed-steps
 # test_examples.py runs the same examples on the CPU (a minute): here they ran on the GPU above
 printf '\n=== unit tests: tests/precision_check but test_examples.py (verdicts from recorded runs, whole-run watches, contract, report)\n'
 timeout 180 "$py" -m pytest -q -p no:cacheprovider tests/precision_check --ignore=tests/precision_check/test_examples.py 2>&1 |
-  tee "$OUT/unit-tests.txt"
+  tee "$RUNS/unit-tests.txt"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || status=1
 echo "=== unit tests: exit $rc" | tee -a "$OUT/summary.txt"
 
 printf '\n=== verdicts, loss curves, noise floors and checks\n'
-"$py" gpu/precision-check-examples.py "$OUT" 2>&1 | tee -a "$OUT/summary.txt"
+"$py" gpu/precision-check-examples.py "$RUNS" 2>&1 | tee -a "$OUT/summary.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
-echo "=== done in $((SECONDS - started))s: exit status $status (outputs in $OUT)" | tee -a "$OUT/summary.txt"
+tar -czf "$OUT/precision-check-examples.tar.gz" -C "$RUNS" . && rm -rf "$RUNS"
+echo "=== done in $((SECONDS - started))s: exit status $status (outputs in $OUT/precision-check-examples.tar.gz)" |
+  tee -a "$OUT/summary.txt"
 exit "$status"

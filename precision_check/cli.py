@@ -18,7 +18,7 @@ from precision_check.contract import coerce_workload
 from precision_check.device import CPU_DTYPES, DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
 from precision_check.errors import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
 from precision_check.loading import call_factory, load_factory
-from precision_check.report import Report, to_json
+from precision_check.report import VERDICT_KIND_MEANING, Report, to_json
 from precision_check.runner import Options, run_all
 from precision_check.table import render
 from precision_check.verdict import decide
@@ -29,13 +29,20 @@ class _Parser(argparse.ArgumentParser):
         raise PrecisionCheckError(f"bad arguments: {message}", f"see `{self.prog} --help`")
 
 
+def _kinds_help() -> str:
+    lines = [f"  {kind:<18} {meaning}" for kind, meaning in VERDICT_KIND_MEANING.items()]
+    return "The verdict's kind (its `kind` in --json; docs/precision-check.md in the source says more):\n" + "\n".join(
+        lines
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="precision-check",
         description="Train your model for a few steps in fp32, fp16 and bf16 from the same weights on the same "
         "batches, and say which dtype it should use on this GPU, with the numbers. Exit 0 with a verdict, "
-        "2 on bad input or a usage error. docs/precision-check.md explains the verdict kinds.",
-        epilog=contract.__doc__,
+        "2 on bad input or a usage error.",
+        epilog=f"{contract.__doc__}\n{_kinds_help()}",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("target", metavar="MODULE:FACTORY", help="path/to/file.py:factory or package.module:factory")

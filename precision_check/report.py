@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Final
 
 SCHEMA = "pytorch-cuda/precision-check"
 VERSION = 4
@@ -143,16 +143,20 @@ class Verdict:
     kind: str = ""  # one of VERDICT_KINDS (docs/precision-check.md); "" in reports before version 4
 
 
-# What kind of answer the verdict is (docs/precision-check.md explains each; the HTML page says each in a line):
-VERDICT_KINDS = (
-    "faster",
-    "not-faster",
-    "numerics-only",
-    "precision-limited",
-    "unsafe",
-    "model-unstable",
-    "no-reference",
-)
+# What kind of answer the verdict is, one line each (`precision-check --help` and the HTML page print these;
+# docs/precision-check.md says more):
+VERDICT_KIND_MEANING: Final[dict[str, str]] = {
+    "faster": "a lower precision is safe for this model and faster on this GPU",
+    "not-faster": "a lower precision is safe but buys no speed here: stay in fp32",
+    "numerics-only": "a CPU run: which precisions are safe in numerics; it gives no speed evidence and recommends "
+    "no dtype for speed",
+    "precision-limited": "a precision's loss stalls far above fp32's: that precision cannot fit this model; it is "
+    "never recommended",
+    "unsafe": "no lower precision is safe for this model (overflow, drift, non-finite values or underflow)",
+    "model-unstable": "fp32 itself diverges or is on the edge of it: fix the model before choosing a dtype",
+    "no-reference": "fp32 did not run: there was nothing to compare with",
+}
+VERDICT_KINDS: Final = tuple(VERDICT_KIND_MEANING)
 
 
 @dataclass(frozen=True)

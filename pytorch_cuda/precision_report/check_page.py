@@ -14,28 +14,13 @@ from typing import Any, Final
 import jinja2
 from matplotlib.figure import Figure
 
-from precision_check.report import SCHEMA, VERDICT_KINDS, Report, report_from_json
+from precision_check.report import SCHEMA, VERDICT_KIND_MEANING, Report, report_from_json
 from precision_check.table import compile_line, gradients_line, scale_text, table_rows, zero_grads_line
 from pytorch_cuda.precision_report.charts import COLOURS, svg_text
 
 TEMPLATE: Final = "check.html.j2"
 # What each verdict kind means, one line each (docs/precision-check.md says more).
-KIND_MEANING: Final = dict(
-    zip(
-        VERDICT_KINDS,
-        (
-            "a lower precision is safe for this model and faster on this GPU",
-            "a lower precision is safe but buys no speed here: stay in fp32",
-            "a CPU run: which precisions are safe in numerics; it gives no speed evidence and recommends no "
-            "dtype for speed",
-            "a precision's loss stalls far above fp32's: that precision cannot fit this model; it is never recommended",
-            "no lower precision is safe for this model (overflow, drift, non-finite values or underflow)",
-            "fp32 itself diverges or is on the edge of it: fix the model before choosing a dtype",
-            "fp32 did not run: there was nothing to compare with",
-        ),
-        strict=True,
-    )
-)
+KIND_MEANING: Final = VERDICT_KIND_MEANING
 
 
 @dataclass(frozen=True)

@@ -165,3 +165,15 @@ def test_the_real_command_prints_no_traceback(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "Traceback" not in done.stderr
     assert "the model raised in step 1 under fp32: RuntimeError" in done.stderr
+
+
+def test_help_explains_every_verdict_kind_without_the_docs(capsys: pytest.CaptureFixture[str]) -> None:
+    """The image has no docs/: --help itself says what each verdict kind means."""
+    from precision_check.report import VERDICT_KIND_MEANING
+
+    with pytest.raises(SystemExit) as exited:
+        main(["--help"])
+    assert exited.value.code == 0
+    out = capsys.readouterr().out
+    for kind, meaning in VERDICT_KIND_MEANING.items():
+        assert f"  {kind}" in out and meaning.split(":")[0] in " ".join(out.split())
