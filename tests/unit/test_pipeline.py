@@ -151,7 +151,8 @@ def test_base_bootstrapped_when_pull_fails(matrix: Matrix, monkeypatch: pytest.M
     assert engine.calls == ["pull docker.io/library/debian:trixie-slim", f"import {BASE}"]
     assert seen[0][0] == "mmdebstrap"
     assert seen[0][-5:-4] == ["trixie"]
-    assert seen[0][-1].rstrip("/") == "http://deb.debian.org/debian"
+    assert seen[0][-3].rstrip("/") == "http://deb.debian.org/debian"
+    assert seen[0][-1] == "deb http://deb.debian.org/debian-security trixie-security main"
     assert engine.imported == ["rootfs"]
 
 
