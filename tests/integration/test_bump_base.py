@@ -5,7 +5,6 @@ loopback archive on 127.0.0.1, make the result "rebuild needed" (exit 3) with no
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import docker
@@ -15,7 +14,7 @@ from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.matrix import load_matrix
 from tests.integration import registry
-from tests.integration.bump_checkout import FIRST, bump, checkout, committed_debian_packages, current_archive
+from tests.integration.bump_checkout import bump, checkout, committed_debian_packages
 from tests.integration.tiny_images import build_and_push_image
 from tests.loopback_debian import LoopbackArchive
 from tests.loopback_index import LoopbackIndex
@@ -23,25 +22,8 @@ from tests.loopback_index import LoopbackIndex
 pytestmark = pytest.mark.integration
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[LoopbackIndex]:
-    served = LoopbackIndex(tmp_path / "index")
-    served.publish(*FIRST)
-    served.start()
-    yield served
-    served.stop()
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[LoopbackArchive]:
-    served = current_archive(tmp_path / "archive")
-    served.start()
-    yield served
-    served.stop()
-
-
 def test_a_registry_base_follows_its_tag(
-    tmp_path: Path, index: LoopbackIndex, archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
 ) -> None:
     why = registry.answers()
     if why is not None:
@@ -50,7 +32,7 @@ def test_a_registry_base_follows_its_tag(
     repository, tag = f"{registry.REGISTRY}/bump-base-{uuid.uuid4().hex[:8]}", "trixie"
     _, first = build_and_push_image(client, repository, tag, "first")
     base = {"upstream": f"{repository}:{tag}", "digest": first}
-    root = checkout(tmp_path / "repo", index.url, archive.mirror, base)
+    root = checkout(tmp_path / "repo", loopback_index.url, debian_archive.mirror, base)
     assert bump(root, capsys, "--target", "cu12", status=0)["result"] == "current"  # the tag serves the pin
 
     _, second = build_and_push_image(client, repository, tag, "second")  # the tag moves to a new image
@@ -76,7 +58,7 @@ def test_a_registry_base_follows_its_tag(
 
 
 def test_debian_security_updates_alone_need_a_rebuild(
-    tmp_path: Path, index: LoopbackIndex, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, loopback_index: LoopbackIndex, capsys: pytest.CaptureFixture[str]
 ) -> None:
     packages = committed_debian_packages()
     served = LoopbackArchive(tmp_path / "archive")
@@ -85,7 +67,7 @@ def test_debian_security_updates_alone_need_a_rebuild(
     served.publish("-security", {"passwd": packages["passwd"] + "+deb13u9", "bash": "0.1-1"})  # bash: older
     served.start()
     try:
-        root = checkout(tmp_path / "repo", index.url, served.mirror)
+        root = checkout(tmp_path / "repo", loopback_index.url, served.mirror)
         result = bump(root, capsys, "--target", "cu12", "--dry-run", status=EXIT_REBUILD_NEEDED)
         assert result["result"] == "rebuild needed"
         assert result["moved"] == []

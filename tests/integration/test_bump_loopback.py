@@ -5,7 +5,6 @@ flavour with the real uv against that index, and re-renders, so `render --check`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +12,7 @@ import yaml
 
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
-from tests.integration.bump_checkout import FIRST, bump, checkout, current_archive
+from tests.integration.bump_checkout import bump, checkout
 from tests.loopback_debian import LoopbackArchive
 from tests.loopback_index import LoopbackIndex, Release, torch_release
 
@@ -31,33 +30,16 @@ LATER = (
 )
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[LoopbackIndex]:
-    served = LoopbackIndex(tmp_path / "index")
-    served.publish(*FIRST)
-    served.start()
-    yield served
-    served.stop()
-
-
-@pytest.fixture
-def archive(tmp_path: Path) -> Iterator[LoopbackArchive]:
-    served = current_archive(tmp_path / "archive")
-    served.start()
-    yield served
-    served.stop()
-
-
 def test_bump_on_a_loopback_index(
-    tmp_path: Path, index: LoopbackIndex, archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = checkout(tmp_path / "repo", index.url, archive.mirror)
+    root = checkout(tmp_path / "repo", loopback_index.url, debian_archive.mirror)
     assert main(["lock", "--root", str(root)]) == 0  # the locks as they were, from the first releases
     runtime, jupyter = root / "images/cu128-runtime/requirements.lock", root / "images/cu128-jupyter"
     assert "torch==2.9.1+cu128" in runtime.read_text()
     capsys.readouterr()
 
-    index.publish(*LATER)
+    loopback_index.publish(*LATER)
     before = (root / "matrix.yaml").read_bytes()
     dry = bump(root, capsys, "--dry-run", status=EXIT_REBUILD_NEEDED)
     assert dry["result"] == "rebuild needed"
@@ -98,12 +80,12 @@ def test_bump_on_a_loopback_index(
 
 
 def test_a_bump_uv_cannot_lock_leaves_everything_as_it_was(
-    tmp_path: Path, index: LoopbackIndex, archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = checkout(tmp_path / "repo", index.url, archive.mirror)
+    root = checkout(tmp_path / "repo", loopback_index.url, debian_archive.mirror)
     assert main(["lock", "--root", str(root)]) == 0
     # torch 2.9.2 pins a cuDNN wheel the index does not have: bump reads the pin, uv cannot resolve it
-    index.publish(torch_release("2.9.2", "3.5.1", "9.99.0.1", "2.27.5"))
+    loopback_index.publish(torch_release("2.9.2", "3.5.1", "9.99.0.1", "2.27.5"))
     files = [root / "matrix.yaml", *sorted((root / "images").rglob("*.lock"))]
     before = {path: path.read_bytes() for path in files}
     capsys.readouterr()
