@@ -74,17 +74,20 @@ def updates(installed: Mapping[str, str], archive: Mapping[Suite, Mapping[str, V
 
 
 def check_archive(record: DebianRecord, bootstrap: Bootstrap, fetch: Fetch) -> list[DebianUpdate]:
-    """The recorded packages against the base's three suites."""
+    """The recorded packages against the base's three suites (each of its components)."""
     archive: dict[Suite, Mapping[str, Version]] = {}
-    component = bootstrap.components[0] if bootstrap.components else "main"
     for suite in base_suites(bootstrap):
-        url = index_url(suite, component)
-        try:
-            archive[suite] = newest(fetch(url), record.packages)
-        except (lzma.LZMAError, ValueError, KeyError) as exc:
-            raise EngineError(
-                cause=f"{url} is not a Debian Packages index ({type(exc).__name__}: {exc})",
-                fix="check the base's bootstrap mirror in matrix.yaml (bump reads <mirror>/dists and "
-                "<mirror>-security/dists)",
-            ) from exc
+        found: dict[str, Version] = {}
+        for component in bootstrap.components or ("main",):
+            url = index_url(suite, component)
+            try:
+                index = newest(fetch(url), record.packages)
+            except (lzma.LZMAError, ValueError, KeyError) as exc:
+                raise EngineError(
+                    cause=f"{url} is not a Debian Packages index ({type(exc).__name__}: {exc})",
+                    fix="check the base's bootstrap mirror in matrix.yaml (bump reads <mirror>/dists and "
+                    "<mirror>-security/dists)",
+                ) from exc
+            found |= {name: v for name, v in index.items() if name not in found or v > found[name]}
+        archive[suite] = found
     return updates(record.packages, archive)
