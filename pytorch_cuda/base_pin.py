@@ -28,20 +28,27 @@ def check_pin(base: Base, image_id: str, how: str) -> None:
 
 def write_pin(matrix_path: Path, name: str, digest: str, note: str) -> str | None:
     """Set `digest:` (with a comment line `note`) in base `name` of matrix.yaml; return the old pin, if any."""
-    text = matrix_path.read_text()
+    text, old = pin_text(matrix_path.read_text(), name, digest, note)
+    matrix_path.write_text(text)
+    return old
+
+
+def pin_text(
+    text: str, name: str, digest: str, note: str, by: str = "build.py release pin-base"
+) -> tuple[str, str | None]:
+    """matrix.yaml's `text` with base `name` pinned to `digest` (comment: pinned by `by`: `note`), and the old pin."""
     block = re.search(rf"(?ms)^bases:\n(?:.*?\n)??(  {re.escape(name)}:\n(?:    .*\n|\s*\n)*)", text)
     if block is None:
         raise MatrixError(
-            cause=f"{matrix_path} has no base {name!r} under `bases:`",
+            cause=f"matrix.yaml has no base {name!r} under `bases:`",
             fix="name one of its bases (--base), as `build.py --list` shows them",
         )
     body = block.group(1)
     old = re.search(r"(?m)^    digest: (sha256:[0-9a-f]{64})", body)
-    cleaned = re.sub(r"(?m)^    # pinned by build\.py release pin-base.*\n", "", body)
+    cleaned = re.sub(r"(?m)^    # pinned by build\.py .*\n", "", body)
     cleaned = re.sub(r"(?m)^    digest: .*\n", "", cleaned)
-    pin = f"    # pinned by build.py release pin-base: {note}\n    digest: {digest}\n"
+    pin = f"    # pinned by {by}: {note}\n    digest: {digest}\n"
     image_line = re.search(r"(?m)^    image: .*\n", cleaned)
     at = image_line.end() if image_line else len(cleaned)
     updated = cleaned[:at] + pin + cleaned[at:]
-    matrix_path.write_text(text[: block.start(1)] + updated + text[block.end(1) :])
-    return old.group(1) if old else None
+    return text[: block.start(1)] + updated + text[block.end(1) :], old.group(1) if old else None

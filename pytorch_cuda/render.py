@@ -9,6 +9,7 @@ from pathlib import Path
 import jinja2
 
 from conformance import contract
+from pytorch_cuda.bump.debian_record import is_debian_record
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
@@ -166,7 +167,7 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
 
 def _is_lock(relative: Path) -> bool:
     """Locks are resolved by `build.py --lock`, not rendered; `locking.stale_locks` checks them."""
-    return relative.name in (LOCK_NAME, FLAVOUR_LOCK_NAME) or relative in TOOL_LOCKS
+    return relative.name in (LOCK_NAME, FLAVOUR_LOCK_NAME) or relative in TOOL_LOCKS or is_debian_record(relative)
 
 
 def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True) -> list[StaleFile]:

@@ -102,26 +102,35 @@ class LoopbackIndex:
         (self.root / "simple" / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{listing}</body></html>\n")
 
     def start(self) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        argv = [sys.executable, "-m", "http.server", str(self.port), "--bind", "127.0.0.1"]
-        self.server = subprocess.Popen(argv, cwd=self.root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 20
-        while time.monotonic() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/", timeout=2):
-                    return
-            except OSError:
-                time.sleep(0.1)
-        self.stop()
-        raise RuntimeError(f"http.server did not answer on {self.url} within 20 s")
+        self.port, self.server = serve_folder(self.root, "simple/")
 
     def stop(self) -> None:
-        if self.server is not None:
-            self.server.terminate()
-            self.server.wait(timeout=10)
-            self.server = None
+        stop_server(self.server)
+        self.server = None
+
+
+def serve_folder(root: Path, probe_path: str) -> tuple[int, subprocess.Popen[bytes]]:
+    """`python -m http.server` on a free port of 127.0.0.1 serving `root`, once it answers for `probe_path`."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    server = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/{probe_path}", timeout=2):
+                return port, server
+        except OSError:
+            time.sleep(0.1)
+    stop_server(server)
+    raise RuntimeError(f"http.server did not answer on 127.0.0.1:{port} within 20 s")
+
+
+def stop_server(server: subprocess.Popen[bytes] | None) -> None:
+    if server is not None:
+        server.terminate()
+        server.wait(timeout=10)
 
 
 def torch_release(version: str, triton: str, cudnn: str, nccl: str, *, yanked: bool = False) -> Release:

@@ -9,6 +9,9 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from pytorch_cuda.base_pin import pin_text
+from pytorch_cuda.bump.base_digest import BaseMove
+from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.bump.matrix_edit import set_scalar
 from pytorch_cuda.bump.policy import Policy
 from pytorch_cuda.bump.resolver import Resolution, resolve
@@ -36,6 +39,18 @@ class Move:
 @dataclass(frozen=True)
 class BumpPlan:
     moves: tuple[Move, ...]
+    bases: tuple[BaseMove, ...] = ()  # registry bases pinned by digest
+    notes: tuple[str, ...] = ()  # one line for each base with nothing to refresh or no Debian record
+    debian: tuple[DebianUpdate, ...] = ()  # newer Debian packages than the images were built with
+
+    @property
+    def rebuild_needed(self) -> bool:
+        """A pin or a base digest moves, or Debian's archive has a newer package than the images carry."""
+        return bool(self.moved or self.moved_bases or self.debian)
+
+    @property
+    def moved_bases(self) -> list[BaseMove]:
+        return [base for base in self.bases if base.moved]
 
     @property
     def moved(self) -> list[Move]:
@@ -49,6 +64,10 @@ class BumpPlan:
         """matrix.yaml's text with every moved pin set to its new version."""
         for move in self.moved:
             text = set_scalar(text, move.path, move.resolution.new)
+        for base in self.moved_bases:
+            text, _ = pin_text(text, base.base, base.new, f"what {base.upstream_tag} served", by="build.py bump")
+            if base.new_upstream != base.old_upstream:
+                text = set_scalar(text, ("bases", base.base, "upstream"), base.new_upstream)
         return text
 
 

@@ -5,6 +5,7 @@
       python_packages: compatible   # the rule for every other pin: compatible, patch, pinned or a specifier
       packages:                     # per-package overrides of that rule
         pytest: pinned
+      base: follow                  # a registry base's `digest:` follows its tag (follow), or stays (pinned)
 
 compatible: same major version (same major.minor below 1.0); patch: same major.minor; pinned: never moved.
 """
@@ -21,7 +22,8 @@ from pytorch_cuda.errors import UserError
 
 Kind = Literal["compatible", "patch", "pinned", "specifier"]
 KEYWORDS: tuple[Kind, ...] = ("compatible", "patch", "pinned")
-_KEYS = ("torch", "python_packages", "packages")
+_KEYS = ("torch", "python_packages", "packages", "base")
+BaseRule = Literal["follow", "pinned"]
 
 
 class PolicyError(UserError):
@@ -57,6 +59,7 @@ class Policy:
     torch: Rule
     python_packages: Rule
     packages: dict[str, Rule] = field(default_factory=dict)
+    base: BaseRule = "follow"
 
     def rule_for(self, name: str) -> Rule:
         if name == "torch":
@@ -102,7 +105,11 @@ def parse_policy(section: object) -> Policy:
     overrides = section.get("packages") or {}
     if not isinstance(overrides, dict):
         raise _error(f"packages is {overrides!r}, not a mapping of package name to rule")
+    base = section.get("base", "follow")
+    if base not in ("follow", "pinned"):
+        raise _error(f"base is {base!r}, neither follow (the digest follows its tag) nor pinned")
     return Policy(
+        base="pinned" if base == "pinned" else "follow",
         torch=parse_rule(section.get("torch", "patch"), "torch"),
         python_packages=parse_rule(section.get("python_packages", "compatible"), "python_packages"),
         packages={str(name): parse_rule(rule, f"packages.{name}") for name, rule in overrides.items()},

@@ -75,16 +75,22 @@ def _from_json(base: str, body: str) -> list[IndexFile]:
 
 def fetch(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: float = 60.0) -> tuple[str, str]:
     """GET url: (content type, body); an unreachable index is one EngineError paragraph."""
+    content_type, body = fetch_bytes(url, ca_bundle, accept, timeout_s)
+    return content_type, body.decode("utf-8")
+
+
+def fetch_bytes(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: float = 60.0) -> tuple[str, bytes]:
+    """GET url: (content type, body bytes); an unreachable server is one EngineError paragraph."""
     context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else None)
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "pytorch-cuda-build"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:
-            return response.headers.get("Content-Type", ""), response.read().decode("utf-8")
+            return response.headers.get("Content-Type", ""), bytes(response.read())
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         raise EngineError(
             cause=f"cannot read {url} ({getattr(exc, 'reason', exc)})",
-            fix="run bump where the target's index is reachable, pass --ca-bundle PATH if your network needs one, "
-            "or choose the target with --target",
+            fix="run bump where the target's index and the Debian archive are reachable, pass --ca-bundle PATH if "
+            "your network needs one, or choose the target with --target",
         ) from exc
 
 

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
-
+from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
+from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.planning import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.policy import parse_policy
+from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
+from pytorch_cuda.debian_suites import base_suites
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, run_uv
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import render_all, write_rendered
@@ -30,27 +34,44 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         parents=[shared.matrix, shared.common],
         help="move pins to the newest versions matrix.yaml's policy allows, then re-lock and re-render",
         description="Resolve, on each target's own index, the newest version of torch and of every Python package "
-        "pin that matrix.yaml's `policy:` allows (not yanked, installable on the image's Python); rewrite "
-        "matrix.yaml, re-lock the variants that have a lock (parent, then child flavours), re-render, and print "
-        "what moved and what the policy holds back. Exit 0 when nothing is to do; 2 on a bad policy or index.",
-        epilog=examples("bump --target cu12 --dry-run", "bump --target cu12", "bump --dry-run --json"),
+        "pin that matrix.yaml's `policy:` allows (not yanked, installable on the image's Python), and the digest "
+        "a registry base's tag serves now; rewrite matrix.yaml, re-lock the variants that have a lock (parent, "
+        "then child flavours), re-render, and print what moved and what the policy holds back. Compare the "
+        "images' Debian packages (images/debian-BASE.lock) with Debian's archive. Exit 0 when nothing is to do; "
+        f"{EXIT_REBUILD_NEEDED} when the images need a rebuild (a pin or digest moved, or Debian has a newer "
+        "package); 2 on a bad policy, index or archive.",
+        epilog=examples(
+            "bump --target cu12 --dry-run",
+            "bump --target cu12",
+            "bump --dry-run --json",
+            "bump --record-debian pytorch-cuda:v2.9",
+        ),
     )
     verb.add_argument("--target", metavar="NAME", help="bump this target only (default: every target)")
     verb.add_argument("--dry-run", action="store_true", help="print what would move; write nothing")
+    verb.add_argument(
+        "--record-debian",
+        metavar="IMAGE",
+        help="write images/debian-BASE.lock from IMAGE's record of its Debian packages, then stop",
+    )
     ca_bundle_option(verb)
     verb.set_defaults(run=bump)
 
 
 def bump(args: argparse.Namespace, session: Session) -> int:
     matrix, root = session.matrix(args), session.root()
+    if args.record_debian:
+        return _record_debian(args.record_debian, matrix, root, session, as_json=args.json)
     policy = parse_policy(matrix.policy)
     targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)
     ca = find_ca_bundle(args.ca_bundle)
     ca_path = ca.path if ca else None
     files, pins = network_sources(ca_path)
-    plan = plan_bump(matrix, policy, targets, files, pins)
+    bases, notes = plan_bases(matrix, policy, resolve_tag)
+    plan = replace(plan_bump(matrix, policy, targets, files, pins), bases=tuple(bases))
+    plan = _with_debian(plan, [*notes], matrix, root, ca_path)
     changes: list[LockChange] = []
-    if plan.moved and not args.dry_run:
+    if (plan.moved or plan.moved_bases) and not args.dry_run:
         path = args.matrix or root / "matrix.yaml"
         before = _snapshot(path, root)
         try:
@@ -61,10 +82,45 @@ def bump(args: argparse.Namespace, session: Session) -> int:
                 cause=f"{error.cause}; matrix.yaml and images/ are put back as they were", fix=error.fix
             ) from error
     if args.json:
-        print(dumps(_as_json(plan, changes, dry_run=args.dry_run)))
+        print(dumps(plan_json(plan, changes, dry_run=args.dry_run)))
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
+    return EXIT_REBUILD_NEEDED if plan.rebuild_needed else 0
+
+
+def _with_debian(plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None) -> BumpPlan:
+    """The plan with each base's recorded Debian packages checked against the archive (or a note: no record)."""
+    updates = []
+    for name, base in matrix.bases.items():
+        record = load_record(root, name)
+        where = record_path(root, name).relative_to(root)
+        if record is None:
+            notes.append(
+                f"base {name}: no Debian package record ({where}): write one with `build.py bump "
+                "--record-debian IMAGE` from a built image; the Debian archive is not checked"
+            )
+            continue
+        found = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
+        if not found:
+            names = ", ".join(suite.name for suite in base_suites(base.bootstrap))
+            notes.append(
+                f"base {name}: the {len(record.packages)} Debian packages of {where} are the newest in {names}"
+            )
+        updates += found
+    return replace(plan, notes=tuple(notes), debian=tuple(updates))
+
+
+def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, as_json: bool) -> int:
+    from pytorch_cuda.engine.build_client import find_build_client
+    from pytorch_cuda.engine.connection import connect
+    from pytorch_cuda.engine.docker_engine import DockerEngine
+
+    path, count = record_from_image(DockerEngine(connect(), find_build_client()), matrix, image, root)
+    if as_json:
+        print(dumps({"record": str(path), "packages": count, "image": image}))
+    else:
+        session.out.print(f"{path.relative_to(root)}: {count} Debian packages of {image}", highlight=False)
     return 0
 
 
@@ -74,7 +130,7 @@ def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path 
     matrix = load_matrix(path)
     write_rendered(render_all(matrix, root / "templates"), root)
     locked = [v for v in all_variants(matrix) if v.target_name in targets and own_lock_path(root, v).exists()]
-    roots = [v for v in locked if v.flavour.parent is None]
+    roots = [v for v in locked if v.flavour.parent is None] if plan.moved else []
     changes: list[LockChange] = []
     if roots:
         changes, failures = refresh_locks(
@@ -102,43 +158,3 @@ def _restore(snapshot: dict[Path, bytes], root: Path) -> None:
 def _fresh_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """uv, told to refresh its cached index pages: the versions bump just found may be newer than them."""
     return run_uv([*argv, "--refresh"], env)
-
-
-def _as_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> dict[str, object]:
-    def row(move_path: str, old: str, new: str, why: str) -> dict[str, str]:
-        return {"pin": move_path, "old": old, "new": new, "why": why}
-
-    return {
-        "dry_run": dry_run,
-        "moved": [row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) for m in plan.moved],
-        "held_back": [
-            {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back} for m in plan.held_back
-        ],
-        "yanked_skipped": [
-            {"pin": m.where, "versions": list(m.resolution.yanked)} for m in plan.moves if m.resolution.yanked
-        ],
-        "locks": [{"path": str(c.path), "created": c.created, "changes": list(c.changes)} for c in changes],
-    }
-
-
-def print_plan(out: Console, plan: BumpPlan, *, dry_run: bool) -> None:
-    if not plan.moved:
-        out.print("nothing to bump: every pin is the newest version its policy allows")
-    else:
-        table = Table(title="would move (dry run)" if dry_run else "moved", title_justify="left")
-        for column in ("package", "pin", "old", "new", "why allowed"):
-            table.add_column(column)
-        for move in plan.moved:
-            r = move.resolution
-            table.add_row(r.name, move.where, r.old, r.new, r.why)
-        out.print(table)
-    if plan.held_back:
-        held = Table(title="held back by policy (never applied)", title_justify="left")
-        for column in ("package", "pin", "kept", "newest on the index"):
-            held.add_column(column)
-        for move in plan.held_back:
-            r = move.resolution
-            held.add_row(r.name, move.where, r.new, r.held_back or "")
-        out.print(held)
-    for move in (m for m in plan.moves if m.resolution.yanked):
-        out.print(f"skipped yanked: {move.resolution.name} {', '.join(move.resolution.yanked)}")

@@ -48,17 +48,21 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         description="Write the precision support report of one or more conformance result files into --out; a "
         "precision-check report (precision-check --json) among them gets its own page, precision-check-NAME.html. "
         "With --diff OLD NEW: what changed between two runs (GEMM ratios, AMP speed and memory, compile "
-        "speed-up, verdicts, tests), as Markdown on stdout (or DIR/diff.md with --out), regressions beyond "
-        "noise marked (docs/bump.md).",
+        "speed-up, verdicts, tests), as Markdown on stdout (or DIR/diff.md with --out) and, with --html PATH, as "
+        "an HTML page, regressions beyond noise marked (docs/bump.md).",
         epilog=examples(
             "report results-h100.json results-t4.json --out report/",
             "report --diff release/results.json candidate/results.json",
+            "report --diff release/results.json candidate/results.json --html diff.html",
         ),
     )
     report_verb.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
     report_verb.add_argument("--out", type=Path, metavar="DIR", help="where report.* (or diff.md) are written")
     report_verb.add_argument(
         "--diff", action="store_true", help="compare two result files, OLD then NEW, instead of reporting them"
+    )
+    report_verb.add_argument(
+        "--html", type=Path, metavar="PATH", help="with --diff: also write the diff as an HTML page to PATH"
     )
     report_verb.set_defaults(run=report)
 
@@ -75,6 +79,8 @@ def list_matrix(args: argparse.Namespace, session: Session) -> int:
 def report(args: argparse.Namespace, session: Session) -> int:
     if args.diff:
         return report_diff(args, session)
+    if args.html is not None:
+        raise UserError(cause="report --html PATH is for --diff OLD NEW", fix="add --diff, or use --out DIR")
     if args.out is None:
         raise UserError(cause="report needs --out DIR", fix="add `--out report/` (or `--diff OLD NEW` to compare two)")
     from pytorch_cuda.precision_report import write_report  # matplotlib loads only for `report`
@@ -88,7 +94,7 @@ def report(args: argparse.Namespace, session: Session) -> int:
 
 
 def report_diff(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.precision_report import ReportInputError, load_pair
+    from pytorch_cuda.precision_report import load_pair
     from pytorch_cuda.precision_report.diff import diff_results
     from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
 
@@ -100,19 +106,31 @@ def report_diff(args: argparse.Namespace, session: Session) -> int:
     diff = diff_results(*load_pair(*args.results))
     text = render_diff_markdown(diff)
     if args.out is not None:
-        try:
-            args.out.mkdir(parents=True, exist_ok=True)
-            (args.out / "diff.md").write_text(text, encoding="utf-8")
-        except OSError as error:
-            where = args.out / "diff.md"
-            raise ReportInputError(f"cannot write {where} ({error.strerror})", "pass a writable --out") from None
+        _write(args.out / "diff.md", text, "--out")
+    if args.html is not None:
+        from pytorch_cuda.precision_report.diff_html import render_diff_html
+
+        _write(args.html, render_diff_html(diff), "--html")
+        if not args.json:
+            session.err.print(f"wrote {args.html} ({diff.regressions} regression(s) beyond noise)", highlight=False)
     if args.json:
-        print(dumps({"regressions": diff.regressions, "markdown": text}))
+        html = {"html": str(args.html)} if args.html is not None else {}
+        print(dumps({"regressions": diff.regressions, "markdown": text, **html}))
     elif args.out is None:
         print(text)
     else:
         session.out.print(f"wrote {args.out / 'diff.md'} ({diff.regressions} regression(s) beyond noise)")
     return 0
+
+
+def _write(path: Path, text: str, option: str) -> None:
+    from pytorch_cuda.precision_report import ReportInputError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as error:
+        raise ReportInputError(f"cannot write {path} ({error.strerror})", f"pass a writable {option}") from None
 
 
 def render(args: argparse.Namespace, session: Session) -> int:

@@ -7,16 +7,17 @@ from pytorch_cuda.precision_report.diff import Diff, MetricRow
 from pytorch_cuda.precision_report.markdown import _table  # the report's own Markdown table
 
 MARK = {"regression": "**regression**", "improved": "improved"}
+RUN_LABELS = ("file", "started", "GPU", "torch", "cuDNN", "NCCL", "image", "tests")
 
 
-def _value(value: float | None, unit: str) -> str:
+def value_text(value: float | None, unit: str) -> str:
     if value is None:
         return "-"
     shown = f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
     return f"{shown} {unit}".strip()
 
 
-def _run(results: ConformanceResults) -> list[str]:
+def run_facts(results: ConformanceResults) -> list[str]:
     def version(name: str) -> str:
         """What the run measured (its environment), else what its image's manifest pins."""
         pins = results.manifest.get("pins")
@@ -37,12 +38,12 @@ def _run(results: ConformanceResults) -> list[str]:
     ]
 
 
-def _metric(row: MetricRow) -> list[str]:
+def metric_cells(row: MetricRow) -> list[str]:
     change = "-" if row.change is None else f"{row.change:+.1%}"
     return [
         row.name,
-        _value(row.old, row.unit),
-        _value(row.new, row.unit),
+        value_text(row.old, row.unit),
+        value_text(row.new, row.unit),
         change,
         f"±{row.noise:.0%}",
         MARK.get(row.status, row.status),
@@ -50,17 +51,16 @@ def _metric(row: MetricRow) -> list[str]:
 
 
 def render_diff_markdown(diff: Diff) -> str:
-    old, new = _run(diff.old), _run(diff.new)
-    labels = ("file", "started", "GPU", "torch", "cuDNN", "NCCL", "image", "tests")
+    old, new = run_facts(diff.old), run_facts(diff.new)
     lines = ["# Precision diff: old -> new", ""]
-    lines += _table(["", "old", "new"], [(label, a, b) for label, a, b in zip(labels, old, new, strict=True)])
+    lines += _table(["", "old", "new"], [(label, a, b) for label, a, b in zip(RUN_LABELS, old, new, strict=True)])
     if old[2] != new[2]:
         lines += ["The two runs are on different GPUs: their numbers are not comparable.", ""]
     count = diff.regressions
     lines += [f"**{count} regression(s) beyond noise.**" if count else "No regression beyond noise.", ""]
     for section in dict.fromkeys(row.section for row in diff.metrics):
         lines += [f"## {section}", ""]
-        rows = [_metric(row) for row in diff.metrics if row.section == section]
+        rows = [metric_cells(row) for row in diff.metrics if row.section == section]
         lines += _table(["metric", "old", "new", "change", "noise", ""], rows)
     lines += ["## Verdicts", ""]
     verdicts = [(r.what, r.old, r.new, MARK.get(r.status, r.status)) for r in diff.verdicts]

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytorch_cuda.base_pin import check_pin
+from pytorch_cuda.debian_suites import deb_lines
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix import Base
@@ -43,6 +44,7 @@ def bootstrap_command(base: Base, output: Path) -> list[str]:
         recipe.suite,
         str(output),
         str(recipe.mirror),
+        *deb_lines(recipe),  # mmdebstrap adds -updates and -security only when given no mirror
     ]
 
 

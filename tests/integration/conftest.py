@@ -15,7 +15,10 @@ import docker
 import pytest
 
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from tests.integration.bump_checkout import FIRST, current_archive
 from tests.integration.containers import ImageRunner
+from tests.loopback_debian import LoopbackArchive
+from tests.loopback_index import LoopbackIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
@@ -83,3 +86,22 @@ def ca_bundle() -> Path | None:
     """The CA bundle the build passes as a secret, found the way build.py finds it."""
     found = find_ca_bundle(None)
     return found.path if found else None
+
+
+@pytest.fixture
+def loopback_index(tmp_path: Path) -> Iterator[LoopbackIndex]:
+    """A package index on 127.0.0.1 with the matrix's first releases (tests/integration/bump_checkout.py)."""
+    served = LoopbackIndex(tmp_path / "index")
+    served.publish(*FIRST)
+    served.start()
+    yield served
+    served.stop()
+
+
+@pytest.fixture
+def debian_archive(tmp_path: Path) -> Iterator[LoopbackArchive]:
+    """A Debian archive on 127.0.0.1 with the committed Debian record's versions and nothing newer."""
+    served = current_archive(tmp_path / "archive")
+    served.start()
+    yield served
+    served.stop()

@@ -5,30 +5,17 @@ flavour with the real uv against that index, and re-renders, so `render --check`
 
 from __future__ import annotations
 
-import json
-import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import yaml
 
+from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
+from tests.integration.bump_checkout import bump, checkout
+from tests.loopback_debian import LoopbackArchive
 from tests.loopback_index import LoopbackIndex, Release, torch_release
 
-ROOT = Path(__file__).resolve().parents[2]
-FIRST = (
-    torch_release("2.9.1", "3.5.1", "9.10.2.21", "2.27.5"),
-    Release("triton", "3.5.1"),
-    Release("nvidia-cudnn-cu12", "9.10.2.21"),
-    Release("nvidia-nccl-cu12", "2.27.5"),
-    Release("numpy", "2.5.5"),
-    Release("nvidia-ml-py", "13.615.71"),
-    Release("pytest", "9.2.0"),
-    Release("jupyterlab", "4.6.6"),
-    Release("ipykernel", "7.4.0"),
-    Release("nbclient", "0.11.0"),
-)
 LATER = (
     torch_release("2.9.2", "3.5.2", "9.10.3.1", "2.27.6"),
     Release("triton", "3.5.2"),
@@ -43,45 +30,22 @@ LATER = (
 )
 
 
-@pytest.fixture
-def index(tmp_path: Path) -> Iterator[LoopbackIndex]:
-    served = LoopbackIndex(tmp_path / "index")
-    served.publish(*FIRST)
-    served.start()
-    yield served
-    served.stop()
-
-
-def _checkout(root: Path, index_url: str) -> Path:
-    """A repository whose one target, cu128, installs from the loopback index (devel needs CUDA 13: dropped)."""
-    for folder in ("templates", "images", "conformance", "pytorch_cuda_entry", "precision_check"):
-        if (ROOT / folder).exists():
-            shutil.copytree(ROOT / folder, root / folder)
-    matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))
-    matrix["targets"] = {"cu128": {**matrix["targets"]["cu128"], "index": index_url}}
-    del matrix["flavours"]["devel"]
-    (root / "matrix.yaml").write_text(yaml.safe_dump(matrix, sort_keys=False), encoding="utf-8")
-    return root
-
-
-def _bump(root: Path, capsys: pytest.CaptureFixture[str], *flags: str) -> dict[str, object]:
-    assert main(["bump", "--root", str(root), "--json", *flags]) == 0
-    result: dict[str, object] = json.loads(capsys.readouterr().out)
-    return result
-
-
-def test_bump_on_a_loopback_index(tmp_path: Path, index: LoopbackIndex, capsys: pytest.CaptureFixture[str]) -> None:
-    root = _checkout(tmp_path / "repo", index.url)
+def test_bump_on_a_loopback_index(
+    tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = checkout(tmp_path / "repo", loopback_index.url, debian_archive.mirror)
     assert main(["lock", "--root", str(root)]) == 0  # the locks as they were, from the first releases
     runtime, jupyter = root / "images/cu128-runtime/requirements.lock", root / "images/cu128-jupyter"
     assert "torch==2.9.1+cu128" in runtime.read_text()
     capsys.readouterr()
 
-    index.publish(*LATER)
+    loopback_index.publish(*LATER)
     before = (root / "matrix.yaml").read_bytes()
-    dry = _bump(root, capsys, "--dry-run")
+    dry = bump(root, capsys, "--dry-run", status=EXIT_REBUILD_NEEDED)
+    assert dry["result"] == "rebuild needed"
+    assert dry["debian_updates"] == []  # the loopback archive has the recorded Debian packages, nothing newer
     assert (root / "matrix.yaml").read_bytes() == before  # a dry run writes nothing
-    moved = {row["pin"]: (row["old"], row["new"]) for row in dry["moved"]}  # type: ignore[attr-defined]
+    moved = {row["pin"]: (row["old"], row["new"]) for row in dry["moved"]}
     assert moved == {
         "targets.cu128.torch": ("2.9.1", "2.9.2"),
         "targets.cu128.triton": ("3.5.1", "3.5.2"),
@@ -90,12 +54,12 @@ def test_bump_on_a_loopback_index(tmp_path: Path, index: LoopbackIndex, capsys: 
         "python_packages.numpy": ("2.5.5", "2.5.6"),
         "flavours.jupyter.python_packages.nbclient": ("0.11.0", "0.11.1"),
     }
-    held = {row["pin"]: row["newest"] for row in dry["held_back"]}  # type: ignore[attr-defined]
+    held = {row["pin"]: row["newest"] for row in dry["held_back"]}
     assert held == {"targets.cu128.torch": "2.10.0", "python_packages.numpy": "3.0.0"}
-    yanked = {row["pin"]: row["versions"] for row in dry["yanked_skipped"]}  # type: ignore[attr-defined]
+    yanked = {row["pin"]: row["versions"] for row in dry["yanked_skipped"]}
     assert yanked == {"targets.cu128.torch": ["2.9.3"], "flavours.jupyter.python_packages.nbclient": ["0.11.2"]}
 
-    applied = _bump(root, capsys)
+    applied = bump(root, capsys, status=EXIT_REBUILD_NEEDED)
     assert applied["moved"] == dry["moved"]
     pins = yaml.safe_load((root / "matrix.yaml").read_text())
     assert pins["targets"]["cu128"]["torch"] == "2.9.2"
@@ -112,15 +76,16 @@ def test_bump_on_a_loopback_index(tmp_path: Path, index: LoopbackIndex, capsys: 
     out = capsys.readouterr().out
     assert "nothing to bump" in out
     assert "2.10.0" in out  # still listed as held back by policy
+    assert "result: current" in out
 
 
 def test_a_bump_uv_cannot_lock_leaves_everything_as_it_was(
-    tmp_path: Path, index: LoopbackIndex, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    root = _checkout(tmp_path / "repo", index.url)
+    root = checkout(tmp_path / "repo", loopback_index.url, debian_archive.mirror)
     assert main(["lock", "--root", str(root)]) == 0
     # torch 2.9.2 pins a cuDNN wheel the index does not have: bump reads the pin, uv cannot resolve it
-    index.publish(torch_release("2.9.2", "3.5.1", "9.99.0.1", "2.27.5"))
+    loopback_index.publish(torch_release("2.9.2", "3.5.1", "9.99.0.1", "2.27.5"))
     files = [root / "matrix.yaml", *sorted((root / "images").rglob("*.lock"))]
     before = {path: path.read_bytes() for path in files}
     capsys.readouterr()

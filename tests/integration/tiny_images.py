@@ -29,6 +29,11 @@ def _context(text: str) -> io.BytesIO:
 
 def build_and_push(client: docker.DockerClient, repository: str, tag: str, revision: str) -> str:
     """Build a one-file image labelled with `revision`, push repository:tag; return the registry's digest."""
+    return build_and_push_image(client, repository, tag, revision)[0]
+
+
+def build_and_push_image(client: docker.DockerClient, repository: str, tag: str, revision: str) -> tuple[str, str]:
+    """build_and_push, returning (the registry's manifest digest, the image ID: the sha256 of its config)."""
     labels = {"org.opencontainers.image.source": SOURCE, "org.opencontainers.image.revision": revision}
     image, _ = client.images.build(
         fileobj=_context(f"{revision} {uuid.uuid4()}\n"), custom_context=True, labels=labels, rm=True
@@ -41,7 +46,7 @@ def build_and_push(client: docker.DockerClient, repository: str, tag: str, revis
     with contextlib.suppress(docker.errors.APIError):
         client.images.remove(f"{repository}:{tag}")
         client.images.remove(str(image.id))
-    return str(digest)
+    return str(digest), str(image.id)
 
 
 def unique_repository() -> str:

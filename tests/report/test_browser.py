@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report import write_report
 from pytorch_cuda.precision_report.browser import find_chromium, load
 from tests.report.fixtures import H100, H200, ROOT, T4
@@ -50,4 +51,16 @@ def test_a_precision_check_page_opens_cleanly_with_its_loss_curves(tmp_path: Pat
     assert page.console == ()
     assert page.svg_count == 1
     assert "bf16: 6.0x faster than fp32, 35% less memory" in page.dom
+    assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_the_diff_page_opens_cleanly_with_its_regression_marked(tmp_path: Path) -> None:
+    old = ROOT / "docs/evidence/h200-2026-12-04/conformance-results-run1.json"
+    new = ROOT / "docs/evidence/h200-2026-12-04/conformance-results.json"
+    page_path, shot = tmp_path / "diff.html", tmp_path / "diff.png"
+    assert main(["report", "--diff", str(old), str(new), "--html", str(page_path), "--json"]) == 0
+    page = load(page_path, shot)
+    assert page.console == ()
+    assert '<tr class="regression"><td>compile.compile_s.training</td>' in page.dom  # 3.11 s -> 3.92 s
+    assert "1 regression(s) beyond noise" in page.dom
     assert shot.read_bytes().startswith(PNG_MAGIC)

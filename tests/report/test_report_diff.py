@@ -4,6 +4,7 @@ the second with faults written into it: each move beyond noise in the bad direct
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 from conformance.results_file import ConformanceResults, load_results, parse_results
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report.diff import diff_results
+from pytorch_cuda.precision_report.diff_html import render_diff_html
 from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -85,3 +87,40 @@ def test_the_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert "compares two result files" in capsys.readouterr().err
     assert main(["report", str(OLD)]) == 2  # without --diff, --out is needed
     assert "report needs --out DIR" in capsys.readouterr().err
+
+
+def _rows(page: str) -> dict[str, str]:
+    """Each row's first cell -> the row's class (its status)."""
+    found = re.findall(r"<tr class=\"([^\"]*)\"><td[^>]*>([^<]*)</td>", page)
+    return {name: status for status, name in found}
+
+
+def test_the_html_marks_each_regression_beyond_noise() -> None:
+    page = render_diff_html(diff_results(load_results(NEW), _faulty("gemm.bf16.x_fp32", 0.8)))
+    rows = _rows(page)
+    assert rows["gemm.bf16.x_fp32"] == "regression"  # the row tinted, its status in red
+    assert rows["gemm.fp16.x_fp32"] == "within noise"
+    assert '<td class="s-regression">regression</td>' in page
+    assert "1 regression(s) beyond noise" in page
+    assert '<p class="headline bad">' in page
+    same = render_diff_html(diff_results(load_results(NEW), load_results(NEW)))
+    assert "regression" not in _rows(same).values()
+    assert "No regression beyond noise" in same
+    assert "None: every test has the same outcome in both runs." in same
+
+
+def test_the_html_escapes_what_the_results_carry() -> None:
+    document = json.loads(NEW.read_text())
+    document["tests"]["conformance/test_x.py::test_<script>"] = {"outcome": "failed", "message": "<b>boom</b>"}
+    page = render_diff_html(diff_results(load_results(NEW), parse_results(json.dumps(document), source="x.json")))
+    assert "<script>" not in page
+    assert "test_&lt;script&gt;" in page
+
+
+def test_the_command_writes_the_html(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "sub" / "diff.html"
+    assert main(["report", "--diff", str(OLD), str(NEW), "--html", str(page), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["html"] == str(page)
+    assert "<h1>Precision diff: old → new</h1>" in page.read_text()
+    assert main(["report", str(OLD), "--html", str(page)]) == 2
+    assert "report --html PATH is for --diff" in " ".join(capsys.readouterr().err.split())

@@ -142,7 +142,7 @@ def test_base_bootstrapped_when_pull_fails(matrix: Matrix, monkeypatch: pytest.M
 
     def fake_mmdebstrap(argv: list[str]) -> subprocess.CompletedProcess[str]:
         seen.append(argv)
-        Path(argv[-2]).write_text("rootfs")
+        Path(next(arg for arg in argv if arg.endswith(".tar"))).write_text("rootfs")
         return subprocess.CompletedProcess(argv, 0, "", "")
 
     engine = FakeEngine()
@@ -150,8 +150,9 @@ def test_base_bootstrapped_when_pull_fails(matrix: Matrix, monkeypatch: pytest.M
     assert outcome.how == "bootstrapped"
     assert engine.calls == ["pull docker.io/library/debian:trixie-slim", f"import {BASE}"]
     assert seen[0][0] == "mmdebstrap"
-    assert seen[0][-3:-2] == ["trixie"]
-    assert seen[0][-1].rstrip("/") == "http://deb.debian.org/debian"
+    assert seen[0][-5:-4] == ["trixie"]
+    assert seen[0][-3].rstrip("/") == "http://deb.debian.org/debian"
+    assert seen[0][-1] == "deb http://deb.debian.org/debian-security trixie-security main"
     assert engine.imported == ["rootfs"]
 
 

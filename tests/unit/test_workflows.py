@@ -154,11 +154,36 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     assert set(triggers) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on:` as True
     jobs = workflow["jobs"]
     assert jobs["bump"]["permissions"] == {"contents": "read"}
-    assert jobs["candidate"]["permissions"] == {"contents": "read"}  # builds and tests with no write token
+    bump_script = " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
+    assert "build.py bump --target cu12" in bump_script
+    assert "3) rebuild=true" in bump_script  # exit 3: rebuild needed (docs/bump.md)
+    assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true'"
+    # builds once and pushes the candidate for the fleet; no contents write
+    assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
+    candidate = " ".join(scripts({"jobs": {"c": jobs["candidate"]}}))
+    assert candidate.count("build.py --target cu12") == 1
+    assert "bump --record-debian" in candidate
     assert jobs["pull-request"]["needs"] == ["bump", "candidate"]  # skipped when nothing moved or a check failed
     assert jobs["pull-request"]["permissions"] == {"contents": "write", "pull-requests": "write"}
-    assert "build.py bump --target cu12" in " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
     (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
     assert "git push --force" in push
     assert "bump/pins" in push
     assert "gh pr edit bump/pins" in push
+
+
+def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:
+    jobs = load("bump.yml")["jobs"]
+    gpu = jobs["gpu"]
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py --github-matrix
+    assert gpu["if"] == "github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'"
+    assert gpu["permissions"] == {"contents": "read", "packages": "read"}
+    pulled = " ".join(scripts({"jobs": {"gpu": gpu}}))
+    assert 'docker pull "$IMAGE"' in pulled  # the digest the candidate job pushed
+    comment = jobs["gpu-comment"]
+    assert comment["permissions"] == {"contents": "read", "pull-requests": "write"}
+    text = " ".join(scripts({"jobs": {"c": comment}}))
+    assert 'build.py report --diff "$RELEASE_RESULTS"' in text
+    assert "--method PATCH" in text  # the one comment is updated, not repeated
+    for name, job in jobs.items():
+        if name != "gpu":
+            assert job["runs-on"] == "ubuntu-24.04", name
