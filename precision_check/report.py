@@ -148,10 +148,8 @@ class Verdict:
 VERDICT_KIND_MEANING: Final[dict[str, str]] = {
     "faster": "a lower precision is safe for this model and faster on this GPU",
     "not-faster": "a lower precision is safe but buys no speed here: stay in fp32",
-    "numerics-only": "a CPU run: which precisions are safe in numerics; it gives no speed evidence and recommends "
-    "no dtype for speed",
-    "precision-limited": "a precision's loss stalls far above fp32's: that precision cannot fit this model; it is "
-    "never recommended",
+    "numerics-only": "a CPU run: which precisions are safe in numerics; no speed evidence, so no dtype for speed",
+    "precision-limited": "a precision's loss stalls far above fp32's: it cannot fit this model and is never chosen",
     "unsafe": "no lower precision is safe for this model (overflow, drift, non-finite values or underflow)",
     "model-unstable": "fp32 itself diverges or is on the edge of it: fix the model before choosing a dtype",
     "no-reference": "fp32 did not run: there was nothing to compare with",
