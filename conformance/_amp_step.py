@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import torch
 
 from conformance._gemm_bench import device_clocks
-from conformance._metrics import spread
 from conformance._numerics import backward, seeded_randn, time_cuda_ms
+from pytorch_cuda_contract.metrics import spread
 
 AUTOCAST = {"fp16": torch.float16, "bf16": torch.bfloat16}
 # 4 encoder layers, d_model 1024, 16 heads, batch 32 x 512 tokens: ~5.4 TFLOP a step. At d_model 512 x 8192

@@ -8,9 +8,9 @@ from dataclasses import dataclass, field
 import torch
 
 from conformance import _nvml
-from conformance._metrics import rate_spread
 from conformance._numerics import seeded_randn, time_cuda_ms
 from conformance._ratios import expected_ratios
+from pytorch_cuda_contract.metrics import rate_spread
 
 GEMM_N = 8192  # every dtype at the same size, so that the ratios mean something
 WARMUP = 3

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance._driver import DriverRequirement
+from pytorch_cuda_contract.driver import DriverRequirement
 
 PROBE: Final = Path(__file__).resolve().parent / "_gpu_probe.py"
 CU_ERRORS: Final[dict[int, str]] = {

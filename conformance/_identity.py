@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Final
 
-from conformance._manifest import ManifestLookup
+from pytorch_cuda_contract.manifest import ManifestLookup
 
 IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
 IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"

@@ -11,8 +11,8 @@ import torch
 
 from conformance import _nvml
 from conformance._devices import list_gpus
-from conformance._driver import read_driver_version
-from conformance._versions import cudnn_version_string, nccl_version_string
+from pytorch_cuda_contract.driver import read_driver_version
+from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
 
 
 def torch_cudnn_version() -> int | None:

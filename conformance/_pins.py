@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Final
 
-from conformance._versions import cudnn_version_int, cudnn_version_string, release_prefix
+from pytorch_cuda_contract.versions import cudnn_version_int, cudnn_version_string, release_prefix
 
 # Wheel names tried on a bare host (no manifest), newest CUDA major first.
 CANDIDATE_WHEELS: Final[dict[str, tuple[str, ...]]] = {

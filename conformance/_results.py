@@ -17,8 +17,8 @@ from typing import Final
 import pytest
 
 from conformance._identity import image_identity, suite_digest
-from conformance._manifest import ManifestLookup
-from conformance._metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
+from pytorch_cuda_contract.manifest import ManifestLookup
+from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 
 __all__ = ["RESULTS_SCHEMA", "RecordDtype", "RecordMetric", "RecordNote", "ResultsRecorder"]
 

@@ -11,9 +11,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance import contract
 from conformance.advice import Assessment, assess, fmt
-from conformance.results_file import ConformanceResults, ResultsFileError, load_results
+from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
 HEADER = ("dtype", "native?", "GEMM TFLOP/s", "% of peak", "x fp32", "error vs fp64")
 

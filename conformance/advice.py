@@ -11,7 +11,7 @@ from typing import Final
 
 from conformance._peaks import lookup_peak
 from conformance.claims import Claim, check_claims
-from conformance.results_file import ConformanceResults, Gpu
+from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")
 # bf16 counts as "at least as fast as fp16" within this fraction (run-to-run noise).

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
-from conformance.results_file import ConformanceResults, Gpu
+from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 CONFIRMED: Final = "confirmed"
 REFUTED: Final = "refuted"

@@ -18,9 +18,9 @@ import pytest
 from conformance._background import CPU_COMPILE_TESTS, cpu_compile_result, start_background_jobs, stop_background_jobs
 from conformance._env import apply_safe_distributed_env
 from conformance._identity import check_writable
-from conformance._manifest import Manifest, ManifestLookup, find_manifest
 from conformance._policy import fp32_policy_snapshot
 from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
+from pytorch_cuda_contract.manifest import Manifest, ManifestLookup, find_manifest
 
 if TYPE_CHECKING:
     import torch

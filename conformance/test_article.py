@@ -14,10 +14,10 @@ from conformance._amp_step import StepResult, measure_step
 from conformance._bounds import Gate, amp_memory_gate, amp_speedup_gate, fp32_kernel_gate, throughput_gate
 from conformance._env_limits import timing_unreliable
 from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._metrics import rate_spread, spread
 from conformance._numerics import seeded_randn, time_cuda_ms
 from conformance._peaks import lookup_peak
 from conformance._results import RecordMetric, RecordNote
+from pytorch_cuda_contract.metrics import rate_spread, spread
 
 ARTICLE_MEMORY_CLAIM = "half precision cuts GPU memory by about 50%"
 CONV_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

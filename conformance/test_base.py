@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import contract
-from conformance._base_record import dpkg_drift, load_base_record, parse_dpkg_query
+from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract.base_record import dpkg_drift, load_base_record, parse_dpkg_query
 
 
 @pytest.mark.cpu

@@ -10,8 +10,8 @@ from conformance._bounds import Gate, compile_speedup_gate
 from conformance._compile_speed import CompileTiming, run_compile_speed
 from conformance._env_limits import timing_unreliable
 from conformance._gemm_bench import device_identity
-from conformance._metrics import spread
 from conformance._results import RecordMetric, RecordNote
+from pytorch_cuda_contract.metrics import spread
 
 pytestmark = pytest.mark.gpu
 

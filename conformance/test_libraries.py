@@ -22,8 +22,8 @@ from conformance._libmaps import (
     scan_ld_library_path,
     scan_ldconfig,
 )
-from conformance._manifest import Manifest
 from conformance._results import RecordNote
+from pytorch_cuda_contract.manifest import Manifest
 
 LDCONFIG_FALLBACKS = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 PROBE = Path(__file__).resolve().parent / "_probe_libs.py"

@@ -12,10 +12,10 @@ from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from conformance._bounds import Gate, fp32_kernel_gate
 from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._metrics import rate_spread
 from conformance._numerics import backward as run_backward
 from conformance._numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
 from conformance._results import RecordMetric, RecordNote
+from pytorch_cuda_contract.metrics import rate_spread
 
 pytestmark = pytest.mark.gpu
 

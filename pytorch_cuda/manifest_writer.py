@@ -9,10 +9,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conformance import contract
-from conformance._base_record import BaseSection
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.variants import Variant
+from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract.base_record import BaseSection
 
 MANIFEST_SCHEMA = 1
 MANIFEST_PATH = contract.MANIFEST_PATH

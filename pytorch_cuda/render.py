@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jinja2
 
-from conformance import contract
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
 from pytorch_cuda.labels import static_labels
@@ -26,6 +25,7 @@ from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants
+from pytorch_cuda_contract import paths as contract
 
 EXECUTABLE_FILES = frozenset({"conformance", "precision-check", "entrypoint", "pytorch-cuda-info"})
 

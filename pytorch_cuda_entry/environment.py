@@ -17,10 +17,10 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conformance import contract
-from conformance._driver import read_driver_version
-from conformance._shm import shm_size_bytes
-from conformance._versions import cudnn_version_string, nccl_version_string
+from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract.driver import read_driver_version
+from pytorch_cuda_contract.shared_memory import shm_size_bytes
+from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
 from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
 
 

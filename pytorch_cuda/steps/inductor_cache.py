@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance import contract
+from pytorch_cuda_contract import paths as contract
 
 MOUNT_POINT: Final = contract.INDUCTOR_CACHE_DIR
 CACHE_ENV: Final = "TORCHINDUCTOR_CACHE_DIR"

@@ -11,9 +11,9 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import contract
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda_contract import paths as contract
 
 SBOM_PATH = contract.SBOM_PATH
 

@@ -17,8 +17,8 @@ from conformance._bounds import (
     throughput_gate,
 )
 from conformance._collectives import allreduce_expected, allreduce_inputs
-from conformance._metrics import build_metric
 from conformance._peaks import THROUGHPUT_FLOOR
+from pytorch_cuda_contract.metrics import build_metric
 
 # conformance/examples/h200-results.json (torch 2.11 + CUDA 13.0, one H200)
 H200 = {"gemm.fp16": 736.7, "gemm.tf32": 399.6, "x_fp16": 14.4, "x_bf16": 15.0, "conv.fp32": 43.5, "sdpa.fp32": 32.8}

@@ -54,7 +54,14 @@ def index(tmp_path: Path) -> Iterator[LoopbackIndex]:
 
 def _checkout(root: Path, index_url: str) -> Path:
     """A repository whose one target, cu128, installs from the loopback index (devel needs CUDA 13: dropped)."""
-    for folder in ("templates", "images", "conformance", "pytorch_cuda_entry", "precision_check"):
+    for folder in (
+        "templates",
+        "images",
+        "conformance",
+        "pytorch_cuda_contract",
+        "pytorch_cuda_entry",
+        "precision_check",
+    ):
         if (ROOT / folder).exists():
             shutil.copytree(ROOT / folder, root / folder)
     matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))

@@ -18,7 +18,7 @@ import docker.errors
 import pytest
 import requests.exceptions
 
-from conformance import contract
+from pytorch_cuda_contract import paths as contract
 from tests.integration.conftest import BuiltImage, record_timing
 from tests.integration.containers import ImageRunner
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import json
 
-from conformance import contract
 from precision_check import report as precision_report
+from pytorch_cuda_contract import paths as contract
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
 

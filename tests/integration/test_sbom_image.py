@@ -12,8 +12,8 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
-from conformance import contract
 from pytorch_cuda.engine.docker_engine import read_container_file
+from pytorch_cuda_contract import paths as contract
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
 

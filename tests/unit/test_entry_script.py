@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import contract
+from pytorch_cuda_contract import paths as contract
 
 ROOT = Path(__file__).resolve().parents[2]
 

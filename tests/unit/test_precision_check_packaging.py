@@ -6,10 +6,10 @@ import ast
 import sys
 from pathlib import Path
 
-from conformance import contract
 from pytorch_cuda.matrix import load_matrix
 from pytorch_cuda.render import render_variant
 from pytorch_cuda.variants import all_variants
+from pytorch_cuda_contract import paths as contract
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "precision_check"

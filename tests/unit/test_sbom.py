@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from conformance import contract
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.steps.sbom import collect_sbom
+from pytorch_cuda_contract import paths as contract
 from pytorch_cuda_sbom.__main__ import main, validation_errors
 from pytorch_cuda_sbom.merge import DebPackage, deb_purl, merge, parse_dpkg, parse_os_release
 from tests.unit.fake_engine import FakeEngine

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from conformance._results_model import (
+from pytorch_cuda_contract.results_model import (
     ConformanceResults,
     DtypeVerdict,
     Gpu,
@@ -215,7 +215,7 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
         img = mapping(document.get("image"))
         image = ImageInfo(as_str(img.get("digest")), as_str(img.get("revision")), as_str(img.get("ref")))
     else:
-        from conformance._results_v1 import derive_measurements
+        from pytorch_cuda_contract.results_schema1 import derive_measurements
 
         measurements = derive_measurements(tests)
     argv = document.get("argv")

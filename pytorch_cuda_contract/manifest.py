@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance import contract
+from pytorch_cuda_contract import paths as contract
 
 DEFAULT_MANIFEST_PATH: Final = Path(contract.MANIFEST_PATH)
 MANIFEST_ENV_VAR: Final = contract.MANIFEST_ENV

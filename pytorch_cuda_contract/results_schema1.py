@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Final
 
-from conformance._results_model import Metric, TestResult
+from pytorch_cuda_contract.results_model import Metric, TestResult
 
 DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")
 PEAK_NOTE: Final = re.compile(r"peak ([0-9.]+) TFLOP/s")

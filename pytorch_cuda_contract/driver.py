@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance._versions import is_at_least, version_tuple
+from pytorch_cuda_contract.versions import is_at_least, version_tuple
 
 # Minimum Linux driver per CUDA toolkit release (GA), from the CUDA Toolkit
 # release notes, table "CUDA Toolkit and Corresponding Driver Versions".
