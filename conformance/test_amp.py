@@ -9,10 +9,10 @@ import pytest
 import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, seeded_randn
-from conformance._results import RecordMetric
-from conformance._training import TrainingResult, train_regression
+from conformance.support.results.recorder import RecordMetric
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, seeded_randn
+from conformance.support.workloads.training import TrainingResult, train_regression
 
 pytestmark = pytest.mark.gpu
 

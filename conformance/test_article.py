@@ -9,14 +9,20 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from conformance._allocator import memory_stats_missing
-from conformance._amp_step import StepResult, measure_step
-from conformance._bounds import Gate, amp_memory_gate, amp_speedup_gate, fp32_kernel_gate, throughput_gate
-from conformance._env_limits import timing_unreliable
-from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._numerics import seeded_randn, time_cuda_ms
-from conformance._peaks import lookup_peak
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.expectations.bounds import (
+    Gate,
+    amp_memory_gate,
+    amp_speedup_gate,
+    fp32_kernel_gate,
+    throughput_gate,
+)
+from conformance.support.expectations.peaks import lookup_peak
+from conformance.support.probes.allocator import memory_stats_missing
+from conformance.support.probes.env_limits import timing_unreliable
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.amp_step import StepResult, measure_step
+from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
+from conformance.support.workloads.numerics import seeded_randn, time_cuda_ms
 from pytorch_cuda_contract.metrics import rate_spread, spread
 
 ARTICLE_MEMORY_CLAIM = "half precision cuts GPU memory by about 50%"

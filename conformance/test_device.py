@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance._devices import judge_arch, list_gpus
-from conformance._numerics import normalized_error, seeded_randn
-from conformance._results import RecordNote
+from conformance.support.probes.devices import judge_arch, list_gpus
+from conformance.support.results.recorder import RecordNote
+from conformance.support.workloads.numerics import normalized_error, seeded_randn
 
 pytestmark = pytest.mark.gpu
 FP64_GEMM_BOUND = 1e-12  # float64 256^3 vs the CPU: reordered sums give about 1e-16

@@ -16,10 +16,10 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from conformance._env_limits import tf32_disabled
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, normalized_error, seeded_randn
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.probes.env_limits import tf32_disabled
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn
 
 LOW_PRECISION = {"fp16": torch.float16, "bf16": torch.bfloat16}
 GEMM_SIZE = 4096

@@ -10,11 +10,11 @@ import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from conformance._bounds import Gate, fp32_kernel_gate
-from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.expectations.bounds import Gate, fp32_kernel_gate
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
 from pytorch_cuda_contract.metrics import rate_spread
 
 pytestmark = pytest.mark.gpu

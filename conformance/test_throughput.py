@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from conformance._bounds import Gate, throughput_gate
-from conformance._env_limits import tf32_disabled
-from conformance._gemm_bench import GemmBench, dtype_verdict
-from conformance._peaks import THROUGHPUT_FLOOR, lookup_peak
-from conformance._ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
-from conformance._results import RecordDtype, RecordMetric, RecordNote
+from conformance.support.expectations.bounds import Gate, throughput_gate
+from conformance.support.expectations.peaks import THROUGHPUT_FLOOR, lookup_peak
+from conformance.support.expectations.ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
+from conformance.support.probes.env_limits import tf32_disabled
+from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote
+from conformance.support.workloads.gemm_bench import GemmBench, dtype_verdict
 
 pytestmark = pytest.mark.gpu
 # "FP16 is up to 3x faster than FP32" (the seed article): tensor cores give far more on datacenter parts.

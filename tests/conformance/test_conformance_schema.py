@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from conformance._results import ResultsRecorder
+from conformance.support.results.recorder import ResultsRecorder
 from pytorch_cuda_contract.manifest import ManifestLookup
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the

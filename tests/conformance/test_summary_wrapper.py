@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._summary import main
+from conformance.support.results.summary import main
 from pytorch_cuda_contract import paths as contract
 from tests.conformance.harness import manifest_document, write_manifest
 from tests.report.fixtures import H200, HALFWAY

@@ -42,7 +42,7 @@ def timing_unreliable(device: object) -> str | None:
         return blocking
     import torch
 
-    from conformance._allocator import memory_stats_missing
+    from conformance.support.probes.allocator import memory_stats_missing
 
     if isinstance(device, torch.device) and device.type == "cuda":
         missing = memory_stats_missing(device)

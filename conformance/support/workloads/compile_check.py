@@ -11,8 +11,8 @@ from typing import cast
 import torch
 import torch._dynamo
 
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, normalized_error
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, normalized_error
 
 
 @dataclass(frozen=True)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from conformance._peaks import lookup_peak
-from conformance.claims import Claim, check_claims
+from conformance.support.expectations.peaks import lookup_peak
+from conformance.support.results.claims import Claim, check_claims
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")

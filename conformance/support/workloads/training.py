@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance._numerics import seeded_randn
+from conformance.support.workloads.numerics import seeded_randn
 
 
 @dataclass(frozen=True)

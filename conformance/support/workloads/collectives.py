@@ -8,8 +8,8 @@ import warnings
 import torch
 import torch.distributed as dist
 
-from conformance._dist_job import DistJob
-from conformance._numerics import cuda_event
+from conformance.support.processes.dist_job import DistJob
+from conformance.support.workloads.numerics import cuda_event
 
 
 def bus_bandwidth_gbps(message_bytes: int, seconds: float, world_size: int) -> float:

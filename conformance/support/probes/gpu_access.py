@@ -17,7 +17,7 @@ from typing import Final
 
 from pytorch_cuda_contract.driver import DriverRequirement
 
-PROBE: Final = Path(__file__).resolve().parent / "_gpu_probe.py"
+PROBE: Final = Path(__file__).resolve().parent / "gpu_probe.py"
 CU_ERRORS: Final[dict[int, str]] = {
     2: "CUDA_ERROR_OUT_OF_MEMORY",
     3: "CUDA_ERROR_NOT_INITIALIZED",

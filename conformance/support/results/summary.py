@@ -1,6 +1,6 @@
 """The precision summary printed at the end of every in-image `conformance` run.
 
-``python -m conformance._summary RESULTS.json`` prints it and writes ``summary.md``
+``python -m conformance.support.results.summary RESULTS.json`` prints it and writes ``summary.md``
 beside the results file. Standard library only (the image has no plotting stack).
 It never fails the run: whatever happens, it exits 0 and says what it could not do.
 """
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.advice import Assessment, assess, fmt
+from conformance.support.results.advice import Assessment, assess, fmt
 from pytorch_cuda_contract import paths as contract
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 

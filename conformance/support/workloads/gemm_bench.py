@@ -7,9 +7,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from conformance import _nvml
-from conformance._numerics import seeded_randn, time_cuda_ms
-from conformance._ratios import expected_ratios
+from conformance.support.expectations.ratios import expected_ratios
+from conformance.support.probes import nvml as _nvml
+from conformance.support.workloads.numerics import seeded_randn, time_cuda_ms
 from pytorch_cuda_contract.metrics import rate_spread
 
 GEMM_N = 8192  # every dtype at the same size, so that the ratios mean something
@@ -47,7 +47,7 @@ class GemmBench:
 
     def tf32_reference(self) -> float | None:
         """The measured TF32 GEMM as a reference for fp32 bounds; None when NVIDIA_TF32_OVERRIDE=0 turned TF32 off."""
-        from conformance._env_limits import tf32_disabled
+        from conformance.support.probes.env_limits import tf32_disabled
 
         return None if tf32_disabled() else self.tflops("tf32")
 

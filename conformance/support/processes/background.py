@@ -15,8 +15,8 @@ from typing import Final
 
 import pytest
 
-SUITE_DIR: Final = Path(__file__).resolve().parent
-CPU_COMPILE_PROBE: Final = SUITE_DIR / "_cpu_compile_probe.py"
+SUITE_DIR: Final = Path(__file__).resolve().parents[2]
+CPU_COMPILE_PROBE: Final = SUITE_DIR / "support" / "probes" / "cpu_compile_probe.py"
 TIMEOUT_S: Final = 300.0
 # Checks that read the background CPU-compile probe; they run last so that the compile overlaps the rest.
 CPU_COMPILE_TESTS: Final = ("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa")
@@ -78,7 +78,7 @@ def start_background_jobs(config: pytest.Config, selected: list[str]) -> None:
         try:
             import tempfile
 
-            from conformance._spawn import start_distributed
+            from conformance.support.processes.spawn import start_distributed
 
             out_dir = Path(tempfile.mkdtemp(prefix="conformance-gloo-"))
             config.stash[GLOO_PENDING_KEY] = start_distributed(GLOO_TASKS, "gloo", GLOO_WORLD_SIZE, out_dir)

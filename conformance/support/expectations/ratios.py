@@ -119,7 +119,7 @@ def ratio_note(ratios: ExpectedRatios, capability: tuple[int, int], dtype: str) 
     if ratios.conservative:
         text += (
             f" (cc {capability[0]}.{capability[1]} is not in the suite's architecture table: conservative "
-            "GeForce-level floors; add the architecture to conformance/_ratios.py)"
+            "GeForce-level floors; add the architecture to conformance/support/expectations/ratios.py)"
         )
     return text
 

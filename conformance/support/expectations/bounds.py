@@ -10,8 +10,8 @@ import math
 from dataclasses import dataclass
 from typing import Final
 
-from conformance._peaks import lookup_peak
-from conformance._ratios import FP32_PEAK_MARGIN, expected_ratios, fp32_upper_bound
+from conformance.support.expectations.peaks import lookup_peak
+from conformance.support.expectations.ratios import FP32_PEAK_MARGIN, expected_ratios, fp32_upper_bound
 
 # Throughput above the datasheet peak is a broken measurement (timing without a sync, a kernel that skips
 # work), not a fast GPU.

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import torch
 
-from conformance._gemm_bench import device_clocks
-from conformance._numerics import backward, seeded_randn, time_cuda_ms
+from conformance.support.workloads.gemm_bench import device_clocks
+from conformance.support.workloads.numerics import backward, seeded_randn, time_cuda_ms
 from pytorch_cuda_contract.metrics import spread
 
 AUTOCAST = {"fp16": torch.float16, "bf16": torch.bfloat16}

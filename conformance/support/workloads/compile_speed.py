@@ -10,7 +10,7 @@ from typing import cast
 
 import torch
 
-from conformance._numerics import backward, normalized_error, seeded_randn, time_cuda_ms
+from conformance.support.workloads.numerics import backward, normalized_error, seeded_randn, time_cuda_ms
 
 WIDTH, BATCH, BLOCKS = 1024, 2048, 4
 
@@ -87,7 +87,7 @@ def run_compile_speed(device: torch.device) -> dict[str, CompileTiming | str]:
     """Each case's timing, or (a string) why this environment cannot measure it."""
     import torch._inductor.config
 
-    from conformance._allocator import cuda_graphs_unavailable
+    from conformance.support.probes.allocator import cuda_graphs_unavailable
 
     results: dict[str, CompileTiming | str] = {}
     with torch._inductor.config.patch(compile_threads=1):

@@ -12,9 +12,9 @@ from typing import Any
 
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
-from conformance._dist_job import DistJob
-from conformance._dist_workers import run_rank
-from conformance._env import apply_safe_distributed_env
+from conformance.support.processes.dist_job import DistJob
+from conformance.support.processes.dist_workers import run_rank
+from conformance.support.processes.env import apply_safe_distributed_env
 
 
 class DistributedRunError(RuntimeError):

@@ -9,8 +9,8 @@ import sys
 
 import torch
 
-from conformance import _nvml
-from conformance._devices import list_gpus
+from conformance.support.probes import nvml as _nvml
+from conformance.support.probes.devices import list_gpus
 from pytorch_cuda_contract.driver import read_driver_version
 from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
 

@@ -60,7 +60,7 @@ def no_gpu_reason() -> str:
     """Why no GPU is visible, told from the driver stack up (see _gpu_access)."""
     if torch.version.cuda is None:
         return f"no GPU visible: torch {torch.__version__} is a CPU-only build"
-    from conformance._gpu_access import diagnose, run_probe
+    from conformance.support.probes.gpu_access import diagnose, run_probe
     from pytorch_cuda_contract.driver import requirement_for_cuda
 
     access = diagnose(

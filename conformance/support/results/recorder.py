@@ -16,7 +16,7 @@ from typing import Final
 
 import pytest
 
-from conformance._identity import image_identity, suite_digest
+from conformance.support.results.identity import image_identity, suite_digest
 from pytorch_cuda_contract.manifest import ManifestLookup
 from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 
@@ -154,7 +154,7 @@ class ResultsRecorder:
 
     def document(self, exitstatus: int) -> dict[str, object]:
         try:
-            from conformance._inventory import collect_environment
+            from conformance.support.probes.inventory import collect_environment
 
             environment = collect_environment()
         except Exception as exc:

@@ -13,11 +13,11 @@ from pathlib import Path
 
 
 def main() -> int:
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
     import torch
 
-    from conformance._compile_check import PointwiseNet, compile_and_compare, has_cpp_kernel
-    from conformance._numerics import seeded_randn
+    from conformance.support.workloads.compile_check import PointwiseNet, compile_and_compare, has_cpp_kernel
+    from conformance.support.workloads.numerics import seeded_randn
 
     result: dict[str, object] = {"openmp": bool(torch.backends.openmp.is_available())}
     try:
