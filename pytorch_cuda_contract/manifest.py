@@ -1,7 +1,8 @@
-"""The build manifest (``/etc/pytorch-cuda/manifest.json``, schema 1).
+"""The build manifest (``/etc/pytorch-cuda/manifest.json``, schema 1): one model that writes and reads it.
 
-Written by the image builder; on a bare host the same format serves as an
-"expectations file" passed with ``--manifest FILE``.  Lookup order:
+The builder (``pytorch_cuda.manifest_writer``) fills a :class:`Manifest` and writes :meth:`Manifest.as_json`;
+the suite reads the file back into the same class with :func:`parse_manifest`. On a bare host the same
+format serves as an "expectations file" passed with ``--manifest FILE``.  Lookup order:
 ``--manifest`` option, then ``$PYTORCH_CUDA_MANIFEST``, then the default path.
 An explicitly named file that is missing or invalid is an error (pin checks
 fail); a missing default file means "no manifest" (pin checks skip).
@@ -11,14 +12,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final
 
-from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.base_record import BaseRecordError, BaseSection
 
-DEFAULT_MANIFEST_PATH: Final = Path(contract.MANIFEST_PATH)
-MANIFEST_ENV_VAR: Final = contract.MANIFEST_ENV
+DEFAULT_MANIFEST_PATH: Final = Path(paths.MANIFEST_PATH)
+MANIFEST_ENV_VAR: Final = paths.MANIFEST_ENV
 SUPPORTED_SCHEMA: Final = 1
 PIN_NAMES: Final = ("torch", "cuda", "cudnn", "nccl", "triton")
 
@@ -41,9 +43,14 @@ class Pins:
         value: str | None = getattr(self, name)
         return value
 
+    def as_json(self) -> dict[str, str | None]:
+        return {name: self.get(name) for name in PIN_NAMES}
+
 
 @dataclass(frozen=True)
 class Manifest:
+    """Every pin of one image variant. A child flavour (jupyter) adds its ``parent`` and its packages."""
+
     schema: int
     project: str
     target: str
@@ -54,7 +61,36 @@ class Manifest:
     wheels: Mapping[str, str]
     min_driver: str | None
     cuda_compat_driver: str | None
-    raw: Mapping[str, object]
+    base: BaseSection | None = None
+    parent: str | None = None
+    flavour_packages: Mapping[str, str] | None = None
+    raw: Mapping[str, object] = field(default_factory=dict, compare=False)  # the file as read (unknown keys too)
+
+    def as_json(self) -> dict[str, object]:
+        """The document as the builder writes it (key order is the file's)."""
+        document: dict[str, object] = {
+            "schema": self.schema,
+            "project": self.project,
+            "target": self.target,
+            "flavour": self.flavour,
+            "python": self.python,
+            "venv": self.venv,
+            "pins": self.pins.as_json(),
+            "wheels": dict(self.wheels),
+            "min_driver": self.min_driver,
+            "cuda_compat_driver": self.cuda_compat_driver,
+        }
+        if self.base is not None:
+            document["base"] = self.base.as_json()
+        if self.parent is not None:
+            document["parent"] = self.parent
+        if self.flavour_packages is not None:
+            document["flavour_packages"] = dict(self.flavour_packages)
+        return document
+
+    def as_text(self) -> str:
+        """The file's text: indented JSON and a final newline."""
+        return json.dumps(self.as_json(), indent=2, sort_keys=False) + "\n"
 
 
 @dataclass(frozen=True)
@@ -112,6 +148,13 @@ def parse_manifest(data: object) -> Manifest:
         isinstance(k, str) and isinstance(v, str) for k, v in wheels_data.items()
     ):
         raise ManifestError("'wheels' must map library names to wheel names (strings)")
+    try:
+        base = BaseSection.from_json(data["base"]) if "base" in data else None
+    except BaseRecordError as exc:
+        raise ManifestError(str(exc)) from exc
+    packages = data.get("flavour_packages")
+    if packages is not None and not (isinstance(packages, dict) and all(isinstance(v, str) for v in packages.values())):
+        raise ManifestError("'flavour_packages' must map package names to versions (strings)")
     return Manifest(
         schema=SUPPORTED_SCHEMA,
         project=_required_str(data, "project"),
@@ -123,6 +166,9 @@ def parse_manifest(data: object) -> Manifest:
         wheels=dict(wheels_data),
         min_driver=_optional_str(data, "min_driver", ""),
         cuda_compat_driver=_optional_str(data, "cuda_compat_driver", ""),
+        base=base,
+        parent=_optional_str(data, "parent", ""),
+        flavour_packages=dict(packages) if packages is not None else None,
         raw=data,
     )
 

@@ -7,6 +7,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytorch_cuda_contract.gpu import ComputeCapability
+
 
 def mapping(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, Mapping) else {}
@@ -147,12 +149,8 @@ class Gpu:
     uuid: str | None
 
     @property
-    def cc(self) -> tuple[int, int] | None:
-        try:
-            major, minor = (self.compute_capability or "").split(".")
-            return int(major), int(minor)
-        except ValueError:
-            return None
+    def cc(self) -> ComputeCapability | None:
+        return ComputeCapability.parse(self.compute_capability)
 
 
 @dataclass(frozen=True)

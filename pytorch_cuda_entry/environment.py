@@ -17,7 +17,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.driver import read_driver_version
 from pytorch_cuda_contract.shared_memory import shm_size_bytes
 from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
@@ -69,7 +69,7 @@ def probe_torch() -> dict[str, str | None]:
 
 
 def probe_image() -> ImageFacts:
-    path = Path(os.environ.get(contract.MANIFEST_ENV, contract.MANIFEST_PATH))
+    path = Path(os.environ.get(paths.MANIFEST_ENV, paths.MANIFEST_PATH))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-BF16_MIN_MAJOR = 8  # Ampere (sm_80) and newer have native bf16 tensor cores
+from pytorch_cuda_contract.gpu import ComputeCapability, is_native
 
 
 @dataclass(frozen=True)
@@ -17,11 +17,11 @@ class Gpu:
 
     @property
     def native_bf16(self) -> bool:
-        return self.capability[0] >= BF16_MIN_MAJOR
+        return is_native("bf16", self.capability)
 
     @property
     def cc(self) -> str:
-        return f"{self.capability[0]}.{self.capability[1]}"
+        return str(ComputeCapability(*self.capability))
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from conformance.support.expectations.bounds import (
     throughput_gate,
 )
 from conformance.support.expectations.peaks import THROUGHPUT_FLOOR
-from conformance.support.probes import allocator as _allocator
+from conformance.support.probes import allocator
 from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs
 from pytorch_cuda_contract.metrics import build_metric
 
@@ -120,13 +120,13 @@ def _fake_torch(grew: int) -> SimpleNamespace:
 
 def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
-    monkeypatch.setattr(_allocator, "torch", _fake_torch(0))
-    reason = _allocator.cuda_graphs_unavailable(torch.device("cpu"))
+    monkeypatch.setattr(allocator, "torch", _fake_torch(0))
+    reason = allocator.cuda_graphs_unavailable(torch.device("cpu"))
     assert reason is not None
     assert "PYTORCH_NO_CUDA_MEMORY_CACHING=1" in reason
-    assert "memory_allocated by 0 bytes" in str(_allocator.memory_stats_missing(torch.device("cpu")))
-    monkeypatch.setattr(_allocator, "torch", _fake_torch(1 << 20))
-    assert _allocator.memory_stats_missing(torch.device("cpu")) is None
+    assert "memory_allocated by 0 bytes" in str(allocator.memory_stats_missing(torch.device("cpu")))
+    monkeypatch.setattr(allocator, "torch", _fake_torch(1 << 20))
+    assert allocator.memory_stats_missing(torch.device("cpu")) is None
 
 
 def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
+from pytorch_cuda_contract.gpu import TENSOR_CORES_FROM
+
 RATIO_DTYPES: Final = ("tf32", "fp16", "bf16")
 GATE_FRACTION: Final = 0.5  # fail below half the expected ratio
 RATIO_CEILING: Final = 2.5  # fail above 2.5x the expected ratio: fp32 itself is crippled (or the table is wrong)
@@ -81,7 +83,7 @@ BY_NAME: Final[dict[str, ExpectedRatios]] = {
 }
 NEWEST: Final = max(BY_CAPABILITY)
 NEWER_THAN_TABLE: Final = ExpectedRatios("newer than the suite's table", 2.0, 2.0, 1.0, conservative=True)
-FIRST_TENSOR_CORES: Final = (7, 0)
+FIRST_TENSOR_CORES: Final = TENSOR_CORES_FROM
 
 
 def is_geforce(device_name: str) -> bool:

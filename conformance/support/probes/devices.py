@@ -8,25 +8,27 @@ from dataclasses import dataclass
 
 import torch
 
+from pytorch_cuda_contract.gpu import ComputeCapability
+
 
 @dataclass(frozen=True)
 class GpuInfo:
     index: int
     name: str
-    capability: tuple[int, int]
+    capability: ComputeCapability
     total_memory_bytes: int
     multiprocessors: int
     uuid: str | None = None
 
     @property
     def sm(self) -> str:
-        return f"sm_{self.capability[0]}{self.capability[1]}"
+        return self.capability.sm
 
     def as_json(self) -> dict[str, object]:
         return {
             "index": self.index,
             "name": self.name,
-            "capability": f"{self.capability[0]}.{self.capability[1]}",
+            "capability": str(self.capability),
             "total_memory_gib": round(self.total_memory_bytes / 2**30, 2),
             "multiprocessors": self.multiprocessors,
         }
@@ -47,7 +49,7 @@ def list_gpus() -> list[GpuInfo]:
             GpuInfo(
                 index=index,
                 name=str(props.name),
-                capability=(int(props.major), int(props.minor)),
+                capability=ComputeCapability(int(props.major), int(props.minor)),
                 total_memory_bytes=int(props.total_memory),
                 multiprocessors=int(props.multi_processor_count),
                 uuid=str(props.uuid) if getattr(props, "uuid", None) is not None else None,

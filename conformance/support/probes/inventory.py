@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from conformance.support.probes import nvml as _nvml
+from conformance.support.probes import nvml
 from conformance.support.probes.devices import list_gpus
 from pytorch_cuda_contract.driver import read_driver_version
 from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
@@ -78,8 +78,8 @@ def nvshmem_available() -> bool | None:
 
 def gpu_inventory() -> list[dict[str, object]]:
     """The GPUs as schema 2 lists them (torch for the device, NVML for driver and UUID)."""
-    driver = _nvml.driver_version()
-    cuda_driver = _nvml.cuda_driver_version()
+    driver = nvml.driver_version()
+    cuda_driver = nvml.cuda_driver_version()
     gpus: list[dict[str, object]] = []
     for gpu in list_gpus():
         gpus.append(
@@ -91,7 +91,7 @@ def gpu_inventory() -> list[dict[str, object]]:
                 "sm_count": gpu.multiprocessors,
                 "driver": driver,
                 "cuda_driver_version": cuda_driver,
-                "uuid": _nvml.device_uuid(gpu.uuid, gpu.index),
+                "uuid": nvml.device_uuid(gpu.uuid, gpu.index),
             }
         )
     return gpus

@@ -11,6 +11,7 @@ from typing import Final
 
 from conformance.support.expectations.peaks import lookup_peak
 from conformance.support.results.claims import Claim, check_claims
+from pytorch_cuda_contract.gpu import verdict_by_capability
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")
@@ -87,12 +88,7 @@ def fmt(value: float | None, digits: int = 3) -> str:
 
 def _verdict_by_cc(dtype: str, gpu: Gpu) -> str:
     cc = gpu.cc
-    if cc is None:
-        return "unknown"
-    need = {"fp32": (0, 0), "tf32": (8, 0), "fp16": (7, 0), "bf16": (8, 0)}[dtype]
-    if cc >= need:
-        return "native"
-    return "unsupported" if dtype == "tf32" else "emulated"
+    return "unknown" if cc is None else verdict_by_capability(dtype, cc)
 
 
 def _dtype_row(results: ConformanceResults, gpu: Gpu, dtype: str) -> DtypeRow:

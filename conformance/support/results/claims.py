@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
+from pytorch_cuda_contract.gpu import is_native, native_from
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 CONFIRMED: Final = "confirmed"
@@ -19,7 +20,7 @@ FP16_GEMM: Final = "FP16 GEMM up to 3x FP32"
 HALVES_MEMORY: Final = "half precision halves memory"
 COMPILE_GAIN: Final = "torch.compile gives +10-20%"
 BF16_NO_SCALER: Final = "BF16 needs no GradScaler"
-CC_THRESHOLDS: Final = "FP16 tensor cores need cc >= 7.0, BF16 needs cc >= 8.0"
+CC_THRESHOLDS: Final = f"FP16 tensor cores need cc >= {native_from('fp16')}, BF16 needs cc >= {native_from('bf16')}"
 
 # Tolerances: "up to 3x" still holds at 3.3x; "halves" holds from 40% saved;
 # "+10-20%" holds from 1.08x to 1.22x; bf16 without a scaler converges when its final
@@ -94,13 +95,13 @@ def _cc(r: ConformanceResults, gpu: Gpu | None) -> Claim:
     cc = gpu.cc if gpu else None
     if gpu is None or cc is None:
         return Claim(CC_THRESHOLDS, "no GPU with a known compute capability", NOT_MEASURABLE)
-    expected = {"fp16": cc >= (7, 0), "bf16": cc >= (8, 0)}
+    expected = {d: is_native(d, cc) for d in ("fp16", "bf16")}
     seen = {d: r.dtypes[d].verdict == "native" for d in expected if d in r.dtypes}
     if not seen:
         check = next((t for t in r.tests.values() if t.name == "test_bf16_native_exactly_on_ampere_and_newer"), None)
         if check is None or check.outcome != "passed":
             return Claim(CC_THRESHOLDS, f"cc {gpu.compute_capability}: native dtypes not measured", NOT_MEASURABLE)
-        seen = {"bf16": expected["bf16"]}  # the suite's own check passed: native bf16 exactly from cc 8.0
+        seen = {"bf16": expected["bf16"]}  # the suite's own check passed: native bf16 exactly from its cc
     shown = ", ".join(f"{d} {'native' if v else 'not native'}" for d, v in seen.items())
     agree = all(expected[d] == v for d, v in seen.items())
     return Claim(CC_THRESHOLDS, f"cc {gpu.compute_capability}: {shown}", CONFIRMED if agree else REFUTED)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from conformance.support.results.advice import Assessment, assess, fmt
-from pytorch_cuda_contract import paths as contract
+from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
 HEADER = ("dtype", "native?", "GEMM TFLOP/s", "% of peak", "x fp32", "error vs fp64")
@@ -101,7 +101,7 @@ def summarise(path: Path) -> int:
         return 0
     assessment = assess(results)
     print(render_text(results, assessment))
-    target = path.with_name(contract.SUMMARY_FILE)
+    target = path.with_name(paths.SUMMARY_FILE)
     try:
         target.write_text(render_markdown(results, assessment), encoding="utf-8")
     except OSError as error:
@@ -113,7 +113,7 @@ def summarise(path: Path) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    default = Path(contract.DEFAULT_RESULTS_DIR) / contract.RESULTS_FILE
+    default = Path(paths.DEFAULT_RESULTS_DIR) / paths.RESULTS_FILE
     path = Path(args[0]) if args else default
     try:
         return summarise(path)

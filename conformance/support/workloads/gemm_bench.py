@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 import torch
 
 from conformance.support.expectations.ratios import expected_ratios
-from conformance.support.probes import nvml as _nvml
+from conformance.support.probes import nvml
 from conformance.support.workloads.numerics import seeded_randn, time_cuda_ms
+from pytorch_cuda_contract.gpu import is_native, native_from
 from pytorch_cuda_contract.metrics import rate_spread
 
 GEMM_N = 8192  # every dtype at the same size, so that the ratios mean something
@@ -64,7 +65,7 @@ def device_identity(device: torch.device) -> dict[str, object]:
 def device_clocks(device: torch.device) -> dict[str, object] | None:
     index = device.index or 0
     uuid = getattr(torch.cuda.get_device_properties(index), "uuid", None)
-    return _nvml.clocks(str(uuid) if uuid is not None else None, index)
+    return nvml.clocks(str(uuid) if uuid is not None else None, index)
 
 
 def _measure(device: torch.device, name: str, n: int) -> GemmRun:
@@ -105,8 +106,8 @@ def dtype_verdict(bench: GemmBench, dtype: str) -> tuple[str, str]:
     speed = f"{run.tflops:.1f} TFLOP/s, {ratio:.2f}x fp32 at {run.n}^3"
     if dtype == "fp32":
         return "native", speed
-    if dtype == "tf32" and bench.capability < (8, 0):
-        return "unsupported", f"no TF32 before cc 8.0: precision 'high' runs IEEE fp32 ({speed})"
+    if dtype == "tf32" and not is_native("tf32", bench.capability):
+        return "unsupported", f"no TF32 before cc {native_from('tf32')}: precision 'high' runs IEEE fp32 ({speed})"
     bound = ratios.bound(dtype) if ratios is not None else None
     native = ratio >= bound if bound is not None else ratio >= 1.5
     return ("native" if native else "emulated"), speed
