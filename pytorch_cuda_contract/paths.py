@@ -1,5 +1,5 @@
-"""The in-image contract: paths and file names that the builder, the templates, the
-tests and the reports share. Standard library only; this is their one home.
+"""The in-image paths: where things live in every image, as the builder, the templates, the
+tests and the reports share them. Standard library only; this is their one home.
 
 The builder (``pytorch_cuda``) and the host-side report may import this module; the
 suite itself reads it too. Nothing here may import torch, pytest or the builder.
@@ -19,6 +19,8 @@ BASE_RECORD_PATH: Final = f"{ETC_DIR}/base.json"
 SBOM_PATH: Final = f"{ETC_DIR}/sbom.cdx.json"
 SHARE_DIR: Final = "/opt/pytorch-cuda"
 SUITE_DIR: Final = f"{SHARE_DIR}/conformance"
+# This package, beside the suite: the suite, the entry banner and precision-check import it from SHARE_DIR.
+CONTRACT_DIR: Final = f"{SHARE_DIR}/pytorch_cuda_contract"
 # examples/ddp_check.py: DDP across ranks (and containers), parameters compared by checksum.
 DDP_CHECK_PATH: Final = f"{SHARE_DIR}/examples/ddp_check.py"
 VENV_PATH: Final = "/opt/pytorch"
@@ -51,6 +53,7 @@ def as_template_context() -> dict[str, str]:
         "ddp_check": DDP_CHECK_PATH,
         "share_dir": SHARE_DIR,
         "suite_dir": SUITE_DIR,
+        "contract_dir": CONTRACT_DIR,
         "venv": VENV_PATH,
         "inductor_cache": INDUCTOR_CACHE_DIR,
         "results_dir_env": RESULTS_DIR_ENV,

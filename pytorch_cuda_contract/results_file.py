@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
+from pytorch_cuda_contract.results_format import SUITE, SUPPORTED_SCHEMAS
 from pytorch_cuda_contract.results_model import (
     ConformanceResults,
     DtypeVerdict,
@@ -30,9 +31,6 @@ from pytorch_cuda_contract.results_model import (
     mapping,
     parse_metric,
 )
-
-SUITE: Final = "pytorch-cuda-conformance"
-SUPPORTED_SCHEMAS: Final = (1, 2)
 
 __all__ = [
     "SUITE",

@@ -35,7 +35,7 @@ class PeakSpec:
 
 
 # Order matters: the first entry whose words all occur in the name wins.  Only "% of datasheet" uses this
-# table; the gates that must hold on any GPU come from the architecture (_ratios.py).
+# table; the gates that must hold on any GPU come from the architecture (ratios.py).
 PEAK_TABLE: Final[tuple[PeakSpec, ...]] = (
     PeakSpec("V100S PCIe", ("V100S",), fp32=16.4, tf32=None, fp16=130.0, bf16=None),
     PeakSpec("V100 PCIe", ("V100", "PCIE"), fp32=14.0, tf32=None, fp16=112.0, bf16=None),

@@ -1,7 +1,7 @@
 """Expected tensor-core speed-up over FP32 (non-tensor FMA), keyed by ARCHITECTURE (compute capability),
 dense, from NVIDIA's architecture whitepapers and datasheets.  ``None``: no tensor-core path for the dtype.
 
-The per-SKU datasheet peaks (_peaks.py) only give "% of datasheet"; every gate that must hold on a GPU the
+The per-SKU datasheet peaks (peaks.py) only give "% of datasheet"; every gate that must hold on a GPU the
 suite has never seen comes from here.  GeForce parts run FP16/BF16 with FP32 accumulation at half the rate
 of the datacenter parts of the same architecture (RTX 4090: 165 / 82.6 = 2x; L40S: 362 / 91.6 = 4x) and
 TF32 at the FP32 rate.  A GPU newer than the table gets the most conservative tensor-core ratios of any

@@ -59,7 +59,7 @@ def list_gpus() -> list[GpuInfo]:
 
 
 def no_gpu_reason() -> str:
-    """Why no GPU is visible, told from the driver stack up (see _gpu_access)."""
+    """Why no GPU is visible, told from the driver stack up (see gpu_access)."""
     if torch.version.cuda is None:
         return f"no GPU visible: torch {torch.__version__} is a CPU-only build"
     from conformance.support.probes.gpu_access import diagnose, run_probe

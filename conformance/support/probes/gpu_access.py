@@ -1,6 +1,6 @@
 """Why there is (or is not) a usable GPU, told from the driver stack up, without needing CUDA to start.
 
-The probe runs in a fresh subprocess (``_gpu_probe.py``).  ``diagnose`` is pure so
+The probe runs in a fresh subprocess (``gpu_probe.py``).  ``diagnose`` is pure so
 that every case can be tested on a CPU machine.
 """
 

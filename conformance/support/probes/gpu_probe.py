@@ -1,6 +1,6 @@
 """Subprocess probe of the GPU driver stack, without torch: device nodes, libcuda, cuInit, NVML.
 
-Run as ``python _gpu_probe.py``; prints one JSON object.  A fresh process, so
+Run as ``python gpu_probe.py``; prints one JSON object.  A fresh process, so
 that cuInit never touches the test process.  Standard library only (pynvml optional).
 """
 

@@ -1,6 +1,6 @@
 """Subprocess probe: exercise cuBLAS, cuBLASLt, cuDNN and NCCL, then dump mapped files.
 
-Run as a script (``python _probe_libs.py STORE_FILE``) so the process starts
+Run as a script (``python probe_libs.py STORE_FILE``) so the process starts
 fresh.  Prints one JSON object: {"maps": [paths...], "steps": [...]}.
 Imports only the standard library and torch.
 """

@@ -67,7 +67,7 @@ class BackgroundProbe:
 
 
 CPU_COMPILE_KEY: Final = pytest.StashKey[BackgroundProbe]()
-GLOO_PENDING_KEY: Final = pytest.StashKey[object]()  # a _spawn.PendingRun (that module imports torch)
+GLOO_PENDING_KEY: Final = pytest.StashKey[object]()  # a spawn.PendingRun (that module imports torch)
 
 
 def start_background_jobs(config: pytest.Config, selected: list[str]) -> None:

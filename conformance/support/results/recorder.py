@@ -19,14 +19,12 @@ import pytest
 from conformance.support.results.identity import image_identity, suite_digest
 from pytorch_cuda_contract.manifest import ManifestLookup
 from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
+from pytorch_cuda_contract.results_format import OUTCOMES, RESULTS_SCHEMA, SUITE, VERDICTS
 
 __all__ = ["RESULTS_SCHEMA", "RecordDtype", "RecordMetric", "RecordNote", "ResultsRecorder"]
 
-RESULTS_SCHEMA: Final = 2
 MODE_MARKERS: Final = ("cpu", "gpu", "multigpu")
 MESSAGE_LIMIT: Final = 4000
-OUTCOMES: Final = ("passed", "failed", "skipped", "not_run")
-VERDICTS: Final = ("native", "emulated", "unsupported")
 
 
 @dataclass
@@ -163,7 +161,7 @@ class ResultsRecorder:
         tests = {nodeid: r.as_json() for nodeid, r in self.records.items() if r.outcome is not None}
         document: dict[str, object] = {
             "schema": RESULTS_SCHEMA,
-            "suite": "pytorch-cuda-conformance",
+            "suite": SUITE,
             "suite_digest": suite_digest(),
             "image": image_identity(self.manifest),
             "started_at": self.started_wall.isoformat(timespec="seconds"),
