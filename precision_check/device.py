@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import torch
 
-from precision_check.errors import PrecisionCheckError
+from precision_check.bad_input import PrecisionCheckError
 from precision_check.report import Device
 from pytorch_cuda_contract.gpu import architecture, is_native, native_from
 

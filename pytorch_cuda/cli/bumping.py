@@ -9,7 +9,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
-from pytorch_cuda.bump.planning import BumpPlan, network_sources, plan_bump
+from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes

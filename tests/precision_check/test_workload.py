@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 import torch
 
+from precision_check.bad_input import PrecisionCheckError
 from precision_check.cli import main
-from precision_check.contract import Workload, coerce_workload
-from precision_check.errors import PrecisionCheckError
 from precision_check.loading import call_factory
 from precision_check.report import Device
 from precision_check.trainer import Trainer
+from precision_check.workload import Workload, coerce_workload
 
 CPU = Device("cpu", "test CPU", None, None, torch.__version__)
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import torch
 
-from precision_check.errors import PrecisionCheckError
+from precision_check.bad_input import PrecisionCheckError
 
 BatchFn = Callable[[int], Any]
 LossFn = Callable[[Any, Any], torch.Tensor]
@@ -53,7 +53,7 @@ class Workload:
 
 
 _FIX = (
-    "make FACTORY return Workload(model, batch, loss) from precision_check.contract, a dict with "
+    "make FACTORY return Workload(model, batch, loss) from precision_check.workload, a dict with "
     "those keys, or a tuple (model, batch, loss[, optimizer]); see `python -m precision_check --help`"
 )
 
