@@ -19,8 +19,8 @@ def test_cuda_initialises(record_note: RecordNote) -> None:
     problems = []
     for gpu in list_gpus():
         device = torch.device("cuda", gpu.index)
-        if gpu.total_memory_bytes <= 0 or gpu.multiprocessors <= 0:
-            problems.append(f"cuda:{gpu.index} reports {gpu.total_memory_bytes} bytes and {gpu.multiprocessors} SMs")
+        if gpu.memory_bytes <= 0 or not gpu.multiprocessors or gpu.multiprocessors <= 0:
+            problems.append(f"cuda:{gpu.index} reports {gpu.memory_bytes} bytes and {gpu.multiprocessors} SMs")
             continue
         a = seeded_randn((256, 256), 11, torch.device("cpu"), torch.float64)
         on_gpu = (a.to(device) @ a.to(device)).cpu()

@@ -67,6 +67,31 @@ EVERY_DTYPE_FROM: Final = max(NATIVE_FROM.values())
 FLASH_ATTENTION_FROM: Final = ComputeCapability(8, 0)
 
 
+@dataclass(frozen=True)
+class GpuDevice:
+    """One GPU as a live process sees it (torch or NVML): the entry banner's and the suite's inventory.
+
+    A results file's record of a GPU (strings, any part may be missing) is ``results_model.Gpu``."""
+
+    index: int
+    name: str
+    capability: ComputeCapability
+    memory_bytes: int
+    multiprocessors: int | None = None  # NVML does not say; torch does
+    uuid: str | None = None
+
+    @property
+    def cc(self) -> str:
+        return str(self.capability)
+
+    @property
+    def sm(self) -> str:
+        return self.capability.sm
+
+    def native(self, dtype: str) -> bool:
+        return is_native(dtype, self.capability)
+
+
 def native_from(dtype: str) -> ComputeCapability:
     """The first compute capability that runs ``dtype`` natively (KeyError for an unknown dtype)."""
     return NATIVE_FROM[dtype]

@@ -19,16 +19,17 @@ from typing import Any
 
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.driver import read_driver_version
+from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
 from pytorch_cuda_contract.shared_memory import shm_size_bytes
 from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
-from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
+from pytorch_cuda_entry.facts import Environment, ImageFacts
 
 
 def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def probe_gpus() -> tuple[tuple[Gpu, ...], str | None]:
+def probe_gpus() -> tuple[tuple[GpuDevice, ...], str | None]:
     """GPUs through NVML (pynvml, from nvidia-ml-py): no CUDA context, so it is quick and safe."""
     try:
         pynvml: Any = importlib.import_module("pynvml")
@@ -41,7 +42,8 @@ def probe_gpus() -> tuple[tuple[Gpu, ...], str | None]:
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
             memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total
-            gpus.append(Gpu(index, _text(pynvml.nvmlDeviceGetName(handle)), (int(major), int(minor)), int(memory)))
+            capability = ComputeCapability(int(major), int(minor))
+            gpus.append(GpuDevice(index, _text(pynvml.nvmlDeviceGetName(handle)), capability, int(memory)))
         return tuple(gpus), None
     except Exception as exc:
         return (), f"NVML: {exc}"

@@ -11,6 +11,7 @@ import pytest
 from pytorch_cuda_contract.gpu import (
     EVERY_DTYPE_FROM,
     ComputeCapability,
+    GpuDevice,
     architecture,
     is_native,
     needs,
@@ -43,6 +44,8 @@ def test_what_the_table_says_in_words() -> None:
     assert ComputeCapability.parse("12.0") == (12, 0)
     assert ComputeCapability.parse("?") is None
     assert ComputeCapability(9, 0).sm == "sm_90"
+    t4 = GpuDevice(0, "Tesla T4", ComputeCapability(7, 5), 16 * 2**30)
+    assert (t4.cc, t4.sm, t4.native("fp16"), t4.native("bf16")) == ("7.5", "sm_75", True, False)
 
 
 def test_no_module_compares_a_capability_with_its_own_literal() -> None:

@@ -8,30 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from pytorch_cuda_contract.gpu import ComputeCapability
-
-
-@dataclass(frozen=True)
-class GpuInfo:
-    index: int
-    name: str
-    capability: ComputeCapability
-    total_memory_bytes: int
-    multiprocessors: int
-    uuid: str | None = None
-
-    @property
-    def sm(self) -> str:
-        return self.capability.sm
-
-    def as_json(self) -> dict[str, object]:
-        return {
-            "index": self.index,
-            "name": self.name,
-            "capability": str(self.capability),
-            "total_memory_gib": round(self.total_memory_bytes / 2**30, 2),
-            "multiprocessors": self.multiprocessors,
-        }
+from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
 
 
 def gpu_count() -> int:
@@ -41,16 +18,16 @@ def gpu_count() -> int:
     return int(torch.cuda.device_count())
 
 
-def list_gpus() -> list[GpuInfo]:
+def list_gpus() -> list[GpuDevice]:
     gpus = []
     for index in range(gpu_count()):
         props = torch.cuda.get_device_properties(index)
         gpus.append(
-            GpuInfo(
+            GpuDevice(
                 index=index,
                 name=str(props.name),
                 capability=ComputeCapability(int(props.major), int(props.minor)),
-                total_memory_bytes=int(props.total_memory),
+                memory_bytes=int(props.total_memory),
                 multiprocessors=int(props.multi_processor_count),
                 uuid=str(props.uuid) if getattr(props, "uuid", None) is not None else None,
             )

@@ -86,8 +86,8 @@ def gpu_inventory() -> list[dict[str, object]]:
             {
                 "index": gpu.index,
                 "name": gpu.name,
-                "compute_capability": f"{gpu.capability[0]}.{gpu.capability[1]}",
-                "memory_bytes": gpu.total_memory_bytes,
+                "compute_capability": gpu.cc,
+                "memory_bytes": gpu.memory_bytes,
                 "sm_count": gpu.multiprocessors,
                 "driver": driver,
                 "cuda_driver_version": cuda_driver,
