@@ -15,17 +15,22 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from conformance._background import CPU_COMPILE_TESTS, cpu_compile_result, start_background_jobs, stop_background_jobs
-from conformance._env import apply_safe_distributed_env
-from conformance._identity import check_writable
-from conformance._manifest import Manifest, ManifestLookup, find_manifest
-from conformance._policy import fp32_policy_snapshot
-from conformance._results import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
+from conformance.support.probes.fp32_policy import fp32_policy_snapshot
+from conformance.support.processes.background import (
+    CPU_COMPILE_TESTS,
+    cpu_compile_result,
+    start_background_jobs,
+    stop_background_jobs,
+)
+from conformance.support.processes.env import apply_safe_distributed_env
+from conformance.support.results.identity import check_writable
+from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
+from pytorch_cuda_contract.manifest import Manifest, ManifestLookup, find_manifest
 
 if TYPE_CHECKING:
     import torch
 
-    from conformance._gemm_bench import GemmBench
+    from conformance.support.workloads.gemm_bench import GemmBench
 
 # Before any test can start a process: NVLink multicast off (see _env.py).
 DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
@@ -121,7 +126,7 @@ _GPU_COUNT: list[int] = []
 
 
 def visible_gpu_count() -> int:
-    from conformance._devices import gpu_count
+    from conformance.support.probes.devices import gpu_count
 
     if not _GPU_COUNT:
         _GPU_COUNT.append(gpu_count())
@@ -145,7 +150,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     found = visible_gpu_count()
     required = required_gpus(item.config)
     if found == 0:
-        from conformance._devices import no_gpu_reason
+        from conformance.support.probes.devices import no_gpu_reason
 
         if required:
             option = "--require-gpu" if required == 1 else f"--require-gpus {required}"
@@ -191,7 +196,7 @@ def gemm_bench() -> GemmBench:
     conv and SDPA are bounded by what it measured in the same run."""
     import torch
 
-    from conformance._gemm_bench import run_gemm_bench
+    from conformance.support.workloads.gemm_bench import run_gemm_bench
 
     return run_gemm_bench(torch.device("cuda", 0))
 

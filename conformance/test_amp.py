@@ -9,10 +9,11 @@ import pytest
 import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, seeded_randn
-from conformance._results import RecordMetric
-from conformance._training import TrainingResult, train_regression
+from conformance.support.results.recorder import RecordMetric
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, seeded_randn
+from conformance.support.workloads.training import TrainingResult, train_regression
+from pytorch_cuda_contract.gpu import is_native, needs
 
 pytestmark = pytest.mark.gpu
 
@@ -63,8 +64,8 @@ def _inputs(device: torch.device, low: torch.dtype) -> dict[str, torch.Tensor]:
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
 def test_autocast_op_dtype_policy(dtype_name: str, cuda_device: torch.device) -> None:
     low = AUTOCAST_DTYPES[dtype_name]
-    if low is torch.bfloat16 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("bf16 autocast needs compute capability >= 8.0")
+    if low is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"bf16 autocast needs {needs('bf16')}")
     tensors = _inputs(cuda_device, low)
     wrong = []
     with torch.autocast("cuda", dtype=low):
@@ -172,8 +173,8 @@ TRAINING_MIN_REDUCTION = 0.5  # final loss must be below half the first loss
 
 @pytest.mark.parametrize("mode", ["fp16", "bf16"])
 def test_short_training_matches_fp32(mode: str, cuda_device: torch.device, record_metric: RecordMetric) -> None:
-    if mode == "bf16" and torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("bf16 needs compute capability >= 8.0")
+    if mode == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"bf16 needs {needs('bf16')}")
     baseline = _fp32_baseline(cuda_device)
     result = train_regression(cuda_device, mode)
     record_metric("fp32_first_loss", baseline.first, "mse")

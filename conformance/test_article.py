@@ -9,20 +9,26 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from conformance._allocator import memory_stats_missing
-from conformance._amp_step import StepResult, measure_step
-from conformance._bounds import Gate, amp_memory_gate, amp_speedup_gate, fp32_kernel_gate, throughput_gate
-from conformance._env_limits import timing_unreliable
-from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._metrics import rate_spread, spread
-from conformance._numerics import seeded_randn, time_cuda_ms
-from conformance._peaks import lookup_peak
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.expectations.bounds import (
+    Gate,
+    amp_memory_gate,
+    amp_speedup_gate,
+    fp32_kernel_gate,
+    throughput_gate,
+)
+from conformance.support.expectations.peaks import lookup_peak
+from conformance.support.probes.allocator import memory_stats_missing
+from conformance.support.probes.env_limits import timing_unreliable
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.amp_step import StepResult, measure_step
+from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
+from conformance.support.workloads.numerics import seeded_randn, time_cuda_ms
+from pytorch_cuda_contract.gpu import is_native, needs
+from pytorch_cuda_contract.metrics import rate_spread, spread
 
 ARTICLE_MEMORY_CLAIM = "half precision cuts GPU memory by about 50%"
 CONV_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 CONV_SHAPE = (32, 256, 56, 56)  # N, C, H, W; 3x3 conv to 256 channels: 59 GFLOP
-MINIMUM_CC = {"fp16": (7, 0), "bf16": (8, 0)}  # tensor cores for the dtype
 # Conv throughput floor, a fraction of the datasheet peak of the dtype.  H200: fp32 43.5 (65% of 67),
 # fp16 598 (60% of 989), bf16 634 (64%).  A conv without tensor-core kernels runs near the fp32 rate.
 CONV_FLOOR = 0.25
@@ -34,7 +40,7 @@ WINOGRAD_ALLOWANCE = 2.25
 @pytest.fixture(scope="module")
 def amp_steps() -> dict[str, StepResult]:
     device = torch.device("cuda", 0)
-    modes = ["fp32", "fp16"] + (["bf16"] if torch.cuda.get_device_capability(device) >= (8, 0) else [])
+    modes = ["fp32", "fp16"] + (["bf16"] if is_native("bf16", torch.cuda.get_device_capability(device)) else [])
     return {mode: measure_step(device, mode) for mode in modes}
 
 
@@ -43,7 +49,7 @@ def _half_modes(amp_steps: dict[str, StepResult]) -> list[str]:
 
 
 def _tensor_cores(mode: str) -> bool:
-    return bool(torch.cuda.get_device_capability(0) >= MINIMUM_CC[mode])
+    return is_native(mode, torch.cuda.get_device_capability(0))
 
 
 @pytest.mark.gpu
@@ -134,8 +140,8 @@ def test_cudnn_conv_throughput(
     record_note: RecordNote,
 ) -> None:
     dtype = CONV_DTYPES[dtype_name]
-    if dtype_name == "bf16" and torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("bf16 conv needs compute capability >= 8.0")
+    if dtype_name == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"bf16 conv needs {needs('bf16')}")
     n, c, h, w = CONV_SHAPE
     memory = torch.channels_last
     x = seeded_randn(CONV_SHAPE, 51, cuda_device, dtype).contiguous(memory_format=memory)

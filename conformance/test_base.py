@@ -8,15 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from conformance import contract
-from conformance._base_record import dpkg_drift, load_base_record, parse_dpkg_query
+from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.base_record import dpkg_drift, load_base_record, parse_dpkg_query
 
 
 @pytest.mark.cpu
 def test_debian_packages_match_the_base_record() -> None:
-    record = load_base_record(Path(contract.BASE_RECORD_PATH))
+    record = load_base_record(Path(paths.BASE_RECORD_PATH))
     if record is None:
-        pytest.skip(f"no base record at {contract.BASE_RECORD_PATH} (not a pytorch-cuda image)")
+        pytest.skip(f"no base record at {paths.BASE_RECORD_PATH} (not a pytorch-cuda image)")
     if shutil.which("dpkg-query") is None:
         pytest.skip("dpkg-query is not installed")
     live = subprocess.run(

@@ -8,9 +8,14 @@ from typing import cast
 import pytest
 import torch
 
-from conformance._compile_check import CompileOutcome, compile_and_compare, has_cpp_kernel, has_triton_kernel
-from conformance._numerics import normalized_error, seeded_randn
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.compile_check import (
+    CompileOutcome,
+    compile_and_compare,
+    has_cpp_kernel,
+    has_triton_kernel,
+)
+from conformance.support.workloads.numerics import normalized_error, seeded_randn
 
 
 class SmallNet(torch.nn.Module):

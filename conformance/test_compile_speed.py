@@ -6,12 +6,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance._bounds import Gate, compile_speedup_gate
-from conformance._compile_speed import CompileTiming, run_compile_speed
-from conformance._env_limits import timing_unreliable
-from conformance._gemm_bench import device_identity
-from conformance._metrics import spread
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.expectations.bounds import Gate, compile_speedup_gate
+from conformance.support.probes.env_limits import timing_unreliable
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.compile_speed import CompileTiming, run_compile_speed
+from conformance.support.workloads.gemm_bench import device_identity
+from pytorch_cuda_contract.metrics import spread
 
 pytestmark = pytest.mark.gpu
 

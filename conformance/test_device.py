@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance._devices import judge_arch, list_gpus
-from conformance._numerics import normalized_error, seeded_randn
-from conformance._results import RecordNote
+from conformance.support.probes.devices import judge_arch, list_gpus
+from conformance.support.results.recorder import RecordNote
+from conformance.support.workloads.numerics import normalized_error, seeded_randn
 
 pytestmark = pytest.mark.gpu
 FP64_GEMM_BOUND = 1e-12  # float64 256^3 vs the CPU: reordered sums give about 1e-16
@@ -19,8 +19,8 @@ def test_cuda_initialises(record_note: RecordNote) -> None:
     problems = []
     for gpu in list_gpus():
         device = torch.device("cuda", gpu.index)
-        if gpu.total_memory_bytes <= 0 or gpu.multiprocessors <= 0:
-            problems.append(f"cuda:{gpu.index} reports {gpu.total_memory_bytes} bytes and {gpu.multiprocessors} SMs")
+        if gpu.memory_bytes <= 0 or not gpu.multiprocessors or gpu.multiprocessors <= 0:
+            problems.append(f"cuda:{gpu.index} reports {gpu.memory_bytes} bytes and {gpu.multiprocessors} SMs")
             continue
         a = seeded_randn((256, 256), 11, torch.device("cpu"), torch.float64)
         on_gpu = (a.to(device) @ a.to(device)).cpu()

@@ -11,10 +11,10 @@ from typing import cast
 import pytest
 import torch
 
-from conformance._background import GLOO_TASKS, GLOO_WORLD_SIZE, take_pending_gloo
-from conformance._bounds import busbw_gate
-from conformance._results import RecordMetric, RecordNote
-from conformance._spawn import DistributedRun, PendingRun, run_distributed, wait_distributed
+from conformance.support.expectations.bounds import busbw_gate
+from conformance.support.processes.background import GLOO_TASKS, GLOO_WORLD_SIZE, take_pending_gloo
+from conformance.support.processes.spawn import DistributedRun, PendingRun, run_distributed, wait_distributed
+from conformance.support.results.recorder import RecordMetric, RecordNote
 
 # Normalized error of the 10-step parameter update with a compression hook vs
 # without.  Measured: fp16 6.5e-5 (H200, NCCL, 1 rank) and 1.26e-4 (CPU, gloo,

@@ -12,10 +12,10 @@ import warnings
 import pytest
 import torch
 
-from conformance._driver import DriverRequirement, judge_driver, read_driver_version, requirement_for_cuda
-from conformance._gpu_access import diagnose, run_probe
-from conformance._manifest import Manifest
-from conformance._results import RecordNote
+from conformance.support.probes.gpu_access import diagnose, run_probe
+from conformance.support.results.recorder import RecordNote
+from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, read_driver_version, requirement_for_cuda
+from pytorch_cuda_contract.manifest import Manifest
 
 pytestmark = pytest.mark.cpu
 

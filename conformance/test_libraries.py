@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance._libmaps import (
+from conformance.support.probes.libmaps import (
     cudnn_directories,
     expected_library_root,
     group_libraries,
@@ -22,11 +22,11 @@ from conformance._libmaps import (
     scan_ld_library_path,
     scan_ldconfig,
 )
-from conformance._manifest import Manifest
-from conformance._results import RecordNote
+from conformance.support.results.recorder import RecordNote
+from pytorch_cuda_contract.manifest import Manifest
 
 LDCONFIG_FALLBACKS = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
-PROBE = Path(__file__).resolve().parent / "_probe_libs.py"
+PROBE = Path(__file__).resolve().parent / "support" / "probes" / "probe_libs.py"
 
 
 def _library_root(manifest: Manifest | None) -> str:

@@ -15,10 +15,10 @@ import sys
 import pytest
 import torch
 
-from conformance._inventory import distribution_version, torch_cudnn_version, torch_nccl_version
-from conformance._manifest import Manifest
-from conformance._pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
-from conformance._results import RecordNote
+from conformance.support.expectations.pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
+from conformance.support.probes.inventory import distribution_version, torch_cudnn_version, torch_nccl_version
+from conformance.support.results.recorder import RecordNote
+from pytorch_cuda_contract.manifest import Manifest
 
 pytestmark = pytest.mark.cpu
 

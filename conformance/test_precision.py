@@ -16,10 +16,11 @@ from collections.abc import Iterator
 import pytest
 import torch
 
-from conformance._env_limits import tf32_disabled
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, normalized_error, seeded_randn
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.probes.env_limits import tf32_disabled
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn
+from pytorch_cuda_contract.gpu import is_native, native_from, needs
 
 LOW_PRECISION = {"fp16": torch.float16, "bf16": torch.bfloat16}
 GEMM_SIZE = 4096
@@ -45,8 +46,8 @@ def restore_matmul_flags() -> Iterator[None]:
 
 
 def _skip_unless_bf16(dtype_name: str) -> None:
-    if dtype_name == "bf16" and torch.cuda.get_device_capability(0) < (8, 0):
-        pytest.skip("bf16 tensor cores need compute capability >= 8.0")
+    if dtype_name == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(0)):
+        pytest.skip(f"bf16 tensor cores need {needs('bf16')}")
 
 
 @pytest.mark.gpu
@@ -190,8 +191,8 @@ def test_fp32_ieee_and_tf32_error_bands(
         f"FP32 matmul with precision 'highest' has normalized error {ieee:.3e} (IEEE fp32 expected < "
         f"{FP32_IEEE_BOUND:.0e}): TF32 is silently forced (TORCH_ALLOW_TF32_CUBLAS_OVERRIDE / NVIDIA_TF32_OVERRIDE?)"
     )
-    if torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("no TF32 before compute capability 8.0 (IEEE part passed)")
+    if not is_native("tf32", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"no TF32 before compute capability {native_from('tf32')} (IEEE part passed)")
     if tf32_disabled():
         pytest.skip(f"{tf32_disabled()} (IEEE part passed)")
     tf32 = _fp32_matmul_error(cuda_device, "high")

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from torch.utils.data import DataLoader
 
-from conformance._compiler import CompilerProblem, compile_python_h_probe, resolve_c_compiler
-from conformance._data import ChunkDataset
-from conformance._results import RecordMetric, RecordNote
-from conformance._shm import MIN_SHM_BYTES, shm_problem, shm_size_bytes
+from conformance.support.probes.c_compiler import CompilerProblem, compile_python_h_probe, resolve_c_compiler
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.data import ChunkDataset
+from pytorch_cuda_contract.shared_memory import MIN_SHM_BYTES, shm_problem, shm_size_bytes
 
 
 @pytest.mark.cpu

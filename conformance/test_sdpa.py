@@ -10,12 +10,13 @@ import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-from conformance._bounds import Gate, fp32_kernel_gate
-from conformance._gemm_bench import GemmBench, device_clocks, device_identity
-from conformance._metrics import rate_spread
-from conformance._numerics import backward as run_backward
-from conformance._numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.expectations.bounds import Gate, fp32_kernel_gate
+from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
+from conformance.support.workloads.numerics import backward as run_backward
+from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
+from pytorch_cuda_contract.gpu import FLASH_ATTENTION_FROM, is_native, needs
+from pytorch_cuda_contract.metrics import rate_spread
 
 pytestmark = pytest.mark.gpu
 
@@ -26,7 +27,7 @@ THROUGHPUT_SHAPE = (8, 16, 1024, 64)  # batch, heads, sequence, head dim: 34 GFL
 
 
 SDPA_BACKENDS = ["flash", "efficient", "cudnn", "math"]
-SDPA_NEEDS_SM80 = ("flash", "cudnn")  # efficient and math run everywhere: raising is a failure
+FLASH_BACKENDS = ("flash", "cudnn")  # from FLASH_ATTENTION_FROM; efficient and math run everywhere: raising fails
 # Measured on H200 (4x8x256x64 vs float64 math), worst of forward / grad_q over
 # flash, efficient, cudnn and math: fp16 3.7e-4, bf16 2.9e-3.
 SDPA_ERROR_BOUND = {"fp16": 1.5e-3, "bf16": 1.2e-2}
@@ -51,8 +52,8 @@ def test_sdpa_backend_matches_reference(
     dtype_name: str, backend_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
     dtype = AUTOCAST_DTYPES[dtype_name]
-    if dtype is torch.bfloat16 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("bf16 needs compute capability >= 8.0")
+    if dtype is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"bf16 needs {needs('bf16')}")
     backend = _sdpa_backend(backend_name)
     shape = (4, 8, 256, 64)
     q, k, v = (seeded_randn(shape, seed, cuda_device, dtype) for seed in (21, 22, 23))
@@ -70,9 +71,9 @@ def test_sdpa_backend_matches_reference(
         except RuntimeError as exc:
             reasons = "; ".join(str(w.message) for w in caught)[:600]
             text = f"SDPA backend {backend_name} unavailable for {dtype_name} {shape}: {exc} {reasons}"
-            if backend_name in SDPA_NEEDS_SM80 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
+            if backend_name in FLASH_BACKENDS and torch.cuda.get_device_capability(cuda_device) < FLASH_ATTENTION_FROM:
                 pytest.skip(text)
-            pytest.fail(f"{text} (a GPU of compute capability >= 8.0 must have it)", pytrace=False)
+            pytest.fail(f"{text} (a GPU of compute capability >= {FLASH_ATTENTION_FROM} must have it)", pytrace=False)
     run_backward(out, grad_out)
     finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(grad_of(q)).all())
     assert finite, f"{backend_name} produced non-finite values"
@@ -127,8 +128,9 @@ def test_sdpa_throughput_default_dispatch(
         f"fp32 SDPA ({backend}) {THROUGHPUT_SHAPE}: {tflops:.1f} TFLOP/s: {problem}: it is not IEEE fp32 "
         "(TF32 forced by NVIDIA_TF32_OVERRIDE=1 or a patched library)"
     )
-    if dtype_name != "fp32" and torch.cuda.get_device_capability(cuda_device) >= (8, 0):
+    if dtype_name != "fp32" and torch.cuda.get_device_capability(cuda_device) >= FLASH_ATTENTION_FROM:
         assert backend in ("flash", "cudnn", "efficient"), (
-            f"the default SDPA dispatch picks {backend!r} for {dtype_name} on a cc >= 8.0 GPU: the fused "
+            f"the default SDPA dispatch picks {backend!r} for {dtype_name} on a cc >= {FLASH_ATTENTION_FROM} GPU: "
+            "the fused "
             "kernels (flash / cuDNN / efficient) are missing or disabled"
         )

@@ -11,8 +11,8 @@ import sys
 import pytest
 import torch
 
-from conformance._inventory import cublas_version, nvshmem_available
-from conformance._results import RecordMetric, RecordNote
+from conformance.support.probes.inventory import cublas_version, nvshmem_available
+from conformance.support.results.recorder import RecordMetric, RecordNote
 
 ASSERT_SCRIPT = """
 import torch

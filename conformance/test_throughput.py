@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import pytest
 
-from conformance._bounds import Gate, throughput_gate
-from conformance._env_limits import tf32_disabled
-from conformance._gemm_bench import GemmBench, dtype_verdict
-from conformance._peaks import THROUGHPUT_FLOOR, lookup_peak
-from conformance._ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
-from conformance._results import RecordDtype, RecordMetric, RecordNote
+from conformance.support.expectations.bounds import Gate, throughput_gate
+from conformance.support.expectations.peaks import THROUGHPUT_FLOOR, lookup_peak
+from conformance.support.expectations.ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
+from conformance.support.probes.env_limits import tf32_disabled
+from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote
+from conformance.support.workloads.gemm_bench import GemmBench, dtype_verdict
+from pytorch_cuda_contract.gpu import EVERY_DTYPE_FROM, is_native
 
 pytestmark = pytest.mark.gpu
 # "FP16 is up to 3x faster than FP32" (the seed article): tensor cores give far more on datacenter parts.
@@ -31,7 +32,7 @@ def test_gemm_throughput(
     spec = lookup_peak(name)
     peak = spec.peak(dtype_name) if spec is not None else None
     if run.error is not None:
-        if dtype_name == "fp32" or gemm_bench.capability >= (8, 0):
+        if dtype_name == "fp32" or gemm_bench.capability >= EVERY_DTYPE_FROM:
             pytest.fail(f"{dtype_name} GEMM {run.n}^3 raised on {name}: {run.error}", pytrace=False)
         pytest.skip(f"{dtype_name} GEMM unsupported on {name}: {run.error}")
     gate = throughput_gate(peak, THROUGHPUT_FLOOR[dtype_name])
@@ -65,7 +66,7 @@ def test_gemm_ratio_to_fp32(
     ratio = gemm_bench.ratio(dtype_name)
     if ratio is None:
         errors = {d: gemm_bench.runs[d].error for d in ("fp32", dtype_name) if gemm_bench.runs[d].error}
-        if gemm_bench.capability >= (8, 0):
+        if gemm_bench.capability >= EVERY_DTYPE_FROM:
             pytest.fail(f"no {dtype_name}:fp32 ratio on {name}: the GEMM raised {errors}", pytrace=False)
         pytest.skip(f"no {dtype_name} or fp32 measurement on {name}: {errors}")
     expected = ratios.ratio(dtype_name) if ratios is not None else None
@@ -120,7 +121,6 @@ def test_dtype_verdicts(gemm_bench: GemmBench, record_dtype: RecordDtype, record
         verdict, reason = dtype_verdict(gemm_bench, dtype)
         record_dtype(dtype, verdict, reason, int(str(gemm_bench.device["index"])))
         record_note(f"{dtype}: {verdict} ({reason})")
-        minimum = {"fp16": (7, 0), "bf16": (8, 0), "tf32": (8, 0)}.get(dtype)
-        if minimum is not None and gemm_bench.capability >= minimum and verdict != "native":
+        if dtype != "fp32" and is_native(dtype, gemm_bench.capability) and verdict != "native":
             problems.append(f"{dtype} is {verdict} on cc {gemm_bench.capability} ({reason})")
     assert not problems, "; ".join(problems) + ": expected native tensor-core speed"

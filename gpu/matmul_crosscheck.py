@@ -1,6 +1,6 @@
 """Plain torch.matmul timing, independent of the conformance suite, to cross-check the report's GEMM numbers.
 
-Same method as the suite's GEMM benchmark (conformance/_gemm_bench.py): square m=n=k=8192 for every
+Same method as the suite's GEMM benchmark (conformance/support/workloads/gemm_bench.py): square m=n=k=8192 for every
 dtype (with --compare: the size the results file records per dtype), random data, 3 warm-up calls,
 CUDA-event time per call, the median; fp32 with matmul precision "highest" (IEEE), tf32 with "high".
 Imports nothing from this repository.

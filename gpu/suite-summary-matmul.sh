@@ -12,6 +12,6 @@ python3 -m pytest conformance -m "cpu or gpu" -p no:cacheprovider -o console_out
   --conformance-json "$out/results.json" --junitxml "$out/junit.xml" >"$out/conformance-log.txt" 2>&1
 echo "conformance exit status $?" | tee -a "$out/conformance-log.txt"
 tail -5 "$out/conformance-log.txt"
-python3 -m conformance._summary "$out/results.json"
+python3 -m conformance.support.results.summary "$out/results.json"
 python3 gpu/matmul_crosscheck.py --compare "$out/results.json" | tee "$out/matmul.txt"
 echo "matmul comparison exit status ${PIPESTATUS[0]} (0: every dtype within 5% of the suite)" | tee -a "$out/matmul.txt"

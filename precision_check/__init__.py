@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from precision_check.contract import Workload
+    from precision_check.workload import Workload
 
 __all__ = ["Workload"]
 
@@ -17,7 +17,7 @@ def __getattr__(name: str) -> object:
     """``Workload`` loads torch on first use, so that ``precision_check.report`` (standard library only)
     reads reports on a host without torch (the builder's ``--report``)."""
     if name == "Workload":
-        from precision_check.contract import Workload
+        from precision_check.workload import Workload
 
         return Workload
     raise AttributeError(f"module 'precision_check' has no attribute {name!r}")

@@ -7,10 +7,12 @@ from collections.abc import Sequence
 
 import torch
 
-from precision_check.errors import PrecisionCheckError
+from precision_check.bad_input import PrecisionCheckError
 from precision_check.report import Device
+from pytorch_cuda_contract.gpu import architecture, is_native, native_from
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")
+BF16_FROM = native_from("bf16")
 DEFAULT_DTYPES = ("fp32", "fp16", "bf16")
 
 CPU_DTYPES = ("fp32", "bf16")
@@ -36,7 +38,8 @@ def pick_device(requested: str | None) -> tuple[Device, list[str]]:
         return Device("cpu", platform.processor() or platform.machine() or "CPU", None, None, version), notes
     props = torch.cuda.get_device_properties(0)
     capability = f"{props.major}.{props.minor}"
-    device = Device("cuda", props.name, capability, props.major >= 8, version, torch.version.cuda)
+    native_bf16 = is_native("bf16", (props.major, props.minor))
+    device = Device("cuda", props.name, capability, native_bf16, version, torch.version.cuda)
     return device, []
 
 
@@ -67,6 +70,6 @@ def plan_dtypes(requested: Sequence[str] | None, device: Device) -> tuple[tuple[
     elif device.bf16_native is False and "bf16" in wanted:
         notes.append(
             f"{device.name} (compute capability {device.compute_capability}) has no native bf16 "
-            "(it needs 8.0, Ampere): bf16 runs emulated and is not recommended"
+            f"(it needs {BF16_FROM}, {architecture(BF16_FROM)}): bf16 runs emulated and is not recommended"
         )
     return tuple(wanted), notes

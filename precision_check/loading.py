@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 
-from precision_check.errors import PrecisionCheckError, describe_exception
+from precision_check.bad_input import PrecisionCheckError, describe_exception
 
 _FORM = "give MODULE:FACTORY as path/to/file.py:factory or package.module:factory"
 

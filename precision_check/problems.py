@@ -10,6 +10,9 @@ from dataclasses import dataclass, field
 from precision_check.agreement import Judgement, Tolerance, end_window, judge, last_steps, listed, reference_for
 from precision_check.agreement import pct as _pct
 from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow
+from pytorch_cuda_contract.gpu import native_from
+
+BF16_FROM = native_from("bf16")
 
 
 @dataclass(frozen=True)
@@ -88,7 +91,9 @@ def problem(m: Measurements, run: DtypeRun, tol: Tolerances) -> Problem | None:
     """Why this dtype is not safe for this model, or None."""
     if run.dtype == "bf16" and m.device.bf16_native is False:
         cc = m.device.compute_capability
-        return Problem(f"is not native on {m.device.name} (compute capability {cc}; it needs 8.0)", "not-native")
+        return Problem(
+            f"is not native on {m.device.name} (compute capability {cc}; it needs {BF16_FROM})", "not-native"
+        )
     if run.dtype == "fp16":
         overflow = first_overflow(m)
         if overflow is not None:

@@ -9,10 +9,10 @@ from typing import Any
 
 import torch
 
-from precision_check.contract import Workload
-from precision_check.errors import PrecisionCheckError
+from precision_check.bad_input import PrecisionCheckError
 from precision_check.measure import ActivationWatch, GradWatch, timing, zero_fraction
 from precision_check.report import Device, Timing, ZeroGrads
+from precision_check.workload import Workload
 
 AMP_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}
 INITIAL_SCALE = 2.0**16  # GradScaler's default

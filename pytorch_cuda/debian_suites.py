@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytorch_cuda.matrix import Bootstrap
+from pytorch_cuda.matrix_base import Bootstrap
 
 
 @dataclass(frozen=True)

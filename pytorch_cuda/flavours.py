@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 
 from pytorch_cuda.manifest_writer import build_manifest
 from pytorch_cuda.matrix import Matrix
@@ -58,6 +58,4 @@ def flavour_requirements_txt(variant: Variant) -> str:
 
 def child_manifest_json(matrix: Matrix, variant: Variant) -> str:
     manifest = build_manifest(matrix, variant)
-    manifest["parent"] = variant.flavour.parent
-    manifest["flavour_packages"] = flavour_packages(variant)
-    return json.dumps(manifest, indent=2, sort_keys=False) + "\n"
+    return replace(manifest, parent=variant.flavour.parent, flavour_packages=flavour_packages(variant)).as_text()

@@ -8,8 +8,6 @@ from typing import Literal
 import yaml
 from packaging.version import Version
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
     HttpUrl,
     ValidationError,
@@ -17,26 +15,14 @@ from pydantic import (
 )
 
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix_types import (
-    CudaVersion,
-    DebPackage,
-    DriverVersion,
-    ImageRef,
-    Name,
-    PepVersion,
-    Sha256Digest,
-)
-from pytorch_cuda.references import parse_reference
+from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
 SUPPORTED_SCHEMA = 1
 TORCH_SERIES = "2.9"
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class Project(_Frozen):
+class Project(Frozen):
     name: Name
     repository: Name
     source: HttpUrl
@@ -51,43 +37,7 @@ class Project(_Frozen):
         return self
 
 
-class Bootstrap(_Frozen):
-    tool: Literal["mmdebstrap"]
-    suite: Name
-    variant: Literal["minbase", "essential", "apt", "required", "buildd", "important", "standard"]
-    mirror: HttpUrl
-    components: tuple[Name, ...] = ("main",)
-
-
-class Base(_Frozen):
-    # The local name build.py tags the base as (and builds FROM): a tag, never a digest.
-    image: ImageRef
-    # Pulled when the base is not here, then tagged as ``image``; may be pinned by digest
-    # (``docker.io/library/debian:trixie-slim@sha256:...``), and then only that image is used.
-    upstream: ImageRef | None = None
-    # The base's image ID (sha256 of its config, which names every layer): any other base is refused.
-    # `build.py release pin-base` writes it (docs/release.md).
-    digest: Sha256Digest | None = None
-    python: CudaVersion = Field(description="major.minor of the base's python3")
-    bootstrap: Bootstrap
-
-    @model_validator(mode="after")
-    def _local_name_is_not_docker_hub(self) -> Base:
-        local = parse_reference(self.image)
-        if local.digest is not None:
-            raise ValueError(
-                f"image {self.image!r} carries a digest, but it is the local name build.py tags the base as; "
-                "pin the digest on 'upstream' instead (e.g. 'docker.io/library/debian:trixie-slim@sha256:...')"
-            )
-        if self.image.startswith(("docker.io/", "library/")) or "/" not in local.repository:
-            raise ValueError(
-                f"image {self.image!r} looks like a Docker Hub name; use a local namespace such as "
-                "'pytorch-cuda-base/debian:trixie' so a bootstrapped base never pretends to be Docker Hub's"
-            )
-        return self
-
-
-class Target(_Frozen):
+class Target(Frozen):
     aliases: tuple[Name, ...] = ()
     index: HttpUrl
     torch: PepVersion
@@ -120,7 +70,7 @@ class Target(_Frozen):
         return self
 
 
-class Flavour(_Frozen):
+class Flavour(Frozen):
     """One image flavour; with cuda_toolkit it exists only for targets that have toolkit_wheels."""
 
     template: str = Field(pattern=r"^[a-z0-9_-]+\.Dockerfile\.j2$")
@@ -132,12 +82,12 @@ class Flavour(_Frozen):
     cuda_toolkit: bool = Field(default=False, description="add the target's toolkit_wheels")
 
 
-class User(_Frozen):
+class User(Frozen):
     name: Name
     uid: int = Field(ge=1, le=65533)
 
 
-class Matrix(_Frozen):
+class Matrix(Frozen):
     schema_: Literal[1] = Field(alias="schema")
     project: Project
     bases: dict[Name, Base]

@@ -7,7 +7,7 @@ import re
 from typing import Annotated
 
 from packaging.version import InvalidVersion, Version
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from pytorch_cuda.references import InvalidReferenceError, parse_reference
 
@@ -51,3 +51,9 @@ def _check_reference(value: str) -> str:
 
 ImageRef = Annotated[str, AfterValidator(_check_reference)]
 Sha256Digest = Annotated[str, _matching(r"sha256:[0-9a-f]{64}", "a digest 'sha256:<64 lower-case hex digits>'")]
+
+
+class Frozen(BaseModel):
+    """The matrix's models: frozen, and an unknown key is an error."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)

@@ -16,7 +16,7 @@ from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import host_cache
-from pytorch_cuda.steps.promote import TagMove, promote
+from pytorch_cuda.steps.move_tags import TagMove, promote
 from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
 from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
 

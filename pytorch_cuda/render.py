@@ -8,7 +8,6 @@ from pathlib import Path
 
 import jinja2
 
-from conformance import contract
 from pytorch_cuda.bump.debian_record import is_debian_record
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
@@ -27,6 +26,7 @@ from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants
+from pytorch_cuda_contract import paths
 
 EXECUTABLE_FILES = frozenset({"conformance", "precision-check", "entrypoint", "pytorch-cuda-info"})
 
@@ -68,10 +68,10 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "user": matrix.user,
         "venv": VENV_PATH,
         "paths": {
-            **contract.as_template_context(),
-            **contract.entry_template_context(),
-            "precision_check_dir": contract.PRECISION_CHECK_DIR,
-            "precision_check_examples_dir": contract.PRECISION_CHECK_EXAMPLES_DIR,
+            **paths.as_template_context(),
+            **paths.entry_template_context(),
+            "precision_check_dir": paths.PRECISION_CHECK_DIR,
+            "precision_check_examples_dir": paths.PRECISION_CHECK_EXAMPLES_DIR,
         },
         "parent_ref": parent_ref(matrix, variant),
         "index_url": str(variant.target.index).rstrip("/"),

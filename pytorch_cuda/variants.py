@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Base, Flavour, Matrix, Target, flavour_applies
+from pytorch_cuda.matrix import Flavour, Matrix, Target, flavour_applies
+from pytorch_cuda.matrix_base import Base
 
 
 @dataclass(frozen=True)

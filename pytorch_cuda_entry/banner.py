@@ -19,7 +19,7 @@ def gpu_lines(env: Environment) -> list[str]:
         return ["GPUs:    none visible"]
     lines = []
     for gpu in env.gpus:
-        bf16 = "yes" if gpu.native_bf16 else "no (emulated; use fp16 + GradScaler)"
+        bf16 = "yes" if gpu.native("bf16") else "no (emulated; use fp16 + GradScaler)"
         lines.append(f"GPU {gpu.index}:   {gpu.name}, cc {gpu.cc}, {_gib(gpu.memory_bytes)}, native bf16: {bf16}")
     return lines
 

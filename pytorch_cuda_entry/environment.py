@@ -17,18 +17,19 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from conformance import contract
-from conformance._driver import read_driver_version
-from conformance._shm import shm_size_bytes
-from conformance._versions import cudnn_version_string, nccl_version_string
-from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
+from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.driver import read_driver_version
+from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
+from pytorch_cuda_contract.shared_memory import shm_size_bytes
+from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
+from pytorch_cuda_entry.facts import Environment, ImageFacts
 
 
 def _text(value: object) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
 
-def probe_gpus() -> tuple[tuple[Gpu, ...], str | None]:
+def probe_gpus() -> tuple[tuple[GpuDevice, ...], str | None]:
     """GPUs through NVML (pynvml, from nvidia-ml-py): no CUDA context, so it is quick and safe."""
     try:
         pynvml: Any = importlib.import_module("pynvml")
@@ -41,7 +42,8 @@ def probe_gpus() -> tuple[tuple[Gpu, ...], str | None]:
             handle = pynvml.nvmlDeviceGetHandleByIndex(index)
             major, minor = pynvml.nvmlDeviceGetCudaComputeCapability(handle)
             memory = pynvml.nvmlDeviceGetMemoryInfo(handle).total
-            gpus.append(Gpu(index, _text(pynvml.nvmlDeviceGetName(handle)), (int(major), int(minor)), int(memory)))
+            capability = ComputeCapability(int(major), int(minor))
+            gpus.append(GpuDevice(index, _text(pynvml.nvmlDeviceGetName(handle)), capability, int(memory)))
         return tuple(gpus), None
     except Exception as exc:
         return (), f"NVML: {exc}"
@@ -69,7 +71,7 @@ def probe_torch() -> dict[str, str | None]:
 
 
 def probe_image() -> ImageFacts:
-    path = Path(os.environ.get(contract.MANIFEST_ENV, contract.MANIFEST_PATH))
+    path = Path(os.environ.get(paths.MANIFEST_ENV, paths.MANIFEST_PATH))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

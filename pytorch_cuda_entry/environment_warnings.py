@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance._driver import DriverRequirement, judge_driver, requirement_for_cuda
+from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, requirement_for_cuda
 from pytorch_cuda_entry.facts import Environment
 
 MIN_SHM_BYTES = 1 << 30

@@ -5,23 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-BF16_MIN_MAJOR = 8  # Ampere (sm_80) and newer have native bf16 tensor cores
-
-
-@dataclass(frozen=True)
-class Gpu:
-    index: int
-    name: str
-    capability: tuple[int, int]
-    memory_bytes: int
-
-    @property
-    def native_bf16(self) -> bool:
-        return self.capability[0] >= BF16_MIN_MAJOR
-
-    @property
-    def cc(self) -> str:
-        return f"{self.capability[0]}.{self.capability[1]}"
+from pytorch_cuda_contract.gpu import GpuDevice
 
 
 @dataclass(frozen=True)
@@ -42,7 +26,7 @@ class Environment:
     cudnn: str | None
     nccl: str | None
     python: str
-    gpus: tuple[Gpu, ...]
+    gpus: tuple[GpuDevice, ...]
     gpu_problem: str | None  # why no GPU list could be read (NVML error), None when it could
     driver: str | None
     shm_bytes: int | None
@@ -52,5 +36,9 @@ class Environment:
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)
-        data["gpus"] = [{**asdict(gpu), "cc": gpu.cc, "native_bf16": gpu.native_bf16} for gpu in self.gpus]
+        data["gpus"] = [
+            {"index": gpu.index, "name": gpu.name, "capability": list(gpu.capability), "memory_bytes": gpu.memory_bytes,
+             "cc": gpu.cc, "native_bf16": gpu.native("bf16")}
+            for gpu in self.gpus
+        ]  # fmt: skip
         return data

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 
 from pytorch_cuda.bump.policy import Policy
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Base, Matrix
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix_base import Base
 from pytorch_cuda.references import parse_reference
 from pytorch_cuda.release.registry_client import RegistryAccessError, open_image
 

@@ -15,7 +15,7 @@ from debian.debian_support import Version
 from pytorch_cuda.bump.debian_record import DebianRecord
 from pytorch_cuda.debian_suites import Suite, base_suites
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix import Bootstrap
+from pytorch_cuda.matrix_base import Bootstrap
 
 ARCHITECTURES = ("amd64", "all")
 Fetch = Callable[[str], bytes]  # URL -> body

@@ -12,10 +12,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.contract import BASE_RECORD_PATH
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import Matrix
+from pytorch_cuda_contract.paths import BASE_RECORD_PATH
 
 HEADER = (
     "# The Debian packages (dpkg) of the {base} base's images, as the image {image} recorded them in {record}\n"

@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from pytorch_cuda.bump.planning import BumpPlan
+from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.locks.writing import LockChange
 
 EXIT_REBUILD_NEEDED = 3

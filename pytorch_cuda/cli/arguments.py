@@ -53,7 +53,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     shared = shared_options()
     for module in (building, offline, bumping, ci):
         module.register(verbs, shared)
-    # listed here for --help; main() hands `build.py release ...` to pytorch_cuda.release.cli before parsing
+    # listed here for --help; main() hands `build.py release ...` to pytorch_cuda.cli.releasing before parsing
     verbs.add_parser(
         "release", add_help=False, help="promote, sign and verify a release; pin the base (see `release --help`)"
     )

@@ -8,9 +8,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
+from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
-from pytorch_cuda.bump.planning import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED, plan_json, print_plan

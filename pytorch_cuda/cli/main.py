@@ -24,7 +24,7 @@ def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: 
     """Run one command; `start` is where the repository is looked for (build.py passes its own folder)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["release"]:  # `build.py release promote|sign|verify|keygen|pin-base` (docs/release.md)
-        from pytorch_cuda.release.cli import main as release_main
+        from pytorch_cuda.cli.releasing import main as release_main
 
         return release_main(argv[1:], start=start or Path.cwd())
     signal.signal(signal.SIGTERM, _interrupt)

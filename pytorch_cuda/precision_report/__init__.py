@@ -1,7 +1,8 @@
 """The precision support report on the host: report.html, report.md and report.json from result files.
 
 ``python build.py --report RESULTS.json [...] --out DIR``. Reads every conformance results file through
-conformance.results_file and computes the recommendation with conformance.advice. A precision-check
+pytorch_cuda_contract.results_file and computes the recommendation with
+conformance.support.results.advice. A precision-check
 report (``precision-check ... --json``) among them becomes its own page, precision-check-<name>.html.
 """
 
@@ -11,7 +12,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.results_file import ConformanceResults, ResultsFileError, load_results
 from precision_check.report import Report
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.precision_report.check_page import (
@@ -23,6 +23,7 @@ from pytorch_cuda.precision_report.check_page import (
 from pytorch_cuda.precision_report.markdown import render_markdown
 from pytorch_cuda.precision_report.model import build_document
 from pytorch_cuda.precision_report.view import render_html
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 

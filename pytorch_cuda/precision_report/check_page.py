@@ -15,7 +15,7 @@ import jinja2
 from matplotlib.figure import Figure
 
 from precision_check.report import SCHEMA, VERDICT_KIND_MEANING, Report, report_from_json
-from precision_check.table import compile_line, gradients_line, scale_text, table_rows, zero_grads_line
+from precision_check.terminal_table import compile_line, gradients_line, scale_text, table_rows, zero_grads_line
 from pytorch_cuda.precision_report.charts import COLOURS, svg_text
 
 TEMPLATE: Final = "check.html.j2"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from conformance.results_file import ConformanceResults, Metric
+from pytorch_cuda_contract.results_file import ConformanceResults, Metric
 
 SECTIONS: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     (

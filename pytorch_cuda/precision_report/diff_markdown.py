@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from conformance.results_file import ConformanceResults
 from pytorch_cuda.precision_report.diff import Diff, MetricRow
 from pytorch_cuda.precision_report.markdown import _table  # the report's own Markdown table
+from pytorch_cuda_contract.results_file import ConformanceResults
 
 MARK = {"regression": "**regression**", "improved": "improved"}
 RUN_LABELS = ("file", "started", "GPU", "torch", "cuDNN", "NCCL", "image", "tests")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from conformance.advice import fmt
+from conformance.support.results.advice import fmt
 from pytorch_cuda.precision_report.charts import DTYPES
 from pytorch_cuda.precision_report.view import decorate, flag, frac, pct, pivot, times
 

@@ -7,7 +7,7 @@ from typing import Any, Final
 
 import jinja2
 
-from conformance.advice import fmt
+from conformance.support.results.advice import fmt
 from pytorch_cuda.precision_report.charts import DTYPES, all_charts
 
 CHART_CAPTIONS: Final = (

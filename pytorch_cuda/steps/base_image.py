@@ -15,7 +15,7 @@ from pytorch_cuda.base_pin import check_pin
 from pytorch_cuda.debian_suites import deb_lines
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix import Base
+from pytorch_cuda.matrix_base import Base
 from pytorch_cuda.references import parse_reference
 
 BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"

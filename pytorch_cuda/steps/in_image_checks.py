@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conformance import contract
-from conformance.results_file import ConformanceResults, ResultsFileError, parse_results
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.steps.inductor_cache import InductorCache
+from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
 
-RESULTS_PATH = contract.RESULTS_PATH
-JUNIT_PATH = contract.JUNIT_PATH
+RESULTS_PATH = paths.RESULTS_PATH
+JUNIT_PATH = paths.JUNIT_PATH
 CHECK_SHM_SIZE = "2g"
 CHECK_COMMAND = ("conformance", "-m", "cpu", "-q", "-rfEs", "-p", "no:randomly")
 

@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance import contract
+from pytorch_cuda_contract import paths
 
-MOUNT_POINT: Final = contract.INDUCTOR_CACHE_DIR
+MOUNT_POINT: Final = paths.INDUCTOR_CACHE_DIR
 CACHE_ENV: Final = "TORCHINDUCTOR_CACHE_DIR"
 VOLUME_PREFIX: Final = "pytorch-cuda-inductor"
 _CPU_FIELDS: Final = ("vendor_id", "cpu family", "model", "model name", "stepping", "flags")

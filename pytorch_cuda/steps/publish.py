@@ -19,7 +19,7 @@ from pytorch_cuda.errors import EngineError
 from pytorch_cuda.references import parse_reference
 from pytorch_cuda.registry import remote_tags
 from pytorch_cuda.retry import Backoff, GaveUpError, Sleeper, with_retries
-from pytorch_cuda.steps.promote import TagMove, promote, roll_back
+from pytorch_cuda.steps.move_tags import TagMove, promote, roll_back
 from pytorch_cuda.tags import TagSet
 
 Log = Callable[[str], None]

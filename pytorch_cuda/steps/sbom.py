@@ -11,11 +11,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance import contract
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda_contract import paths
 
-SBOM_PATH = contract.SBOM_PATH
+SBOM_PATH = paths.SBOM_PATH
 
 
 @dataclass(frozen=True)

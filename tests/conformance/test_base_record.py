@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance._base_record import BaseRecordError, BaseSection, dpkg_drift, load_base_record, parse_dpkg_query
+from pytorch_cuda_contract.base_record import (
+    BaseRecordError,
+    BaseSection,
+    dpkg_drift,
+    load_base_record,
+    parse_dpkg_query,
+)
 
 
 def test_drift_names_changed_added_and_removed_packages() -> None:

@@ -7,8 +7,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from conformance import _allocator
-from conformance._bounds import (
+from conformance.support.expectations.bounds import (
     amp_memory_gate,
     amp_speedup_gate,
     busbw_gate,
@@ -16,9 +15,10 @@ from conformance._bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
-from conformance._collectives import allreduce_expected, allreduce_inputs
-from conformance._metrics import build_metric
-from conformance._peaks import THROUGHPUT_FLOOR
+from conformance.support.expectations.peaks import THROUGHPUT_FLOOR
+from conformance.support.probes import allocator
+from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs
+from pytorch_cuda_contract.metrics import build_metric
 
 # conformance/examples/h200-results.json (torch 2.11 + CUDA 13.0, one H200)
 H200 = {"gemm.fp16": 736.7, "gemm.tf32": 399.6, "x_fp16": 14.4, "x_bf16": 15.0, "conv.fp32": 43.5, "sdpa.fp32": 32.8}
@@ -120,18 +120,18 @@ def _fake_torch(grew: int) -> SimpleNamespace:
 
 def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PYTORCH_NO_CUDA_MEMORY_CACHING", "1")
-    monkeypatch.setattr(_allocator, "torch", _fake_torch(0))
-    reason = _allocator.cuda_graphs_unavailable(torch.device("cpu"))
+    monkeypatch.setattr(allocator, "torch", _fake_torch(0))
+    reason = allocator.cuda_graphs_unavailable(torch.device("cpu"))
     assert reason is not None
     assert "PYTORCH_NO_CUDA_MEMORY_CACHING=1" in reason
-    assert "memory_allocated by 0 bytes" in str(_allocator.memory_stats_missing(torch.device("cpu")))
-    monkeypatch.setattr(_allocator, "torch", _fake_torch(1 << 20))
-    assert _allocator.memory_stats_missing(torch.device("cpu")) is None
+    assert "memory_allocated by 0 bytes" in str(allocator.memory_stats_missing(torch.device("cpu")))
+    monkeypatch.setattr(allocator, "torch", _fake_torch(1 << 20))
+    assert allocator.memory_stats_missing(torch.device("cpu")) is None
 
 
 def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance._env_limits import launch_blocking, tf32_disabled, timing_unreliable
-    from conformance._gemm_bench import GemmBench, GemmRun
+    from conformance.support.probes.env_limits import launch_blocking, tf32_disabled, timing_unreliable
+    from conformance.support.workloads.gemm_bench import GemmBench, GemmRun
 
     bench = GemmBench({"index": 0, "name": "NVIDIA H200"}, (9, 0))
     bench.runs["tf32"] = GemmRun("tf32", 8192, 50.0, {}, 1.0, None)  # TF32 off: as slow as fp32

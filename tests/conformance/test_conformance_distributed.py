@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance._spawn import DistributedRunError, run_distributed
+from conformance.support.processes.spawn import DistributedRunError, run_distributed
 
 
 def test_ddp_amp_compile_worker_on_gloo(tmp_path: Path) -> None:
@@ -34,8 +34,8 @@ def test_one_rank_collectives_still_catch_a_collective_that_does_nothing(
     import torch
     import torch.distributed as dist
 
-    from conformance._collectives import task_collectives
-    from conformance._dist_job import DistJob
+    from conformance.support.processes.dist_job import DistJob
+    from conformance.support.workloads.collectives import task_collectives
 
     job = DistJob(("collectives",), "gloo", 1, 0, str(tmp_path), 60.0)
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance._driver import DriverRequirement
-from conformance._gpu_access import diagnose
+from conformance.support.probes.gpu_access import diagnose
+from pytorch_cuda_contract.driver import DriverRequirement
 from tests.conformance.harness import manifest_document, run_suite, write_manifest
 
 REQUIREMENT = DriverRequirement("570.26", "525.60.13", "manifest")

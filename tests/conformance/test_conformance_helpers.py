@@ -8,12 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance._collectives import allreduce_expected, allreduce_inputs, bus_bandwidth_gbps
-from conformance._compiler import CompilerChoice, CompilerProblem, resolve_c_compiler
-from conformance._devices import judge_arch
-from conformance._driver import DriverRequirement, judge_driver, requirement_for_cuda
-from conformance._env import apply_safe_distributed_env
-from conformance._libmaps import (
+from conformance.support.expectations.peaks import PEAK_TABLE, lookup_peak
+from conformance.support.expectations.pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
+from conformance.support.probes.c_compiler import CompilerChoice, CompilerProblem, resolve_c_compiler
+from conformance.support.probes.devices import judge_arch
+from conformance.support.probes.libmaps import (
     cudnn_directories,
     expected_library_root,
     group_libraries,
@@ -22,12 +21,13 @@ from conformance._libmaps import (
     scan_ld_library_path,
     scan_ldconfig,
 )
-from conformance._manifest import ManifestError, find_manifest, parse_manifest
-from conformance._numerics import gemm_tflops, normalized_error
-from conformance._peaks import PEAK_TABLE, lookup_peak
-from conformance._pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
-from conformance._shm import shm_problem
-from conformance._versions import (
+from conformance.support.processes.env import apply_safe_distributed_env
+from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs, bus_bandwidth_gbps
+from conformance.support.workloads.numerics import gemm_tflops, normalized_error
+from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, requirement_for_cuda
+from pytorch_cuda_contract.manifest import ManifestError, find_manifest, parse_manifest
+from pytorch_cuda_contract.shared_memory import shm_problem
+from pytorch_cuda_contract.versions import (
     cudnn_version_int,
     cudnn_version_string,
     is_at_least,

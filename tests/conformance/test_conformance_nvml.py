@@ -7,7 +7,7 @@ import types
 
 import pytest
 
-from conformance import _nvml
+from conformance.support.probes import nvml as _nvml
 
 
 def fake_pynvml() -> types.ModuleType:

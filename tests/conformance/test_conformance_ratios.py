@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance._gemm_bench import GemmBench, GemmRun, dtype_verdict
-from conformance._ratios import expected_ratios, fp32_upper_bound
+from conformance.support.expectations.ratios import expected_ratios, fp32_upper_bound
+from conformance.support.workloads.gemm_bench import GemmBench, GemmRun, dtype_verdict
 
 # The last real H200 run (torch 2.11 + CUDA 13.0).
 H200 = {"fp16": 745.7, "bf16": 776.6, "tf32": 394.6, "fp32": 50.4}

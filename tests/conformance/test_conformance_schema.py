@@ -1,4 +1,4 @@
-"""The committed result examples (schema 2) validate against conformance/results.schema.json, and so
+"""The committed result examples (schema 2) validate against pytorch_cuda_contract/results.schema.json, and so
 does a document the writer produces with every optional metric field."""
 
 from __future__ import annotations
@@ -9,15 +9,15 @@ from typing import Any
 
 import pytest
 
-from conformance._manifest import ManifestLookup
-from conformance._results import ResultsRecorder
+from conformance.support.results.recorder import ResultsRecorder
+from pytorch_cuda_contract.manifest import ManifestLookup
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
 # committed files are validated on the host instead (tests/report/test_committed_schemas.py).
 jsonschema = pytest.importorskip("jsonschema")
 
 SUITE = Path(__file__).resolve().parents[2] / "conformance"
-SCHEMA: dict[str, Any] = json.loads((SUITE / "results.schema.json").read_text())
+SCHEMA: dict[str, Any] = json.loads((SUITE.parent / "pytorch_cuda_contract" / "results.schema.json").read_text())
 EXAMPLES = sorted((SUITE / "examples").glob("*.json"))
 
 

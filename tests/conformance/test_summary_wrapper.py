@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import contract
-from conformance._summary import main
+from conformance.support.results.summary import main
+from pytorch_cuda_contract import paths
 from tests.conformance.harness import manifest_document, write_manifest
 from tests.report.fixtures import H200, HALFWAY
 
@@ -24,9 +24,9 @@ WRAPPER = ROOT / "images/cu128-runtime/conformance"
 
 def _wrapper(tmp_path: Path) -> Path:
     text = WRAPPER.read_text()
-    text = text.replace(f"{contract.VENV_PATH}/bin/python", sys.executable)
-    text = text.replace(contract.SUITE_DIR, str(ROOT / "conformance"))
-    text = text.replace(f'PYTHONPATH="{contract.SHARE_DIR}"', f'PYTHONPATH="{ROOT}"')
+    text = text.replace(f"{paths.VENV_PATH}/bin/python", sys.executable)
+    text = text.replace(paths.SUITE_DIR, str(ROOT / "conformance"))
+    text = text.replace(f'PYTHONPATH="{paths.SHARE_DIR}"', f'PYTHONPATH="{ROOT}"')
     script = tmp_path / "conformance"
     script.write_text(text)
     script.chmod(0o755)
@@ -36,7 +36,7 @@ def _wrapper(tmp_path: Path) -> Path:
 def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTORCH_CUDA_MANIFEST", "PYTEST_ADDOPTS")}
-    env[contract.RESULTS_DIR_ENV] = str(tmp_path / "out")
+    env[paths.RESULTS_DIR_ENV] = str(tmp_path / "out")
     command = [str(_wrapper(tmp_path)), "-c", str(tmp_path / "pytest.ini"), "-q", *args]
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
@@ -46,7 +46,7 @@ def test_passing_run_prints_the_summary_and_writes_summary_md(tmp_path: Path) ->
     assert result.returncode == 0, result.stdout + result.stderr
     assert "== precision summary (no GPU) ==" in result.stdout
     assert "No GPU was measured" in result.stdout
-    summary = (tmp_path / "out" / contract.SUMMARY_FILE).read_text()
+    summary = (tmp_path / "out" / paths.SUMMARY_FILE).read_text()
     assert summary.startswith("## Precision summary: no GPU")
 
 
@@ -60,11 +60,11 @@ def test_failing_run_keeps_pytests_exit_status(tmp_path: Path) -> None:
 
 def test_usage_error_keeps_exit_4_and_summarises_nothing_old(tmp_path: Path) -> None:
     (tmp_path / "out").mkdir()
-    (tmp_path / "out" / contract.RESULTS_FILE).write_text(H200.read_text())  # an older run's file
+    (tmp_path / "out" / paths.RESULTS_FILE).write_text(H200.read_text())  # an older run's file
     result = _run(tmp_path, "--no-such-option")
     assert result.returncode == 4, result.stdout + result.stderr
     assert "precision summary" not in result.stdout
-    assert not (tmp_path / "out" / contract.SUMMARY_FILE).exists()
+    assert not (tmp_path / "out" / paths.SUMMARY_FILE).exists()
 
 
 @pytest.mark.parametrize(
@@ -78,7 +78,7 @@ def test_usage_error_keeps_exit_4_and_summarises_nothing_old(tmp_path: Path) -> 
 def test_unreadable_results_never_crash_the_summary(
     tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / contract.RESULTS_FILE
+    path = tmp_path / paths.RESULTS_FILE
     path.write_text(content)
     assert main([str(path)]) == 0
     err = capsys.readouterr().err
@@ -88,17 +88,17 @@ def test_unreadable_results_never_crash_the_summary(
 
 
 def test_summary_of_the_h200_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / contract.RESULTS_FILE
+    path = tmp_path / paths.RESULTS_FILE
     path.write_text(H200.read_text())
     assert main([str(path)]) == 0
     out = capsys.readouterr().out
     assert "bf16   native   777           78%        15.4    1.7e-03" in out
     assert "Train in bf16 autocast, no GradScaler" in out
-    assert "| bf16 | native | 777 | 78% | 15.4 | 1.7e-03 |" in (tmp_path / contract.SUMMARY_FILE).read_text()
+    assert "| bf16 | native | 777 | 78% | 15.4 | 1.7e-03 |" in (tmp_path / paths.SUMMARY_FILE).read_text()
 
 
 def test_summary_of_a_run_that_failed_half_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / contract.RESULTS_FILE
+    path = tmp_path / paths.RESULTS_FILE
     path.write_text(HALFWAY.read_text())
     assert main([str(path)]) == 0
     out = capsys.readouterr().out

@@ -49,7 +49,14 @@ def current_archive(folder: Path) -> LoopbackArchive:
 
 def checkout(root: Path, index_url: str, mirror: str, base: dict[str, str] | None = None) -> Path:
     """The copy; `base` overrides keys of the trixie base (upstream, digest)."""
-    for folder in ("templates", "images", "conformance", "pytorch_cuda_entry", "precision_check"):
+    for folder in (
+        "templates",
+        "images",
+        "conformance",
+        "pytorch_cuda_contract",
+        "pytorch_cuda_entry",
+        "precision_check",
+    ):
         if (ROOT / folder).exists():
             shutil.copytree(ROOT / folder, root / folder)
     matrix = yaml.safe_load((ROOT / "matrix.yaml").read_text(encoding="utf-8"))

@@ -13,9 +13,9 @@ import docker
 import docker.errors
 import requests.exceptions
 
-from conformance.results_file import ConformanceResults, parse_results
 from pytorch_cuda.engine.docker_engine import read_container_file
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
+from pytorch_cuda_contract.results_file import ConformanceResults, parse_results
 
 
 @dataclass(frozen=True)

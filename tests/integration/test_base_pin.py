@@ -21,7 +21,7 @@ from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.steps.base_image import ensure_base
-from tests.integration import registry
+from tests.integration import local_registry as registry
 from tests.integration.conftest import ROOT, BuiltImage
 
 pytestmark = pytest.mark.integration

@@ -21,11 +21,11 @@ from pathlib import Path
 import docker
 import pytest
 
+from tests.integration.background_build import WatchedBuild, error_paragraph, rebuilt_run_steps
 from tests.integration.checkout import scratch_checkout
 from tests.integration.conftest import ROOT, BuiltImage, record_timing
 from tests.integration.image_tags import candidate_tags, tag_ids
 from tests.integration.processes import kill_build_client
-from tests.integration.progress import WatchedBuild, error_paragraph, rebuilt_run_steps
 from tests.integration.socket_proxy import SocketProxy, engine_socket
 
 BUILD_FLAGS = ["--target", "cu12", "--progress", "plain"]

@@ -13,7 +13,7 @@ import pytest
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.matrix import load_matrix
-from tests.integration import registry
+from tests.integration import local_registry as registry
 from tests.integration.bump_checkout import bump, checkout, committed_debian_packages
 from tests.integration.tiny_images import build_and_push_image
 from tests.loopback_debian import LoopbackArchive

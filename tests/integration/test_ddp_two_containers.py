@@ -18,7 +18,7 @@ import docker.errors
 import pytest
 import requests.exceptions
 
-from conformance import contract
+from pytorch_cuda_contract import paths
 from tests.integration.conftest import BuiltImage, record_timing
 from tests.integration.containers import ImageRunner
 
@@ -65,7 +65,7 @@ def test_torchrun_across_two_containers(built: BuiltImage, client: docker.Docker
                 f"ddp-check-{suffix}",
                 "--rdzv-endpoint",
                 f"{names[0]}:29500",
-                contract.DDP_CHECK_PATH,
+                paths.DDP_CHECK_PATH,
                 "--steps",
                 "5",
             ]
@@ -112,7 +112,7 @@ def test_torchrun_across_two_containers(built: BuiltImage, client: docker.Docker
 
 def test_ddp_check_catches_ranks_that_differ(built: BuiltImage, runner: ImageRunner) -> None:
     """Bare torchrun in one container (the form a GPU host runs): two ranks pass; one nudged rank fails it."""
-    command = ["torchrun", "--standalone", "--nproc-per-node", "2", contract.DDP_CHECK_PATH, "--steps", "3"]
+    command = ["torchrun", "--standalone", "--nproc-per-node", "2", paths.DDP_CHECK_PATH, "--steps", "3"]
     good = runner.run(built.ref, command, environment={"OMP_NUM_THREADS": "1"}, timeout_s=TIMEOUT_S)
     assert good.exit_code == 0, good.output[-3000:]
     reports = _reports(good.output)

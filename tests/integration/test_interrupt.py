@@ -16,9 +16,9 @@ import time
 import docker
 import pytest
 
+from tests.integration.background_build import WatchedBuild, rebuilt_run_steps
 from tests.integration.conftest import ROOT, BuiltImage
 from tests.integration.image_tags import candidate_tags, tag_ids
-from tests.integration.progress import WatchedBuild, rebuilt_run_steps
 
 BUILD = [sys.executable, str(ROOT / "build.py"), "--target", "cu12", "--progress", "plain"]
 

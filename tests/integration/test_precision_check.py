@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import json
 
-from conformance import contract
 from precision_check import report as precision_report
+from pytorch_cuda_contract import paths
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
 
-EXAMPLE = f"{contract.PRECISION_CHECK_EXAMPLES_DIR}/overflow_mlp.py:factory"
+EXAMPLE = f"{paths.PRECISION_CHECK_EXAMPLES_DIR}/overflow_mlp.py:factory"
 REPORT = "/tmp/precision-check.json"
 
 

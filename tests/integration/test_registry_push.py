@@ -21,7 +21,7 @@ import docker
 import docker.errors
 import pytest
 
-from tests.integration import registry
+from tests.integration import local_registry as registry
 from tests.integration.conftest import record_timing, run_build_py
 from tests.integration.containers import ImageRunner
 

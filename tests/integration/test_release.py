@@ -17,7 +17,7 @@ import pytest
 
 from pytorch_cuda.release.promote import PromotionMismatchError, promote
 from pytorch_cuda.release.statements import SIGNATURE, attachment_tag
-from tests.integration import registry
+from tests.integration import local_registry as registry
 from tests.integration.conftest import ROOT
 from tests.integration.tiny_images import build_and_push, unique_repository
 

@@ -12,8 +12,8 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
-from conformance import contract
 from pytorch_cuda.engine.docker_engine import read_container_file
+from pytorch_cuda_contract import paths
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
 
@@ -24,10 +24,10 @@ pytestmark = pytest.mark.integration
 def sbom_bytes(built: BuiltImage, client: docker.DockerClient) -> bytes:
     container = client.containers.create(built.ref, ["true"], network_disabled=True)
     try:
-        raw = read_container_file(container, contract.SBOM_PATH)
+        raw = read_container_file(container, paths.SBOM_PATH)
     finally:
         container.remove(force=True)
-    assert raw is not None, f"{built.ref} has no {contract.SBOM_PATH}"
+    assert raw is not None, f"{built.ref} has no {paths.SBOM_PATH}"
     return raw
 
 
@@ -78,7 +78,7 @@ def test_sbom_lists_torch_and_libc6_at_their_installed_versions(
 
 def test_the_build_wrote_the_same_sbom_beside_its_json(sbom_bytes: bytes, built: BuiltImage) -> None:
     summary = built.result["sbom"]
-    assert summary["in_image"] == contract.SBOM_PATH
+    assert summary["in_image"] == paths.SBOM_PATH
     with open(summary["path"], "rb") as written:
         assert written.read() == sbom_bytes
     assert summary["components"] == len(json.loads(sbom_bytes)["components"])

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import torch
 
-from precision_check.contract import Workload
 from precision_check.report import Device
 from precision_check.runner import Options, run_all
 from precision_check.trainer import Batch, Batches
+from precision_check.workload import Workload
 
 
 class _CountingBatch:

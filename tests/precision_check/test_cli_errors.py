@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from precision_check.agreement import MIN_STEPS
+from precision_check.bad_input import EXIT_BAD_INPUT
 from precision_check.cli import main
-from precision_check.errors import EXIT_BAD_INPUT
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,10 +6,10 @@ import pytest
 import torch
 
 from precision_check.agreement import agreement
-from precision_check.contract import Workload
 from precision_check.device import pick_device
 from precision_check.runner import Options, run_all
 from precision_check.trainer import Trainer
+from precision_check.workload import Workload
 
 
 def _regression() -> Workload:

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from precision_check.agreement import agreement
 from precision_check.report import DtypeRun, Measurements, Report, ScalerHistory, report_from_json, to_json
-from precision_check.table import render
+from precision_check.terminal_table import render
 from precision_check.verdict import decide, same_skips
 
 from .measurements import H200, STEPS, measured, recorded, run

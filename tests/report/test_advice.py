@@ -6,9 +6,9 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from conformance.advice import assess
-from conformance.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
-from conformance.results_file import load_results, parse_results
+from conformance.support.results.advice import assess
+from conformance.support.results.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
+from pytorch_cuda_contract.results_file import load_results, parse_results
 from tests.report.fixtures import H100, H200, HALFWAY, T4, UNKNOWN_GPU
 
 

@@ -15,7 +15,7 @@ import jsonschema
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-RESULTS_SCHEMA: dict[str, Any] = json.loads((ROOT / "conformance" / "results.schema.json").read_text())
+RESULTS_SCHEMA: dict[str, Any] = json.loads((ROOT / "pytorch_cuda_contract" / "results.schema.json").read_text())
 CHECK_SCHEMA: dict[str, Any] = json.loads((ROOT / "precision_check" / "report.schema.json").read_text())
 
 

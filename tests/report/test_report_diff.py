@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results_file import ConformanceResults, load_results, parse_results
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report.diff import diff_results
 from pytorch_cuda.precision_report.diff_html import render_diff_html
 from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
+from pytorch_cuda_contract.results_file import ConformanceResults, load_results, parse_results
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD = ROOT / "docs/reports/h200/results.json"

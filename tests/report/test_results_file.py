@@ -1,4 +1,4 @@
-"""conformance.results_file: schema 1 and 2 load; anything else is one clear paragraph."""
+"""pytorch_cuda_contract.results_file: schema 1 and 2 load; anything else is one clear paragraph."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.results_file import ResultsFileError, load_results, parse_results
+from pytorch_cuda_contract.results_file import ResultsFileError, load_results, parse_results
 from tests.report.fixtures import H100, H200, HALFWAY, T4
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -16,7 +16,7 @@ EXAMPLES = [  # every committed results file written by a real run (each stored 
     ROOT / "docs/reports/h200/results.json",
     ROOT / "tests/fixtures/results/h200-schema1.json",
 ]
-SCHEMA_FILE = ROOT / "conformance/results.schema.json"
+SCHEMA_FILE = ROOT / "pytorch_cuda_contract/results.schema.json"
 
 
 def test_schema_1_h200_reads_with_derived_measurements() -> None:
@@ -115,7 +115,9 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         load_results(tmp_path)
 
 
-@pytest.mark.skipif(not SCHEMA_FILE.exists(), reason="conformance/results.schema.json not written yet (issue 7)")
+@pytest.mark.skipif(
+    not SCHEMA_FILE.exists(), reason="pytorch_cuda_contract/results.schema.json not written yet (issue 7)"
+)
 @pytest.mark.parametrize("path", [H100, T4, HALFWAY])
 def test_v2_fixtures_follow_the_suites_json_schema(path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")

@@ -8,7 +8,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from conformance.results_file import SUITE
 from pytorch_cuda.engine.protocol import (
     BuildRequest,
     BuildResult,
@@ -19,6 +18,7 @@ from pytorch_cuda.engine.protocol import (
 )
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 from pytorch_cuda.steps.sbom import SBOM_PATH
+from pytorch_cuda_contract.results_file import SUITE
 
 
 def minimal_sbom() -> bytes:
@@ -36,7 +36,7 @@ def registry_digest_of(image_id: str) -> str:
 
 
 def conformance_results(outcomes: Mapping[str, str]) -> bytes:
-    """A minimal schema-2 results file as the suite writes it (read back through conformance.results_file)."""
+    """A minimal schema-2 results file as the suite writes it (read back through pytorch_cuda_contract.results_file)."""
     tests = {nodeid: {"outcome": outcome, "message": f"{nodeid} {outcome}"} for nodeid, outcome in outcomes.items()}
     return json.dumps({"schema": 2, "suite": SUITE, "tests": tests}).encode()
 

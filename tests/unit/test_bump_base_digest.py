@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.bump.base_digest import plan_bases
-from pytorch_cuda.bump.planning import BumpPlan
+from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.bump.policy import PolicyError, parse_policy
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import Matrix, load_matrix

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from pytorch_cuda.bump.planning import plan_bump
+from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.matrix import load_matrix

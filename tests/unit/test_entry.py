@@ -7,13 +7,14 @@ from dataclasses import replace
 
 import pytest
 
+from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
 from pytorch_cuda_entry import info
 from pytorch_cuda_entry.banner import compose
 from pytorch_cuda_entry.environment_warnings import NO_GPU_FIX, SHM_FIX, warnings
-from pytorch_cuda_entry.facts import Environment, Gpu, ImageFacts
+from pytorch_cuda_entry.facts import Environment, ImageFacts
 
-H200 = Gpu(0, "NVIDIA H200", (9, 0), 143_771_336_704)
-T4 = Gpu(1, "Tesla T4", (7, 5), 16 * 2**30)
+H200 = GpuDevice(0, "NVIDIA H200", ComputeCapability(9, 0), 143_771_336_704)
+T4 = GpuDevice(1, "Tesla T4", ComputeCapability(7, 5), 16 * 2**30)
 CU128 = ImageFacts(target="cu128", flavour="runtime", cuda="12.8", min_driver="570.26", compat_driver="525.60.13")
 
 

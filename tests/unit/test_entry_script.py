@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import contract
+from pytorch_cuda_contract import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,9 +22,9 @@ def entry(tmp_path: Path) -> Path:
     fake_python.write_text("#!/bin/sh\necho BANNER >&2\n")
     fake_python.chmod(0o755)
     script = (ROOT / "images/cu128-runtime/entrypoint").read_text()
-    assert f"{contract.VENV_PATH}/bin/python -c" in script
+    assert f"{paths.VENV_PATH}/bin/python -c" in script
     copy = tmp_path / "entrypoint"
-    copy.write_text(script.replace(f"{contract.VENV_PATH}/bin/python", str(fake_python)))
+    copy.write_text(script.replace(f"{paths.VENV_PATH}/bin/python", str(fake_python)))
     copy.chmod(0o755)
     return copy
 
@@ -69,7 +69,7 @@ def test_banner_on_a_tty(entry: Path) -> None:
 
 
 def test_quiet_silences_the_tty_banner(entry: Path) -> None:
-    code, output = run_with_tty(entry, "echo", "hello", **{contract.QUIET_ENV: "1"})
+    code, output = run_with_tty(entry, "echo", "hello", **{paths.QUIET_ENV: "1"})
     assert (code, "BANNER" in output, "hello" in output) == (0, False, True)
 
 

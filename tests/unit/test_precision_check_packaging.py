@@ -6,10 +6,10 @@ import ast
 import sys
 from pathlib import Path
 
-from conformance import contract
 from pytorch_cuda.matrix import load_matrix
 from pytorch_cuda.render import render_variant
 from pytorch_cuda.variants import all_variants
+from pytorch_cuda_contract import paths
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "precision_check"
@@ -26,7 +26,7 @@ def _imported_roots(path: Path) -> set[str]:
 
 
 def test_package_imports_only_the_standard_library_torch_and_itself() -> None:
-    allowed = set(sys.stdlib_module_names) | {"torch", "precision_check", "__future__"}
+    allowed = set(sys.stdlib_module_names) | {"torch", "precision_check", "pytorch_cuda_contract", "__future__"}
     for path in sorted(PACKAGE.glob("*.py")):
         assert _imported_roots(path) <= allowed, path.name
     assert all(len(p.read_text().splitlines()) < 250 for p in PACKAGE.glob("*.py"))
@@ -41,13 +41,13 @@ def test_every_root_variant_renders_an_executable_wrapper_and_copies_the_package
         files = {f.path.name: f for f in render_variant(matrix, variant, ROOT / "templates")}
         wrapper = files["precision-check"]
         assert wrapper.executable
-        assert f'PYTHONPATH="{contract.SHARE_DIR}' in wrapper.content
+        assert f'PYTHONPATH="{paths.SHARE_DIR}' in wrapper.content
         assert '/bin/python -m precision_check "$@"' in wrapper.content
         dockerfile = files["Dockerfile"].content
         assert f"COPY images/{variant.key}/precision-check /usr/local/bin/precision-check" in dockerfile
-        assert f"COPY precision_check {contract.PRECISION_CHECK_DIR}" in dockerfile
-        assert f"COPY examples/precision_check {contract.PRECISION_CHECK_EXAMPLES_DIR}" in dockerfile
-    assert f"{contract.SHARE_DIR}/precision_check" == contract.PRECISION_CHECK_DIR
+        assert f"COPY precision_check {paths.PRECISION_CHECK_DIR}" in dockerfile
+        assert f"COPY examples/precision_check {paths.PRECISION_CHECK_EXAMPLES_DIR}" in dockerfile
+    assert f"{paths.SHARE_DIR}/precision_check" == paths.PRECISION_CHECK_DIR
 
 
 def test_dockerignore_lets_the_package_and_examples_into_the_build_context() -> None:

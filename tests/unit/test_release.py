@@ -9,9 +9,9 @@ import pytest
 from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 
+from pytorch_cuda.cli.releasing import main
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.attestations import envelope
-from pytorch_cuda.release.cli import main
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.registry_client import RegistryAccessError, is_loopback, reference
 from pytorch_cuda.release.statements import PROVENANCE, SBOM, SIGNATURE, BuildRun, attachment_tag, provenance, statement

@@ -16,7 +16,7 @@ from pytorch_cuda.pipeline import PipelineHooks, execute
 from pytorch_cuda.plan import BuildPlan
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport
-from pytorch_cuda.steps.promote import promote
+from pytorch_cuda.steps.move_tags import promote
 from tests.unit.fake_engine import FakeEngine, conformance_results
 from tests.unit.plans import cu12_plan
 

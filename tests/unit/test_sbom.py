@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from conformance import contract
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.steps.sbom import collect_sbom
+from pytorch_cuda_contract import paths
 from pytorch_cuda_sbom.__main__ import main, validation_errors
 from pytorch_cuda_sbom.merge import DebPackage, deb_purl, merge, parse_dpkg, parse_os_release
 from tests.unit.fake_engine import FakeEngine
@@ -104,7 +104,7 @@ def test_the_build_writes_the_images_sbom_beside_its_log(tmp_path: Path) -> None
     summary = collect_sbom(engine, "candidate", "cu128-runtime", tmp_path)
     assert summary.path == tmp_path / "sbom-cu128-runtime.cdx.json"
     assert (summary.components, summary.python, summary.deb, summary.spec_version) == (2, 1, 1, "1.6")
-    assert engine.calls == [f"read candidate {contract.SBOM_PATH}"]
+    assert engine.calls == [f"read candidate {paths.SBOM_PATH}"]
 
 
 @pytest.mark.parametrize(("sbom", "message"), [(None, "has no SBOM"), (b"{}", "not CycloneDX"), (b"[", "not Cyclo")])

@@ -22,9 +22,21 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-PACKAGED = ("pyproject.toml", "README.md", "pytorch_cuda", "pytorch_cuda_entry", "pytorch_cuda_sbom")
+PACKAGED = (
+    "pyproject.toml",
+    "README.md",
+    "pytorch_cuda",
+    "pytorch_cuda_contract",
+    "pytorch_cuda_entry",
+    "pytorch_cuda_sbom",
+)
 PACKAGED_SUITE = ("conformance", "precision_check")
-IMPORTED = ("pytorch_cuda.cli", "conformance.results_file", "precision_check.report", "pytorch_cuda_entry.banner")
+IMPORTED = (
+    "pytorch_cuda.cli",
+    "pytorch_cuda_contract.results_file",
+    "precision_check.report",
+    "pytorch_cuda_entry.banner",
+)
 BACKEND = Version("77")  # pyproject.toml's [build-system] requires setuptools>=77
 
 

@@ -1,0 +1,120 @@
+"""Bounds that a plausible fault crosses, for every gated number the suite records (pure, unit-tested).
+
+Each bound sits next to the H200 value it was set from (torch 2.11 + CUDA 13.0, conformance/examples/
+h200-results.json) and the fault that crosses it.  docs/conformance-bounds.md lists them all.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Final
+
+from conformance.support.expectations.peaks import lookup_peak
+from conformance.support.expectations.ratios import FP32_PEAK_MARGIN, expected_ratios, fp32_upper_bound
+
+# Throughput above the datasheet peak is a broken measurement (timing without a sync, a kernel that skips
+# work), not a fast GPU.
+DATASHEET_CEILING: Final = FP32_PEAK_MARGIN
+# AMP step speed-up vs the fp32 step (4-layer transformer, AdamW).  H200: fp16 6.38x, bf16 6.86x, with the
+# fp16:fp32 GEMM ratio 14.4x of the same run (0.44 of it).  Autocast that does not reach the tensor cores
+# gives about 1x: below AMP_SHARE_OF_GEMM x the GEMM ratio fails.  A step faster than the GEMMs allow
+# (above AMP_CEILING_OF_GEMM x the ratio) means the fp32 reference step was slowed (or AMP skipped work).
+AMP_SHARE_OF_GEMM: Final = 0.2
+AMP_CEILING_OF_GEMM: Final = 1.5
+AMP_MINIMUM: Final = 1.0  # without a GEMM ratio: AMP must at least be faster than fp32 on tensor cores
+# Peak memory saved by AMP vs fp32.  H200: 31.5% (fp16 and bf16).  Autocast not applied saves about 0%.
+AMP_MEMORY_FLOOR_PCT: Final = 15.0
+# torch.compile step speed-up vs eager.  H200: inference 1.03x, training 0.85x.  A compiled step at half the
+# eager speed means recompiling every call, guards that always fail, or a debug/fallback mode.
+COMPILE_SPEEDUP_FLOOR: Final = 0.5
+# NCCL all-reduce bus bandwidth (256 MiB, 2+ GPUs).  PCIe Gen3 x16 P2P gives about 10 GB/s, NVLink hundreds;
+# NCCL forced onto TCP sockets (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) or a stalled ring falls below 2.
+BUSBW_FLOOR_GBPS: Final = 2.0
+
+
+@dataclass(frozen=True)
+class Gate:
+    """``lower <= value <= upper`` (either side may be None: not gated on that side)."""
+
+    lower: float | None
+    upper: float | None
+    why: str
+
+    def violation(self, value: float) -> str | None:
+        """None when the value is inside; otherwise which side it crossed, with the reason."""
+        if math.isnan(value):  # NaN is never inside
+            return f"{value} is not a number ({self.why})"
+        if self.lower is not None and value < self.lower:
+            return f"{value:.4g} is below {self.lower:.4g} ({self.why})"
+        if self.upper is not None and value > self.upper:
+            return f"{value:.4g} is above {self.upper:.4g} ({self.why})"
+        return None
+
+    def metric_fields(self) -> dict[str, object]:
+        """The JSON fields: ``bound``/``bound_kind`` for the lower side (else the upper), ``ceiling`` for both."""
+        if self.lower is not None:
+            return {"bound": self.lower, "bound_kind": "min", "ceiling": self.upper}
+        if self.upper is not None:
+            return {"bound": self.upper, "bound_kind": "max"}
+        return {"informational": True}
+
+
+def throughput_gate(peak: float | None, floor_fraction: float) -> Gate:
+    """A GEMM/conv throughput against its datasheet peak: a floor and a ceiling."""
+    if peak is None:
+        return Gate(None, None, "no datasheet peak for this GPU: the architecture ratios gate it")
+    return Gate(
+        floor_fraction * peak,
+        DATASHEET_CEILING * peak,
+        f"{100 * floor_fraction:.0f}%..{100 * DATASHEET_CEILING:.0f}% of the {peak} TFLOP/s datasheet peak",
+    )
+
+
+def amp_speedup_gate(gemm_ratio: float | None, tensor_cores: bool) -> Gate:
+    """What the same run's GEMM ratio lets AMP give: at least a share of it, at most a bit more than it."""
+    if not tensor_cores:
+        return Gate(None, None, "no tensor cores for this dtype: recorded, not gated")
+    if gemm_ratio is None or not math.isfinite(gemm_ratio):
+        return Gate(AMP_MINIMUM, None, "no GEMM ratio measured in this run: AMP must beat fp32")
+    lower = max(AMP_MINIMUM, AMP_SHARE_OF_GEMM * gemm_ratio)
+    return Gate(
+        lower,
+        AMP_CEILING_OF_GEMM * gemm_ratio,
+        f"{AMP_SHARE_OF_GEMM}x..{AMP_CEILING_OF_GEMM}x the {gemm_ratio:.2f}x GEMM ratio of the same run",
+    )
+
+
+def amp_memory_gate(tensor_cores: bool) -> Gate:
+    if not tensor_cores:
+        return Gate(None, None, "no tensor cores for this dtype: recorded, not gated")
+    return Gate(AMP_MEMORY_FLOOR_PCT, 100.0, f"AMP must save at least {AMP_MEMORY_FLOOR_PCT:g}% of fp32's peak memory")
+
+
+def compile_speedup_gate() -> Gate:
+    slower = 1 / COMPILE_SPEEDUP_FLOOR
+    return Gate(COMPILE_SPEEDUP_FLOOR, None, f"a compiled step may not be {slower:g}x slower than eager")
+
+
+def busbw_gate() -> Gate:
+    return Gate(BUSBW_FLOOR_GBPS, None, f"NCCL bus bandwidth at least {BUSBW_FLOOR_GBPS:g} GB/s (TCP-socket speed)")
+
+
+def fp32_kernel_gate(
+    device_name: str,
+    capability: tuple[int, int],
+    measured_tf32: float | None,
+    floor_fraction: float | None = None,
+    allowance: float = 1.0,
+) -> Gate:
+    """An IEEE fp32 kernel (conv, attention): at least ``floor_fraction`` of the fp32 datasheet peak, and no
+    faster than ``allowance`` x what fp32 can do (the datasheet peak, or the measured TF32 GEMM / half the
+    architecture's TF32 ratio on a GPU outside the peak table)."""
+    spec = lookup_peak(device_name)
+    datasheet = spec.fp32 if spec is not None else None
+    upper, why = fp32_upper_bound(datasheet, measured_tf32, expected_ratios(capability, device_name))
+    lower = floor_fraction * datasheet if floor_fraction is not None and datasheet is not None else None
+    if upper is None:
+        return Gate(lower, None, why)
+    shown = why if allowance == 1.0 else f"{allowance}x ({why})"
+    return Gate(lower, allowance * upper, f"fp32 kernel at most {shown}")

@@ -1,0 +1,110 @@
+"""CPU-only work started in the background once the selection is known, collected by the checks that need it:
+the Inductor C++ compile probe (a subprocess) and the gloo ranks (spawned processes).
+
+Only CPU work runs in the background: a GPU job would disturb the timed benchmarks.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Final
+
+import pytest
+
+SUITE_DIR: Final = Path(__file__).resolve().parents[2]
+CPU_COMPILE_PROBE: Final = SUITE_DIR / "support" / "probes" / "cpu_compile_probe.py"
+TIMEOUT_S: Final = 300.0
+# Checks that read the background CPU-compile probe; they run last so that the compile overlaps the rest.
+CPU_COMPILE_TESTS: Final = ("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa")
+GLOO_TESTS: Final = ("test_gloo_allreduce_exact", "test_ddp_compression_hooks_match_plain_ddp_gloo")
+GLOO_TASKS: Final = ("collectives", "ddp_hooks")
+GLOO_WORLD_SIZE: Final = 2
+
+
+class BackgroundProbe:
+    def __init__(self, script: Path) -> None:
+        self.script = script
+        self.started = time.monotonic()
+        self._result: dict[str, object] | None = None
+        self.process: subprocess.Popen[str] | None = None
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+            )
+        except OSError as exc:
+            self._result = {"error": f"cannot start {script.name}: {exc}"}
+
+    def result(self) -> dict[str, object]:
+        """The probe's JSON (waits for it); ``{"error": ...}`` when it crashed or hung."""
+        if self._result is not None or self.process is None:
+            return self._result or {"error": f"{self.script.name} was not started"}
+        try:
+            stdout, stderr = self.process.communicate(timeout=max(1.0, TIMEOUT_S - (time.monotonic() - self.started)))
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.communicate()
+            self._result = {"error": f"{self.script.name} did not finish within {TIMEOUT_S:.0f} s"}
+            return self._result
+        lines = stdout.strip().splitlines()
+        try:
+            parsed: dict[str, object] = json.loads(lines[-1]) if lines else {}
+        except ValueError:
+            parsed = {}
+        if not parsed:
+            parsed = {"error": f"{self.script.name} exited {self.process.returncode}: {stderr.strip()[-2000:]}"}
+        parsed["wall_s"] = round(time.monotonic() - self.started, 2)
+        self._result = parsed
+        return parsed
+
+    def stop(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.kill()
+            self.process.communicate()
+
+
+CPU_COMPILE_KEY: Final = pytest.StashKey[BackgroundProbe]()
+GLOO_PENDING_KEY: Final = pytest.StashKey[object]()  # a spawn.PendingRun (that module imports torch)
+
+
+def start_background_jobs(config: pytest.Config, selected: list[str]) -> None:
+    """Never raises: a job that cannot start runs in the foreground later and fails there, named."""
+    if any(name in CPU_COMPILE_TESTS for name in selected):
+        config.stash[CPU_COMPILE_KEY] = BackgroundProbe(CPU_COMPILE_PROBE)
+    if any(name in GLOO_TESTS for name in selected):
+        try:
+            import tempfile
+
+            from conformance.support.processes.spawn import start_distributed
+
+            out_dir = Path(tempfile.mkdtemp(prefix="conformance-gloo-"))
+            config.stash[GLOO_PENDING_KEY] = start_distributed(GLOO_TASKS, "gloo", GLOO_WORLD_SIZE, out_dir)
+        except Exception:
+            config.stash[GLOO_PENDING_KEY] = None
+
+
+def stop_background_jobs(config: pytest.Config) -> None:
+    probe = config.stash.get(CPU_COMPILE_KEY, None)
+    if probe is not None:
+        probe.stop()
+    pending = config.stash.get(GLOO_PENDING_KEY, None)
+    if pending is not None:
+        pending.kill()  # type: ignore[attr-defined]
+
+
+def cpu_compile_result(config: pytest.Config) -> dict[str, object]:
+    probe = config.stash.get(CPU_COMPILE_KEY, None)
+    if probe is None:
+        probe = BackgroundProbe(CPU_COMPILE_PROBE)
+        config.stash[CPU_COMPILE_KEY] = probe
+    return probe.result()
+
+
+def take_pending_gloo(config: pytest.Config) -> object | None:
+    """The gloo ranks started at collection (once; None when they were not started)."""
+    pending = config.stash.get(GLOO_PENDING_KEY, None)
+    config.stash[GLOO_PENDING_KEY] = None
+    return pending

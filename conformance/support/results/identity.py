@@ -1,0 +1,50 @@
+"""What identifies a run: the suite's own digest, the image (digest, revision, ref), and a writable JSON path."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Final
+
+from pytorch_cuda_contract.manifest import ManifestLookup
+
+IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
+IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"
+SUITE_DIR: Final = Path(__file__).resolve().parents[2]
+
+
+def suite_digest() -> str | None:
+    """sha256 over the suite's own Python files (names and contents), None if unreadable."""
+    digest = hashlib.sha256()
+    try:
+        for path in sorted(SUITE_DIR.rglob("*.py")):
+            digest.update(str(path.relative_to(SUITE_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+    except OSError:
+        return None
+    return f"sha256:{digest.hexdigest()}"
+
+
+def image_identity(manifest: ManifestLookup) -> dict[str, object]:
+    raw = manifest.manifest.raw if manifest.manifest is not None else {}
+    revision = raw.get("revision") or raw.get("manifest_revision")
+    return {
+        "digest": os.environ.get(IMAGE_DIGEST_ENV) or None,
+        "revision": str(revision) if revision else None,
+        "ref": os.environ.get(IMAGE_REF_ENV) or None,
+    }
+
+
+def check_writable(path: Path) -> str | None:
+    """Why ``--conformance-json PATH`` cannot be written (checked before any test runs), else None."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        probe = path.with_name(path.name + f".{os.getpid()}.probe")
+        probe.write_text("", encoding="utf-8")
+        probe.unlink()
+    except OSError as exc:
+        return (
+            f"--conformance-json {path}: cannot write there ({exc}). Pass a writable path; the image's "
+            "`conformance` command writes to $CONFORMANCE_OUT (default /tmp/conformance). Exit status 4."
+        )
+    return None

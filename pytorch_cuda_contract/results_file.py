@@ -1,0 +1,238 @@
+"""The one reader of the suite's results JSON (schema 1 and 2). Standard library only.
+
+Every consumer goes through here: the builder's in-image checks, the integration
+tests, the in-image precision summary and the host report. A file that cannot be
+read at all raises :class:`ResultsFileError`, whose message is one paragraph with the
+cause and the fix. A file that reads but lacks parts (a run that stopped half way)
+loads; what is absent is listed in ``ConformanceResults.missing``.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Final
+
+from pytorch_cuda_contract.results_format import SUITE, SUPPORTED_SCHEMAS
+from pytorch_cuda_contract.results_model import (
+    ConformanceResults,
+    DtypeVerdict,
+    Gpu,
+    ImageInfo,
+    Metric,
+    TestResult,
+    as_float,
+    as_int,
+    as_str,
+    listing,
+    mapping,
+    parse_metric,
+)
+
+__all__ = [
+    "SUITE",
+    "SUPPORTED_SCHEMAS",
+    "ConformanceResults",
+    "DtypeVerdict",
+    "Gpu",
+    "ImageInfo",
+    "Metric",
+    "ResultsFileError",
+    "TestResult",
+    "load_results",
+    "parse_results",
+]
+
+
+class ResultsFileError(ValueError):
+    """A results file that cannot be read: ``str(error)`` is one paragraph, cause then fix."""
+
+    def __init__(self, source: str, cause: str, fix: str) -> None:
+        self.source, self.cause, self.fix = source, cause.strip().rstrip("."), fix.strip().rstrip(".")
+        super().__init__(self.paragraph())
+
+    def paragraph(self, width: int = 100) -> str:
+        text = f"error: {self.source}: {self.cause}. Fix: {self.fix}."
+        return textwrap.fill(text, width=width, break_on_hyphens=False, break_long_words=False)
+
+
+RERUN: Final = "run the suite again with --conformance-json PATH (inside an image: `conformance`) and pass that file"
+
+
+def load_results(path: str | Path) -> ConformanceResults:
+    """Read and parse one results file."""
+    source = str(path)
+    try:
+        raw = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise ResultsFileError(source, "no such file", f"check the path, or {RERUN}") from None
+    except IsADirectoryError:
+        raise ResultsFileError(
+            source, "is a directory, not a results file", "pass the results.json inside it"
+        ) from None
+    except OSError as error:
+        raise ResultsFileError(source, f"cannot be read ({error.strerror})", "check its permissions") from None
+    return parse_results(raw, source=source)
+
+
+def parse_results(data: bytes | str, *, source: str = "<results>") -> ConformanceResults:
+    """Parse results JSON given as bytes or text."""
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise ResultsFileError(source, "is not UTF-8 text, so not a results JSON file", RERUN) from None
+    if not data.strip():
+        raise ResultsFileError(source, "is empty (the run was probably killed before it wrote anything)", RERUN)
+    try:
+        document = json.loads(data)
+    except json.JSONDecodeError as error:
+        stripped = data.strip()
+        truncated = error.pos >= len(stripped) - 1 or error.msg.startswith("Unterminated string")
+        what = "ends in the middle of the JSON (truncated)" if truncated else "is not valid JSON"
+        raise ResultsFileError(
+            source, f"{what}: {error.msg} at line {error.lineno} column {error.colno}", RERUN
+        ) from None
+    if not isinstance(document, dict):
+        raise ResultsFileError(source, f"holds a JSON {type(document).__name__}, not an object", RERUN)
+    return _from_document(document, source)
+
+
+def _check_header(document: Mapping[str, Any], source: str) -> int:
+    suite, schema = document.get("suite"), document.get("schema")
+    if suite != SUITE:
+        raise ResultsFileError(
+            source,
+            f'is not a pytorch-cuda conformance results file ("suite" is {suite!r}, expected {SUITE!r})',
+            f"pass the file written by the suite's --conformance-json option, or {RERUN}",
+        )
+    if not isinstance(schema, int) or isinstance(schema, bool):
+        raise ResultsFileError(source, f'has no integer "schema" (found {schema!r})', RERUN)
+    if schema > max(SUPPORTED_SCHEMAS):
+        raise ResultsFileError(
+            source,
+            f"uses results schema {schema}, newer than this reader understands "
+            f"(schemas {', '.join(map(str, SUPPORTED_SCHEMAS))})",
+            "update this checkout of pytorch-cuda (git pull) so its reader knows the newer schema, "
+            "or produce the file with the suite version that matches this reader",
+        )
+    if schema not in SUPPORTED_SCHEMAS:
+        raise ResultsFileError(source, f"uses unknown results schema {schema}", RERUN)
+    return schema
+
+
+@dataclass
+class _Gaps:
+    items: list[str] = field(default_factory=list)
+
+    def table(self, document: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+        value = document.get(key)
+        if isinstance(value, Mapping):
+            return value
+        self.items.append(f'"{key}" is absent' if value is None else f'"{key}" is not an object')
+        return {}
+
+
+def _tests(raw: Mapping[str, Any], gaps: _Gaps) -> dict[str, TestResult]:
+    tests: dict[str, TestResult] = {}
+    for nodeid, entry in raw.items():
+        if not isinstance(entry, Mapping):
+            gaps.items.append(f"test {nodeid} is not an object")
+            continue
+        metrics_raw = mapping(entry.get("metrics"))
+        metrics = {name: parse_metric(name, m, nodeid) for name, m in metrics_raw.items() if isinstance(m, Mapping)}
+        notes = listing(entry.get("notes"))
+        markers = listing(entry.get("markers"))
+        tests[str(nodeid)] = TestResult(
+            nodeid=str(nodeid),
+            outcome=as_str(entry.get("outcome")) or "unknown",
+            phase=as_str(entry.get("phase")),
+            markers=tuple(str(m) for m in markers),
+            duration_s=as_float(entry.get("duration_s")),
+            message=as_str(entry.get("message")),
+            metrics=metrics,
+            notes=tuple(str(n) for n in notes),
+        )
+    return tests
+
+
+def _gpus(environment: Mapping[str, Any]) -> tuple[Gpu, ...]:
+    raw = environment.get("gpus")
+    gpus: list[Gpu] = []
+    for position, entry in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(entry, Mapping):
+            continue
+        memory = as_int(entry.get("memory_bytes"))
+        gib = as_float(entry.get("total_memory_gib"))  # schema 1
+        if memory is None and gib is not None:
+            memory = int(gib * 1024**3)
+        gpus.append(
+            Gpu(
+                index=_or(as_int(entry.get("index")), position),
+                name=as_str(entry.get("name")) or "unknown GPU",
+                compute_capability=as_str(entry.get("compute_capability") or entry.get("capability")),
+                memory_bytes=memory,
+                sm_count=as_int(entry.get("sm_count") if "sm_count" in entry else entry.get("multiprocessors")),
+                driver=as_str(entry.get("driver")) or as_str(environment.get("driver")),
+                cuda_driver_version=as_str(entry.get("cuda_driver_version")),
+                uuid=as_str(entry.get("uuid")),
+            )
+        )
+    return tuple(gpus)
+
+
+def _or(value: int | None, default: int) -> int:
+    return default if value is None else value
+
+
+def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResults:
+    schema = _check_header(document, source)
+    gaps = _Gaps()
+    environment = gaps.table(document, "environment")
+    if "error" in environment:
+        gaps.items.append(f"environment could not be collected: {environment['error']}")
+    tests = _tests(gaps.table(document, "tests"), gaps)
+    totals_raw = gaps.table(document, "totals")
+    totals = {str(k): v for k, v in totals_raw.items() if isinstance(v, int)}
+    manifest = mapping(document.get("manifest"))
+    measurements: dict[str, Metric] = {}
+    dtypes: dict[str, DtypeVerdict] = {}
+    image = ImageInfo(None, None, None)
+    if schema >= 2:
+        for name, m in gaps.table(document, "measurements").items():
+            if isinstance(m, Mapping):
+                measurements[name] = parse_metric(name, m, as_str(m.get("test")))
+        for dtype, v in mapping(document.get("dtypes")).items():
+            if isinstance(v, Mapping):
+                dtypes[dtype] = DtypeVerdict(
+                    dtype, as_str(v.get("verdict")) or "unknown", as_str(v.get("reason")), as_int(v.get("device_index"))
+                )
+        img = mapping(document.get("image"))
+        image = ImageInfo(as_str(img.get("digest")), as_str(img.get("revision")), as_str(img.get("ref")))
+    else:
+        from pytorch_cuda_contract.results_schema1 import derive_measurements
+
+        measurements = derive_measurements(tests)
+    argv = document.get("argv")
+    return ConformanceResults(
+        source=source,
+        schema=schema,
+        started_at=as_str(document.get("started_at")),
+        wall_time_s=as_float(document.get("wall_time_s")),
+        argv=tuple(str(a) for a in argv) if isinstance(argv, list) else (),
+        markexpr=as_str(document.get("markexpr")),
+        exit_status=as_int(document.get("exit_status")),
+        environment=environment,
+        gpus=_gpus(environment),
+        manifest=manifest,
+        image=image,
+        suite_digest=as_str(document.get("suite_digest")),
+        totals=totals,
+        tests=tests,
+        measurements=measurements,
+        dtypes=dtypes,
+        missing=tuple(gaps.items),
+    )

@@ -1,0 +1,227 @@
+"""Frozen dataclasses for a parsed results file, and tolerant scalar coercion. Standard library only."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pytorch_cuda_contract.gpu import ComputeCapability
+
+
+def mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def listing(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def as_str(value: object) -> str | None:
+    if value is None or isinstance(value, (dict, list)):
+        return None
+    return str(value)
+
+
+def as_float(value: object) -> float | None:
+    """A number, or the strings "nan"/"inf"/"-inf" the writer uses for non-finite values."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return None
+
+
+def as_int(value: object) -> int | None:
+    number = as_float(value)
+    if number is None or not math.isfinite(number):
+        return None
+    return int(number)
+
+
+@dataclass(frozen=True)
+class Clocks:
+    sm_mhz: int | None
+    mem_mhz: int | None
+    power_limit_w: float | None
+    throttle_reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One measured value. ``value`` is a float (nan/inf included) or a string (e.g. a backend name)."""
+
+    name: str
+    value: float | str | None
+    unit: str
+    test: str | None = None
+    min: float | None = None
+    median: float | None = None
+    max: float | None = None
+    samples: int | None = None
+    peak: float | None = None
+    bound: float | None = None
+    bound_kind: str | None = None
+    device_index: int | None = None
+    device_name: str | None = None
+    clocks: Clocks | None = None
+    contradicts: str | None = None
+    ceiling: float | None = None  # a second, upper limit next to a ``min`` bound
+    informational: bool = False  # recorded, not gated (schema-2 files before the flag: no bound)
+
+    @property
+    def number(self) -> float | None:
+        """The value as a finite float, or None (missing, non-finite or a string)."""
+        if isinstance(self.value, float) and math.isfinite(self.value):
+            return self.value
+        return None
+
+
+def parse_metric(name: str, raw: Mapping[str, Any], test: str | None) -> Metric:
+    value: float | str | None
+    original = raw.get("value")
+    number = as_float(original)
+    value = number if number is not None else as_str(original)
+    device = mapping(raw.get("device"))
+    clocks_raw = raw.get("clocks")
+    clocks = None
+    if isinstance(clocks_raw, Mapping):
+        reasons = clocks_raw.get("throttle_reasons")
+        clocks = Clocks(
+            sm_mhz=as_int(clocks_raw.get("sm_mhz")),
+            mem_mhz=as_int(clocks_raw.get("mem_mhz")),
+            power_limit_w=as_float(clocks_raw.get("power_limit_w")),
+            throttle_reasons=tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
+        )
+    return Metric(
+        name=name,
+        value=value,
+        unit=as_str(raw.get("unit")) or "",
+        test=test,
+        min=as_float(raw.get("min")),
+        median=as_float(raw.get("median")),
+        max=as_float(raw.get("max")),
+        samples=as_int(raw.get("samples")),
+        peak=as_float(raw.get("peak")),
+        bound=as_float(raw.get("bound")),
+        bound_kind=as_str(raw.get("bound_kind")),
+        device_index=as_int(device.get("index")),
+        device_name=as_str(device.get("name")),
+        clocks=clocks,
+        contradicts=as_str(raw.get("contradicts")),
+        ceiling=as_float(raw.get("ceiling")),
+        informational=raw.get("informational") is True or (raw.get("bound") is None and raw.get("ceiling") is None),
+    )
+
+
+@dataclass(frozen=True)
+class TestResult:
+    nodeid: str
+    outcome: str  # passed | failed | skipped | not_run | unknown
+    phase: str | None
+    markers: tuple[str, ...]
+    duration_s: float | None
+    message: str | None
+    metrics: Mapping[str, Metric]
+    notes: tuple[str, ...]
+
+    @property
+    def name(self) -> str:
+        """The test function name with its parameters (``test_gemm_throughput[fp16]``)."""
+        return self.nodeid.split("::")[-1]
+
+
+@dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    compute_capability: str | None
+    memory_bytes: int | None
+    sm_count: int | None
+    driver: str | None
+    cuda_driver_version: str | None
+    uuid: str | None
+
+    @property
+    def cc(self) -> ComputeCapability | None:
+        return ComputeCapability.parse(self.compute_capability)
+
+
+@dataclass(frozen=True)
+class DtypeVerdict:
+    dtype: str
+    verdict: str  # native | emulated | unsupported
+    reason: str | None
+    device_index: int | None
+
+
+@dataclass(frozen=True)
+class ImageInfo:
+    digest: str | None
+    revision: str | None
+    ref: str | None
+
+
+FAILED_OUTCOMES = ("failed", "error")
+
+
+@dataclass(frozen=True)
+class ConformanceResults:
+    source: str
+    schema: int
+    started_at: str | None
+    wall_time_s: float | None
+    argv: tuple[str, ...]
+    markexpr: str | None
+    exit_status: int | None
+    environment: Mapping[str, Any]
+    gpus: tuple[Gpu, ...]
+    manifest: Mapping[str, Any]
+    image: ImageInfo
+    suite_digest: str | None
+    totals: Mapping[str, int]
+    tests: Mapping[str, TestResult]
+    measurements: Mapping[str, Metric]
+    dtypes: Mapping[str, DtypeVerdict]
+    missing: tuple[str, ...]
+
+    def counts(self) -> dict[str, int]:
+        """Outcome -> number of tests, counted from the tests themselves."""
+        counts: dict[str, int] = {}
+        for test in self.tests.values():
+            counts[test.outcome] = counts.get(test.outcome, 0) + 1
+        return counts
+
+    @property
+    def complete(self) -> bool:
+        """Every selected test ran and none failed (deselected tests, "not_run", do not count against it)."""
+        counts = self.counts()
+        failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("unknown", 0)
+        return bool(self.tests) and not failed and self.exit_status in (None, 0)
+
+    def failures(self, limit: int = 300) -> tuple[str, ...]:
+        return tuple(
+            f"{t.nodeid}: {(t.message or '')[:limit]}" for t in self.tests.values() if t.outcome in FAILED_OUTCOMES
+        )
+
+    def outcomes(self) -> dict[str, str]:
+        """Test function name (parameters kept) -> outcome."""
+        return {t.name: t.outcome for t in self.tests.values()}
+
+    def measurement(self, name: str) -> Metric | None:
+        return self.measurements.get(name)
+
+    def number(self, name: str) -> float | None:
+        metric = self.measurements.get(name)
+        return metric.number if metric is not None else None
+
+    @property
+    def manifest_content(self) -> Mapping[str, Any]:
+        content = self.manifest.get("content")
+        return content if isinstance(content, Mapping) else {}

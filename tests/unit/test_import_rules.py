@@ -1,0 +1,86 @@
+"""The packages' import rules (issue 21): the contract imports only the standard library, the suite never
+imports the builder, and nothing imports a ``_private`` module from outside the package that holds it."""
+
+from __future__ import annotations
+
+import ast
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+FIRST_PARTY = (
+    "pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom", "conformance", "precision_check"
+)  # fmt: skip
+SOURCES = (*FIRST_PARTY, "tests", "gpu", "benchmarks", "scripts", "examples")
+
+
+def _python_files(*folders: str) -> list[Path]:
+    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _module_of(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path) -> Iterator[str]:
+    """Every absolute module an import statement names (``from a import b`` names ``a`` and ``a.b``)."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
+        if isinstance(node, ast.Import):
+            yield from (alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            yield node.module
+            yield from (f"{node.module}.{alias.name}" for alias in node.names)
+
+
+def _is_module(parts: list[str], root: Path = ROOT) -> bool:
+    path = root.joinpath(*parts)
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def private_parent(module: str, root: Path = ROOT) -> str | None:
+    """The package that holds the first ``_private`` module of a first-party name, else None.
+
+    A ``_private`` function or class (``from a.b import _helper``) is not a module and does not count."""
+    parts = module.split(".")
+    if parts[0] not in FIRST_PARTY:
+        return None
+    for index, part in enumerate(parts):
+        if part.startswith("_") and not part.startswith("__") and _is_module(parts[: index + 1], root):
+            return ".".join(parts[:index])
+    return None
+
+
+def test_the_contract_imports_only_the_standard_library_and_itself() -> None:
+    allowed = set(sys.stdlib_module_names) | {"__future__", "pytorch_cuda_contract"}
+    for path in _python_files("pytorch_cuda_contract"):
+        roots = {name.split(".")[0] for name in imported_modules(path)}
+        assert roots <= allowed, f"{path.relative_to(ROOT)} imports {sorted(roots - allowed)}"
+
+
+@pytest.mark.parametrize("package", ["conformance", "pytorch_cuda_entry", "precision_check", "pytorch_cuda_sbom"])
+def test_what_runs_in_the_image_never_imports_the_builder(package: str) -> None:
+    for path in _python_files(package):
+        builder = [name for name in imported_modules(path) if name.split(".")[0] == "pytorch_cuda"]
+        assert not builder, f"{path.relative_to(ROOT)} imports the builder: {builder}"
+
+
+def test_no_private_module_is_imported_from_outside_its_package() -> None:
+    outside = []
+    for path in _python_files(*SOURCES):
+        importer = _module_of(path)
+        for name in imported_modules(path):
+            parent = private_parent(name)
+            if parent is not None and not (importer == parent or importer.startswith(parent + ".")):
+                outside.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not outside, outside
+
+
+def test_the_rule_sees_a_private_module() -> None:
+    assert private_parent("pytorch_cuda_contract.paths") is None
+    assert private_parent("pytorch_cuda.bump.simple_index._from_json") is None  # a function, not a module
+    assert private_parent("conformance.support.probes.nvml") is None
+    assert private_parent("torch._inductor.config") is None
