@@ -65,7 +65,7 @@ class ForkedLoadCheck:
     def run(self, args: Any, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
         status = self._forked(args)
         if status is None:
-            return subprocess.run(args, **kwargs)  # noqa: PLW1510 - the caller's own check= is in kwargs
+            return subprocess.run(args, **kwargs)  # the caller's own check= is in kwargs
         if status != 0 and kwargs.get("check"):
             raise subprocess.CalledProcessError(status, args)
         return subprocess.CompletedProcess(args, status)
@@ -101,11 +101,11 @@ def pick_vec_isa_forked() -> tuple[object, int]:
     if not isinstance(loader, str) or real is not subprocess:
         return cpu_vec_isa.pick_vec_isa(), 0
     shim = ForkedLoadCheck(loader)
-    cpu_vec_isa.subprocess = shim  # type: ignore[assignment]
+    setattr(cpu_vec_isa, "subprocess", shim)  # noqa: B010 - a module attribute, whatever its type here
     try:
         return cpu_vec_isa.pick_vec_isa(), shim.forked
     finally:
-        cpu_vec_isa.subprocess = real
+        setattr(cpu_vec_isa, "subprocess", real)  # noqa: B010
 
 
 def main() -> int:

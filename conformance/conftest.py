@@ -15,7 +15,13 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
-from conformance._background import CPU_COMPILE_TESTS, cpu_compile_result, start_background_jobs, stop_background_jobs
+from conformance._background import (
+    CPU_COMPILE_TESTS,
+    cpu_compile_result,
+    start_background_jobs,
+    start_compile_probe_early,
+    stop_background_jobs,
+)
 from conformance._env import apply_safe_distributed_env
 from conformance._identity import check_writable
 from conformance._manifest import Manifest, ManifestLookup, find_manifest
@@ -88,6 +94,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[FP32_POLICY_AT_START_KEY] = failed
     if problem is not None:
         recorder.fail_internal("conformance/conftest.py::pytest_configure", problem)
+    start_compile_probe_early(config)
 
 
 def _in_suite(item: pytest.Item) -> bool:
