@@ -2,8 +2,8 @@
 run the CPU conformance on what was pulled, and push again to see that no layer is uploaded twice.
 
 The push (about 7.5 GB over loopback, about two minutes when the registry lacks the layers) happens once
-in the session, in a session fixture: the only push of the big image (the other registry tests push small ones). The pulled
-image is the one the build made: the engine already holds its layers, so the pull by digest downloads
+in the session, in a session fixture: the only push of the big image (the other registry tests push small
+ones). The pulled image is the one the build made: the engine already holds its layers, so the pull by digest downloads
 the manifest and config and resolves to the same image ID without re-downloading the layers (it
 cannot do otherwise while `pytorch-cuda:v2.9`, which other tests use, keeps them). That the registry
 really has the whole image is shown by its own HTTP API: the manifest it serves under the digest
