@@ -87,6 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
     config.stash[RECORDER_KEY] = recorder
     config.pluginmanager.register(recorder, "conformance-results")
+    start_compile_probe_early(config)  # before this process's own `import torch` (the snapshot below)
     try:
         config.stash[FP32_POLICY_AT_START_KEY] = fp32_policy_snapshot()
     except Exception as exc:  # fp32_policy_snapshot already guards each read; this is the last line
@@ -94,7 +95,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[FP32_POLICY_AT_START_KEY] = failed
     if problem is not None:
         recorder.fail_internal("conformance/conftest.py::pytest_configure", problem)
-    start_compile_probe_early(config)
 
 
 def _in_suite(item: pytest.Item) -> bool:
