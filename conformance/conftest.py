@@ -16,15 +16,18 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from conformance.support.probes.fp32_policy import fp32_policy_snapshot
+from conformance.support.probes.gpu_gate import gate_on_gpus
 from conformance.support.processes.background import (
     CPU_COMPILE_TESTS,
     cpu_compile_result,
     start_background_jobs,
+    start_compile_probe_early,
     stop_background_jobs,
 )
 from conformance.support.processes.env import apply_safe_distributed_env
 from conformance.support.results.identity import check_writable
 from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
+from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.manifest import Manifest, ManifestLookup, find_manifest
 
 if TYPE_CHECKING:
@@ -32,7 +35,7 @@ if TYPE_CHECKING:
 
     from conformance.support.workloads.gemm_bench import GemmBench
 
-# Before any test can start a process: NVLink multicast off (see _env.py).
+# Before any test can start a process: NVLink multicast off (see support/processes/env.py).
 DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
 
 SUITE_DIR: Final = Path(__file__).resolve().parent
@@ -52,8 +55,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--manifest",
         default=None,
         metavar="FILE",
-        help="build manifest / expectations file "
-        "(default: $PYTORCH_CUDA_MANIFEST, then /etc/pytorch-cuda/manifest.json)",
+        help=f"build manifest / expectations file (default: ${paths.MANIFEST_ENV}, then {paths.MANIFEST_PATH})",
     )
     group.addoption("--conformance-json", default=None, metavar="PATH", help="write the JSON result file here")
     group.addoption(
@@ -86,6 +88,7 @@ def pytest_configure(config: pytest.Config) -> None:
     recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
     config.stash[RECORDER_KEY] = recorder
     config.pluginmanager.register(recorder, "conformance-results")
+    start_compile_probe_early(config)  # before this process's own `import torch` (the snapshot below)
     try:
         config.stash[FP32_POLICY_AT_START_KEY] = fp32_policy_snapshot()
     except Exception as exc:  # fp32_policy_snapshot already guards each read; this is the last line
@@ -122,46 +125,9 @@ def cpu_compile_probe(pytestconfig: pytest.Config) -> dict[str, object]:
     return cpu_compile_result(pytestconfig)
 
 
-_GPU_COUNT: list[int] = []
-
-
-def visible_gpu_count() -> int:
-    from conformance.support.probes.devices import gpu_count
-
-    if not _GPU_COUNT:
-        _GPU_COUNT.append(gpu_count())
-    return _GPU_COUNT[0]
-
-
-def required_gpus(config: pytest.Config) -> int:
-    """The GPU count a run demands: ``--require-gpus N``, or 1 for ``--require-gpu``."""
-    return max(int(config.getoption("require_gpus") or 0), 1 if config.getoption("require_gpu") else 0)
-
-
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if not _in_suite(item):
-        return
-    if item.get_closest_marker("multigpu") is not None:
-        needed = 2
-    elif item.get_closest_marker("gpu") is not None:
-        needed = 1
-    else:
-        return
-    found = visible_gpu_count()
-    required = required_gpus(item.config)
-    if found == 0:
-        from conformance.support.probes.devices import no_gpu_reason
-
-        if required:
-            option = "--require-gpu" if required == 1 else f"--require-gpus {required}"
-            pytest.fail(f"{option}: {no_gpu_reason()}", pytrace=False)
-        pytest.skip(no_gpu_reason())
-    if found < needed:
-        if required >= needed:
-            pytest.fail(f"--require-gpus {required}: needs >= {needed} GPUs, found {found}", pytrace=False)
-        pytest.skip(f"needs >= {needed} GPUs, found {found}")
-    if found < required:
-        pytest.fail(f"--require-gpus {required}: only {found} GPU(s) visible", pytrace=False)
+    if _in_suite(item):
+        gate_on_gpus(item)
 
 
 @pytest.fixture(scope="session")

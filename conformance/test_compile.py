@@ -16,6 +16,7 @@ from conformance.support.workloads.compile_check import (
     has_triton_kernel,
 )
 from conformance.support.workloads.numerics import normalized_error, seeded_randn
+from pytorch_cuda_contract.gpu import is_native, needs
 
 
 class SmallNet(torch.nn.Module):
@@ -56,8 +57,8 @@ def test_inductor_gpu_forward_backward_matches_eager(
     mode: str, cuda_device: torch.device, record_metric: RecordMetric
 ) -> None:
     autocast = torch.bfloat16 if mode == "bf16" else None
-    if autocast is torch.bfloat16 and torch.cuda.get_device_capability(cuda_device) < (8, 0):
-        pytest.skip("bf16 needs compute capability >= 8.0")
+    if autocast is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
+        pytest.skip(f"bf16 needs {needs('bf16')}")
 
     def make() -> torch.nn.Module:
         torch.manual_seed(0)

@@ -35,7 +35,7 @@ def nccl_run(tmp_path_factory: pytest.TempPathFactory) -> DistributedRun:
 
 @pytest.fixture(scope="module")
 def gloo_run(pytestconfig: pytest.Config, tmp_path_factory: pytest.TempPathFactory) -> DistributedRun:
-    """The gloo ranks started in the background at collection (see _background.py), else started now."""
+    """The gloo ranks started in the background at collection (support/processes/background.py), else now."""
     pending = take_pending_gloo(pytestconfig)
     if isinstance(pending, PendingRun):
         return wait_distributed(pending)

@@ -1,12 +1,25 @@
-"""Scan `docker save` output for bytes that must never be in an image (the host's CA bundle)."""
+"""Scan an image's layers for bytes that must never be in one (the host's CA bundle).
+
+Two scanners with one result: `scan_layer_dirs` reads the engine's own layer directories (overlay2's
+`diff` dirs, found through the engine's API: one per layer, whiteouts and files deleted by a later
+layer included, exactly what the layer tarballs hold) with GNU grep's fixed-string search, one grep
+per layer on every core: seconds for the 7.5 GB image. `scan_saved_image` streams `docker save`
+through Python (about a minute for it); it is the way for engines whose layers cannot be read here
+(another storage driver, a remote engine, no permission). `scan_image` picks.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import subprocess
 import tarfile
+import tempfile
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO
 
 import docker
@@ -40,6 +53,7 @@ class ScanResult:
     layers: int = 0
     bytes_read: int = 0
     hits: list[str] = field(default_factory=list)
+    method: str = "docker save"
 
 
 class _Stream:
@@ -108,3 +122,77 @@ def scan_saved_image(client: docker.DockerClient, ref: str, *, whole_file: bytes
         else:
             _scan_file(layer, member.name, whole, needles, result, size=member.size)
     return result
+
+
+def layer_dirs(client: docker.DockerClient, ref: str) -> list[Path] | None:
+    """The image's layer directories, lowest first, when the engine is overlay2 and they are readable here."""
+    attrs = client.images.get(ref).attrs
+    driver = attrs.get("GraphDriver") or {}
+    if driver.get("Name") != "overlay2":
+        return None
+    data = driver.get("Data") or {}
+    lower = [Path(d) for d in str(data.get("LowerDir") or "").split(":") if d]
+    dirs = [*reversed(lower), Path(str(data.get("UpperDir") or ""))]
+    if len(dirs) != len(attrs["RootFS"]["Layers"]) or not all(os.access(d, os.R_OK | os.X_OK) for d in dirs):
+        return None
+    return dirs
+
+
+PEM_HEADER = b"-----BEGIN CERTIFICATE-----"
+
+
+def _grep(directory: Path, *args: str) -> set[str]:
+    """Files under `directory` that grep lists (fixed strings, byte semantics); its errors fail the scan."""
+    done = subprocess.run(
+        ["grep", "-lF", "--devices=skip", "--null", *args],
+        cwd=directory, capture_output=True, timeout=600, env={**os.environ, "LC_ALL": "C"},
+    )  # fmt: skip
+    if done.returncode not in (0, 1):
+        raise RuntimeError(f"grep in {directory} exited {done.returncode}: {done.stderr.decode(errors='replace')}")
+    return {name.decode(errors="replace") for name in done.stdout.split(b"\0") if name}
+
+
+def _needle_files(directory: Path, patterns: Path) -> set[str]:
+    """Files holding a needle, at grep's speed: every text file is searched for the needles (-I skips binary
+    files after their first block); a binary file only when it holds a PEM header, which a PEM copy of a
+    certificate carries. (A single fixed string runs about ten times faster than the 15 needles together.)"""
+    texts = _grep(directory, "-rI", "-f", str(patterns), ".")
+    pem = _grep(directory, "-ra", "-e", PEM_HEADER.decode(), ".") - texts
+    return texts | (_grep(directory, "-a", "-f", str(patterns), "--", *sorted(pem)) if pem else set())
+
+
+def _files(directory: Path) -> list[tuple[int, Path]]:
+    """Every regular file under `directory` with its size (one walk, by find)."""
+    listed = subprocess.run(
+        ["find", ".", "-type", "f", "-printf", "%s %p\\0"], cwd=directory, capture_output=True, check=True
+    ).stdout
+    pairs = (entry.decode(errors="replace").split(" ", 1) for entry in listed.split(b"\0") if entry)
+    return [(int(size), Path(name)) for size, name in pairs]
+
+
+def scan_layer_dirs(dirs: list[Path], *, whole_file: bytes, needles: list[bytes]) -> ScanResult:
+    result = ScanResult(layers=len(dirs), method="overlay2 layer directories, grep -F")
+    digest = hashlib.sha256(whole_file).hexdigest()
+    with tempfile.TemporaryDirectory() as tmp:
+        patterns = Path(tmp) / "needles"
+        patterns.write_bytes(b"".join(needle + b"\n" for needle in needles))
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+            found = pool.map(lambda d: sorted(_needle_files(d, patterns)) if needles else [], dirs)
+            listings = pool.map(_files, dirs)
+            for layer, (directory, names, files) in enumerate(zip(dirs, found, listings, strict=True)):
+                result.hits += [f"layer {layer}:{name}: a certificate line of the host bundle" for name in names]
+                result.bytes_read += sum(size for size, _ in files)
+                for size, name in files:
+                    if (
+                        size == len(whole_file)
+                        and hashlib.sha256((directory / name).read_bytes()).hexdigest() == digest
+                    ):
+                        result.hits.append(f"layer {layer}:{name}: a byte-identical copy of the host CA bundle")
+    return result
+
+
+def scan_image(client: docker.DockerClient, ref: str, *, whole_file: bytes, needles: list[bytes]) -> ScanResult:
+    dirs = layer_dirs(client, ref)
+    if dirs is None:
+        return scan_saved_image(client, ref, whole_file=whole_file, needles=needles)
+    return scan_layer_dirs(dirs, whole_file=whole_file, needles=needles)

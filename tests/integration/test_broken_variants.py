@@ -27,7 +27,7 @@ from pytorch_cuda.tags import TagSet
 from pytorch_cuda.variants import select_variant
 from tests.integration.conftest import ROOT, BuiltImage
 from tests.integration.containers import ImageRunner
-from tests.integration.layers import private_certificates, scan_saved_image
+from tests.integration.layers import layer_dirs, private_certificates, scan_layer_dirs, scan_saved_image
 
 SITE = "/opt/pytorch/lib/python3.13/site-packages"
 CONTROL = "test_cuda_runtime_matches_pin"
@@ -165,12 +165,24 @@ def test_failed_checks_move_no_tag_on_the_real_engine(built: BuiltImage, client:
                     client.images.remove(tag)
 
 
-def test_ca_scanner_finds_a_planted_bundle(client: docker.DockerClient, ca_bundle: Path | None) -> None:
-    """The CA check can fail: a bundle copied into a layer is found by the same scanner."""
+# Each way the host's certificates could end up in a layer, in a file named for it; the copy is deleted by a
+# later layer, so it is in no container's filesystem, only in its layer.
+LEAKS = (
+    "COPY bundle.pem /usr/local/share/leaked.pem",
+    "RUN cd /usr/local/share && (echo 'an extra line'; cat leaked.pem) > appended.txt"
+    " && grep -v -- '-----' leaked.pem > bare-base64.txt"
+    " && (printf '\\000\\001\\002'; cat leaked.pem) > embedded.bin && rm leaked.pem",
+)
+LEAKED_FILES = ("leaked.pem", "appended.txt", "bare-base64.txt", "embedded.bin")
+
+
+def test_ca_scanners_find_a_planted_bundle(client: docker.DockerClient, ca_bundle: Path | None) -> None:
+    """The CA check can fail: the bundle, or its certificates, in a layer are found by both scanners (the engine's
+    layer directories, used for the big image, and `docker save`, for engines whose layers cannot be read)."""
     assert ca_bundle is not None
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as archive:
-        dockerfile = b"FROM pytorch-cuda-base/debian:trixie\nCOPY bundle.pem /usr/local/share/leaked.pem\n"
+        dockerfile = "\n".join(("FROM pytorch-cuda-base/debian:trixie", *LEAKS, "")).encode()
         for name, data in (("Dockerfile", dockerfile), ("bundle.pem", ca_bundle.read_bytes())):
             info = tarfile.TarInfo(name)
             info.size = len(data)
@@ -178,12 +190,17 @@ def test_ca_scanner_finds_a_planted_bundle(client: docker.DockerClient, ca_bundl
     context.seek(0)
     image, _ = client.images.build(fileobj=context, custom_context=True, tag="pytorch-cuda-broken:leaked-ca", rm=True)
     try:
-        found = scan_saved_image(
-            client,
-            "pytorch-cuda-broken:leaked-ca",
-            whole_file=ca_bundle.read_bytes(),
-            needles=private_certificates(ca_bundle.read_bytes(), b""),
-        )
-        assert any("leaked.pem" in hit for hit in found.hits), found.hits
+        bundle = ca_bundle.read_bytes()
+        needles = private_certificates(bundle, b"")
+        dirs = layer_dirs(client, "pytorch-cuda-broken:leaked-ca")
+        assert dirs is not None, "the engine's overlay2 layer directories are not readable here"
+        for found in (
+            scan_layer_dirs(dirs, whole_file=bundle, needles=needles),
+            scan_saved_image(client, "pytorch-cuda-broken:leaked-ca", whole_file=bundle, needles=needles),
+        ):
+            for name in LEAKED_FILES:
+                assert any(name in hit for hit in found.hits), (found.method, name, found.hits)
+            assert any("leaked.pem" in hit and "byte-identical" in hit for hit in found.hits), found.hits
+        assert "leaked.pem" not in str(image.attrs["Config"])  # nothing but the layers holds it
     finally:
         client.images.remove(image.id, force=True)

@@ -1,8 +1,9 @@
 """Push the cu12 image to a real registry on 127.0.0.1:5000 (Debian's docker-registry), pull it by digest,
 run the CPU conformance on what was pulled, and push again to see that no layer is uploaded twice.
 
-The push (about 7.5 GB over loopback, a few minutes) happens once, in a module fixture. The pulled
-image is the one the build made: the engine already holds its layers, so the pull by digest downloads
+The push (about 7.5 GB over loopback, about two minutes when the registry lacks the layers) happens once
+in the session, in a session fixture: the only push of the big image (the other registry tests push small
+ones). The pulled image is the one the build made: the engine already holds its layers, so the pull by digest downloads
 the manifest and config and resolves to the same image ID without re-downloading the layers (it
 cannot do otherwise while `pytorch-cuda:v2.9`, which other tests use, keeps them). That the registry
 really has the whole image is shown by its own HTTP API: the manifest it serves under the digest
@@ -43,7 +44,7 @@ class Pushed:
         return str(digests.pop())
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def pushed(client: docker.DockerClient) -> Pushed:
     why = registry.answers()
     if why is not None:

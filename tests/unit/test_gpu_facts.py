@@ -20,8 +20,6 @@ from pytorch_cuda_contract.gpu import (
 
 ROOT = Path(__file__).resolve().parents[2]
 LITERAL_COMPARISON = re.compile(r"[<>]=?\s*\(\d+,\s*\d+\)")
-# conformance/test_compile.py: the speed branch edits it at the same time; it moves to is_native after that merge.
-NOT_YET = {"conformance/test_compile.py"}
 
 
 @pytest.mark.parametrize(
@@ -55,5 +53,4 @@ def test_no_module_compares_a_capability_with_its_own_literal() -> None:
             name = str(path.relative_to(ROOT))
             lines = path.read_text(encoding="utf-8").splitlines()
             found += [f"{name}:{n}" for n, line in enumerate(lines, 1) if LITERAL_COMPARISON.search(line)]
-    assert [f for f in found if f.split(":")[0] not in NOT_YET] == []
-    assert any(f.startswith("conformance/test_compile.py") for f in found), "test_compile.py moved: drop NOT_YET"
+    assert found == []

@@ -2,14 +2,110 @@
 
 Started in the background when the session begins (a cold C++ compile takes up to a
 minute, which then overlaps the GPU checks); prints one JSON object.  Run as a script.
+
+Inductor's vector-ISA check builds a tiny library per ISA (cached in the Inductor cache) and then
+loads it in a new `python -c "import torch; cdll.LoadLibrary(...)"` process, so that a library the
+CPU cannot load kills a child, not the caller: six such processes (AMX, AVX-512, AVX2), each paying
+`import torch`, were 10 of the suite's 19 s with a warm cache. Here each load runs in a child forked
+from this process, which has imported torch and never touches CUDA: the same library, loaded in a
+process of its own with torch loaded, in milliseconds. Any other command, a torch whose check looks
+different, or a child that does not finish in time goes through torch's own subprocess.
 """
 
 from __future__ import annotations
 
+import ctypes
 import json
+import os
+import subprocess
 import sys
+import time
 import traceback
 from pathlib import Path
+from typing import Any
+
+FORKED_LOAD_TIMEOUT_S = 60.0
+
+
+class ForkedLoadCheck:
+    """Stands in for the `subprocess` module of torch._inductor.cpu_vec_isa while pick_vec_isa() runs:
+    torch's load check (check_call in torch 2.9, run in later ones) forks; anything else is the real module."""
+
+    def __init__(self, loader_code: str, placeholder: str = "__lib_path__") -> None:
+        self._prefix, _, self._suffix = loader_code.partition(placeholder)
+        self.forked = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(subprocess, name)
+
+    def library(self, args: Any) -> str | None:
+        """The library path when `args` is torch's load check, else None."""
+        if not (isinstance(args, list) and len(args) == 3 and args[:2] == [sys.executable, "-c"]):
+            return None
+        code = str(args[2])
+        if not self._suffix or not code.startswith(self._prefix) or not code.endswith(self._suffix):
+            return None
+        return code[len(self._prefix) : len(code) - len(self._suffix)] or None
+
+    def _forked(self, args: Any) -> int | None:
+        path = self.library(args)
+        status = None if path is None else _load_in_child(path)
+        if status is not None:
+            self.forked += 1
+        return status  # None: not the load check, or the child hung: torch's own way
+
+    def check_call(self, args: Any, **kwargs: Any) -> int:
+        status = self._forked(args)
+        if status is None:
+            return subprocess.check_call(args, **kwargs)
+        if status != 0:
+            raise subprocess.CalledProcessError(status, args)
+        return 0
+
+    def run(self, args: Any, **kwargs: Any) -> subprocess.CompletedProcess[Any]:
+        status = self._forked(args)
+        if status is None:
+            return subprocess.run(args, **kwargs)  # the caller's own check= is in kwargs
+        if status != 0 and kwargs.get("check"):
+            raise subprocess.CalledProcessError(status, args)
+        return subprocess.CompletedProcess(args, status)
+
+
+def _load_in_child(path: str) -> int | None:
+    """Exit status of a forked child that loads `path`; None when it did not finish in time (it is killed)."""
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 1
+        try:
+            ctypes.cdll.LoadLibrary(path)
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + FORKED_LOAD_TIMEOUT_S
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        time.sleep(0.005)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    return None
+
+
+def pick_vec_isa_forked() -> tuple[object, int]:
+    """torch's pick_vec_isa(), its library loads done by fork; and how many loads were forked."""
+    from torch._inductor import cpu_vec_isa
+
+    loader = getattr(cpu_vec_isa.VecISA, "_avx_py_load", None)
+    real = getattr(cpu_vec_isa, "subprocess", None)
+    if not isinstance(loader, str) or real is not subprocess:
+        return cpu_vec_isa.pick_vec_isa(), 0
+    shim = ForkedLoadCheck(loader)
+    setattr(cpu_vec_isa, "subprocess", shim)  # noqa: B010 - a module attribute, whatever its type here
+    try:
+        return cpu_vec_isa.pick_vec_isa(), shim.forked
+    finally:
+        setattr(cpu_vec_isa, "subprocess", real)  # noqa: B010
 
 
 def main() -> int:
@@ -21,9 +117,7 @@ def main() -> int:
 
     result: dict[str, object] = {"openmp": bool(torch.backends.openmp.is_available())}
     try:
-        from torch._inductor.cpu_vec_isa import pick_vec_isa
-
-        isa = pick_vec_isa()
+        isa, result["vec_isa_forked_loads"] = pick_vec_isa_forked()
         result["vec_isa"] = str(isa) if isa else None
     except Exception as exc:
         result["vec_isa_error"] = f"{type(exc).__name__}: {exc}"

@@ -1,5 +1,11 @@
-"""Launch one process per rank with torch.multiprocessing (spawn), with a free
-port, a deadline, and child failures turned into readable errors."""
+"""Launch one process per rank with torch.multiprocessing, with a free port, a deadline, and child
+failures turned into readable errors.
+
+The start method is spawn, except when the caller asks for fork (the suite's background gloo ranks,
+started before any check has run) and the ranks are gloo ranks of a process that has not initialised
+CUDA and sees no GPU (the CPU-only run, e.g. the in-build checks): those are forked, so that they do
+not import torch again (about 1.5 CPU-s each). A forked child must never use CUDA, nor an OpenMP pool
+the parent has used, hence the conditions; NCCL ranks and every run on a GPU host are spawned."""
 
 from __future__ import annotations
 
@@ -10,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
+from conformance.support.probes.devices import gpu_count
 from conformance.support.processes.dist_job import DistJob
 from conformance.support.processes.dist_workers import run_rank
 from conformance.support.processes.env import apply_safe_distributed_env
@@ -58,10 +66,25 @@ class PendingRun:
                 process.join(5)
 
 
+def start_method(backend: str, fork: bool) -> str:
+    """fork when asked, for gloo, in a process with no CUDA state and no GPU; spawn otherwise."""
+    if fork and backend == "gloo" and not torch.cuda.is_initialized() and gpu_count() == 0:
+        return "fork"
+    return "spawn"
+
+
 def start_distributed(
-    tasks: tuple[str, ...], backend: str, world_size: int, out_dir: Path, timeout_s: float = 240.0
+    tasks: tuple[str, ...],
+    backend: str,
+    world_size: int,
+    out_dir: Path,
+    timeout_s: float = 240.0,
+    *,
+    fork: bool = False,
 ) -> PendingRun:
-    """Spawn ``world_size`` ranks running ``tasks`` (see _dist_workers.TASKS) without waiting for them."""
+    """Start ``world_size`` ranks running ``tasks`` (see _dist_workers.TASKS) without waiting for them.
+
+    fork=True only from a process that has run no torch work yet (see the module's docstring)."""
     apply_safe_distributed_env()  # spawned children inherit os.environ
     out_dir.mkdir(parents=True, exist_ok=True)
     job = DistJob(
@@ -73,7 +96,8 @@ def start_distributed(
         timeout_s=timeout_s,
     )
     started = time.monotonic()
-    context = start_processes(run_rank, args=(job,), nprocs=world_size, join=False, start_method="spawn")
+    method = start_method(backend, fork)
+    context = start_processes(run_rank, args=(job,), nprocs=world_size, join=False, start_method=method)
     assert context is not None
     return PendingRun(job, context, started, out_dir)
 
