@@ -62,12 +62,21 @@ def load_base_record(path: Path) -> BaseRecord | None:
     if not path.exists():
         return None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
         raise BaseRecordError(f"{path} is not readable JSON: {exc}") from exc
+    return parse_base_record(text, str(path))
+
+
+def parse_base_record(text: str | bytes, where: str) -> BaseRecord:
+    """A record's JSON text (``where`` names it in errors)."""
+    try:
+        data = json.loads(text)
+    except ValueError as exc:
+        raise BaseRecordError(f"{where} is not readable JSON: {exc}") from exc
     dpkg = data.get("dpkg") if isinstance(data, dict) else None
     if not isinstance(dpkg, dict) or not all(isinstance(v, str) for v in dpkg.values()):
-        raise BaseRecordError(f"{path} has no 'dpkg' object of package -> version")
+        raise BaseRecordError(f"{where} has no 'dpkg' object of package -> version")
     return BaseRecord(str(data.get("image", "")), str(data.get("id", "")), dict(dpkg))
 
 

@@ -7,7 +7,6 @@ The build records every Debian package of the image's system stage (the base plu
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import Matrix
+from pytorch_cuda_contract.base_record import BaseRecordError, parse_base_record
 from pytorch_cuda_contract.paths import BASE_RECORD_PATH
 
 HEADER = (
@@ -78,18 +78,15 @@ def record_from_image(engine: Engine, matrix: Matrix, image: str, root: Path) ->
     if raw is None:
         raise DebianRecordError(cause=f"{image} has no {BASE_RECORD_PATH}", fix=fix)
     try:
-        data = json.loads(raw)
-        dpkg, base_image, base_id = data["dpkg"], str(data["image"]), str(data["id"])
-    except (ValueError, KeyError, TypeError) as exc:
-        raise DebianRecordError(cause=f"{image}'s {BASE_RECORD_PATH} is not a base record ({exc})", fix=fix) from exc
-    names = [name for name, base in matrix.bases.items() if base.image == base_image]
-    if not names or not isinstance(dpkg, dict) or not dpkg:
+        record = parse_base_record(raw, f"{image}'s {BASE_RECORD_PATH}")
+    except BaseRecordError as exc:
+        raise DebianRecordError(cause=f"{exc} (not a base record)", fix=fix) from exc
+    names = [name for name, base in matrix.bases.items() if base.image == record.image]
+    if not names or not record.dpkg:
         raise DebianRecordError(
-            cause=f"{image} was built on {base_image}, which is no base of matrix.yaml, or it records no packages",
+            cause=f"{image} was built on {record.image}, which is no base of matrix.yaml, or it records no packages",
             fix=fix,
         )
     path = record_path(root, names[0])
-    path.write_text(
-        format_record(names[0], image, base_id, {str(k): str(v) for k, v in dpkg.items()}), encoding="utf-8"
-    )
-    return path, len(dpkg)
+    path.write_text(format_record(names[0], image, record.id, record.dpkg), encoding="utf-8")
+    return path, len(record.dpkg)
