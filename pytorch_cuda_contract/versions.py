@@ -37,10 +37,12 @@ def cudnn_version_int(version: str) -> int:
 
 def cudnn_version_string(encoded: int) -> str:
     """Inverse of :func:`cudnn_version_int`: 91002 -> ``"9.10.2"``, 8902 -> ``"8.9.2"``."""
-    if encoded >= 90000:
-        major, rest = divmod(encoded, 10000)
-    else:
-        major, rest = divmod(encoded, 1000)
+    return _dotted(encoded, wide_from=90000)
+
+
+def _dotted(encoded: int, wide_from: int) -> str:
+    """major*10000 + minor*100 + patch from ``wide_from`` on, major*1000 + minor*100 + patch below it."""
+    major, rest = divmod(encoded, 10000 if encoded >= wide_from else 1000)
     minor, patch = divmod(rest, 100)
     return f"{major}.{minor}.{patch}"
 
@@ -53,12 +55,7 @@ def nccl_version_string(reported: tuple[int, ...] | int) -> str:
     major*10000 + minor*100 + patch since NCCL 2.9 (major*1000 + ... before).
     """
     if isinstance(reported, int):
-        if reported >= 20900:
-            major, rest = divmod(reported, 10000)
-        else:
-            major, rest = divmod(reported, 1000)
-        minor, patch = divmod(rest, 100)
-        return f"{major}.{minor}.{patch}"
+        return _dotted(reported, wide_from=20900)
     numbers = [int(part) for part in reported[:3]]
     return ".".join(str(n) for n in numbers)
 
