@@ -89,15 +89,13 @@ stage "mypy (strict)"
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py --check-render
 
-stage "unit tests (fake engine) and report tests (recorded results, headless chromium)"
-"$py" -m pytest tests/unit tests/report -q --durations=10
+stage "unit tests (fake engine) and report tests (recorded results, headless chromium), one worker per core"
+"$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core
 
 if [ "$tier" = full ]; then
-  stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9)"
+  stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9) and the suite's tests inside it, in two lanes"
   rm -f build-output/integration-timings.json  # this run's timings only
-  "$py" -m pytest tests/integration -v -s --durations=25
-  stage "conformance-suite tests, inside pytorch-cuda:v2.9 (its torch, its pytest)"
-  scripts/suite-tests-in-image.sh pytorch-cuda:v2.9 -q --durations=10
+  scripts/test-lanes.sh pytorch-cuda:v2.9
 elif "$py" -c "import torch" 2>/dev/null; then
   stage "conformance-suite tests (the host venv's torch)"
   "$py" -m pytest tests/conformance -q

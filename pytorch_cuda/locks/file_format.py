@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,6 +88,10 @@ def compile_argv(uv: str, requirements: Path, index_url: str, python: str) -> li
         "--generate-hashes",
         "--python-version",
         python,
+        # The interpreter uv would build an sdist's metadata with: this one. Without it, uv looks on PATH for a
+        # Python of the target's version first, and behind pyenv's shims that search alone took 8-11 s per lock.
+        "--python",
+        sys.executable,
         "--python-platform",
         PYTHON_PLATFORM,
         "--index-url",

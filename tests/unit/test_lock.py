@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -180,6 +181,7 @@ def test_refresh_lock_writes_a_fresh_lock_and_says_what_changed(matrix: Matrix, 
     argv = seen[0]
     assert argv[argv.index("--python-platform") + 1] == "x86_64-manylinux_2_28"
     assert argv[argv.index("--python-version") + 1] == "3.13"
+    assert argv[argv.index("--python") + 1] == sys.executable  # no search of PATH for a 3.13 (slow behind pyenv)
     assert argv[argv.index("--index-url") + 1] == PYPI_INDEX
     assert "--generate-hashes" in argv
     assert lock_problem(matrix, variant, copy) is None
