@@ -34,6 +34,7 @@ TIMINGS = ROOT / "build-output" / "integration-timings.json"
 # containers of the built image, derives images of its own names, or serves a loopback index or registry of its
 # own; the engine_builds lane's builds point the release tags at the same image again (same content, same ID).
 ENGINE_BUILDS = "engine_builds"
+BUILD_LOCK = "integration-builds"  # held by every build.py this tier runs on this checkout, and by engine_builds tests
 BUILDING_MODULES = frozenset(
     {"test_build_failures", "test_devel", "test_interrupt", "test_jupyter", "test_registry_push"}
 )
@@ -49,13 +50,41 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(ENGINE_BUILDS)
 
 
+_held: dict[str, int] = {}  # lock name -> how deeply this process holds it
+
+
 @contextmanager
 def host_lock(name: str) -> Iterator[None]:
-    """An advisory lock on build-output/NAME.lock, across the two lanes (released however the holder ends)."""
+    """An advisory lock on build-output/NAME.lock, across the two lanes (released however the holder ends).
+
+    Re-entrant within a process: a test that holds it may call run_build_py, which takes it too."""
+    if _held.get(name):
+        _held[name] += 1
+        try:
+            yield
+        finally:
+            _held[name] -= 1
+        return
     path = ROOT / "build-output" / f"{name}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
+        _held[name] = 1
+        try:
+            yield
+        finally:
+            _held[name] = 0
+
+
+@pytest.fixture(autouse=True)
+def _one_build_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
+    """An engine_builds test holds the build lock while it runs: the other lane runs build.py only once, in the
+    `built` fixture, and must not do so in the middle of a test that counts candidate tags or holds build.py's
+    own lock."""
+    if request.node.get_closest_marker(ENGINE_BUILDS) is None:
+        yield
+        return
+    with host_lock(BUILD_LOCK):
         yield
 
 
@@ -68,15 +97,16 @@ class BuiltImage:
 
 def run_build_py(*args: str) -> tuple[dict[str, Any], float]:
     """Run build.py for real, its progress going to our stderr, and return its JSON and wall time."""
-    started = time.monotonic()
-    process = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), *args, "--json"],
-        stdout=subprocess.PIPE,
-        stderr=None,  # progress shows in the test log
-        text=True,
-        timeout=3600,
-    )
-    seconds = time.monotonic() - started
+    with host_lock(BUILD_LOCK):
+        started = time.monotonic()
+        process = subprocess.run(
+            [sys.executable, str(ROOT / "build.py"), *args, "--json"],
+            stdout=subprocess.PIPE,
+            stderr=None,  # progress shows in the test log
+            text=True,
+            timeout=3600,
+        )
+        seconds = time.monotonic() - started
     data = json.loads(process.stdout) if process.stdout.strip() else {}
     assert process.returncode == 0, f"build.py {' '.join(args)} failed ({process.returncode}): {data}"
     return data, seconds
@@ -108,9 +138,8 @@ def client() -> docker.DockerClient:
 def built(client: docker.DockerClient) -> BuiltImage:
     """Build the cu12 runtime image through the README's command (cold in CI, warm locally).
 
-    Each lane asks; the lock makes the second wait for the first, and then reuse its image."""
-    with host_lock("integration-built"):
-        result, seconds = run_build_py("--target", "cu12")
+    Each lane asks; the build lock (run_build_py) makes the second wait for the first, and then reuse its image."""
+    result, seconds = run_build_py("--target", "cu12")
     record_timing("build_cu12_seconds", round(seconds, 1), first=True)  # the lane that built it, not the reuse
     record_timing("image_size_bytes", result["size_bytes"])
     print(f"\nbuild.py --target cu12: {seconds:.1f} s, {result['size_bytes'] / 1e9:.2f} GB", file=sys.stderr)

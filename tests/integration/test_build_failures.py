@@ -21,7 +21,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.integration.background_build import WatchedBuild, error_paragraph, rebuilt_run_steps
+from tests.integration.background_build import FIRST_RUN_STEP, WatchedBuild, error_paragraph, rebuilt_run_steps
 from tests.integration.checkout import scratch_checkout
 from tests.integration.conftest import ROOT, BuiltImage, record_timing
 from tests.integration.image_tags import candidate_tags, tag_ids
@@ -39,12 +39,12 @@ PACKAGE_WHEEL_SHA256 = "85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103
 
 
 def _sever_during_build(sever: Callable[[WatchedBuild], str], env: dict[str, str]) -> tuple[dict[str, str], str]:
-    """Start a --no-cache build, and once it is inside the first wheel layer, sever it from the daemon.
+    """Start a --no-cache build, and once it is inside its first RUN step, sever it from the daemon.
 
     Asserts that build.py exits 2 without a traceback; returns its --json answer and its error paragraph."""
     with WatchedBuild([*BUILD, "--no-cache", "--json"], env=env) as build:
-        build.wait_for("from=installer", 600)  # the first wheel layer (--no-cache runs it again)
-        time.sleep(5)  # inside it, downloading and unpacking
+        build.wait_for(FIRST_RUN_STEP, 600)  # apt-get installing the system packages (--no-cache runs it again)
+        time.sleep(3)  # inside it, downloading and unpacking (the step takes about 14 s)
         severed = sever(build)
         status = build.wait(120)
     progress = build.progress

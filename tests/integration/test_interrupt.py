@@ -16,7 +16,7 @@ import time
 import docker
 import pytest
 
-from tests.integration.background_build import WatchedBuild, rebuilt_run_steps
+from tests.integration.background_build import FIRST_RUN_STEP, WatchedBuild, rebuilt_run_steps
 from tests.integration.conftest import ROOT, BuiltImage
 from tests.integration.image_tags import candidate_tags, tag_ids
 
@@ -42,8 +42,8 @@ def _interrupt_after(flags: list[str], marker: str, settle_s: float) -> tuple[in
 @pytest.mark.parametrize(
     ("flags", "marker", "settle_s"),
     [
-        # in the middle of a real build step: the first wheel layer (--no-cache runs it again)
-        (["--no-cache"], "from=installer", 5.0),
+        # in the middle of a real build step: apt-get installing the system packages (--no-cache runs it again)
+        (["--no-cache"], FIRST_RUN_STEP, 3.0),
         # the build is cached: in the middle of the in-image checks
         (["--recheck"], "running `conformance -m cpu`", 3.0),
     ],
