@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The full tier's Docker part, in two lanes side by side (scripts/test.sh calls it; about 30% of a 2-core runner
-# idled while these ran one after another, waiting on the engine, the registry and PyPI):
+# The full tier's Docker part in lanes side by side (scripts/test.sh calls it; about 30% of a 2-core runner idled
+# while these ran one after another, waiting on the engine, the registry and PyPI):
 #   builds  the integration tests that run build.py on this checkout (marker engine_builds): they share its build
 #           lock and the engine's candidate tags, so they run one after another (tests/integration/conftest.py);
 #   images  every other integration test (containers of the built image, derived images, loopback index and
-#           registry), then the suite's own tests inside the image (scripts/suite-tests-in-image.sh).
-# Each line is prefixed with its lane's name. Both lanes ask for the image through build.py once; a lock makes the
-# second wait for the first and reuse it. Exit status: 0 when both lanes passed, else the first failing lane's.
+#           registry);
+#   suite   the suite's own tests inside the image (scripts/suite-tests-in-image.sh), started when the first of
+#           the other two lanes ends.
+# Each line is prefixed with its lane's name. Both integration lanes ask for the image through build.py once; a lock
+# makes the second wait for the first and reuse it. Exit status: 0 when every lane passed, else the first failing
+# lane's (in the order builds, images, suite).
 #   scripts/test-lanes.sh [IMAGE]     (IMAGE: pytorch-cuda:v2.9)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,24 +35,29 @@ builds() {
 }
 
 # shellcheck disable=SC2329  # called through `lane`
-images() {  # both parts run; the first failure's status is the lane's
-  local status=0 suite=0
-  "$py" -m pytest tests/integration -v -m "not engine_builds" --durations=15 || status=$?
+images() {
+  "$py" -m pytest tests/integration -v -m "not engine_builds" --durations=15
+}
+
+# shellcheck disable=SC2329  # called through `lane`
+suite() {
   echo "==> conformance-suite tests, inside $image (its torch, its pytest)"
-  scripts/suite-tests-in-image.sh "$image" -q --durations=10 || suite=$?
-  [ "$status" -ne 0 ] || status=$suite
-  return "$status"
+  scripts/suite-tests-in-image.sh "$image" -q --durations=10
 }
 
 lane builds builds &
-builds_pid=$!
 lane images images &
-images_pid=$!
-wait "$builds_pid" "$images_pid"
+wait -n || true  # the first integration lane to end (its status is in $results)
+if ! docker image inspect "$image" >/dev/null 2>&1; then
+  echo "test-lanes: $image is not here (the integration lanes build it); the suite lane waits for them" >&2
+  wait
+fi
+lane suite suite &
+wait
 
 status=0
 printf '\n==> lanes\n'
-for name in builds images; do
+for name in builds images suite; do
   read -r seconds lane_status <"$results/$name"
   printf '%6s s  %s (exit status %s)\n' "$seconds" "$name" "$lane_status"
   if [ "$lane_status" -ne 0 ] && [ "$status" -eq 0 ]; then status=$lane_status; fi
