@@ -11,14 +11,15 @@ usage: scripts/test.sh [--unit | --help]
 
 Tiers (typical wall times on a 2-core runner, with the image already built by README command 1):
   --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
-           zizmor, schemas), mypy --strict, images/ render check, unit tests (fake engine),
-           report tests (headless chromium), and the suite's own tests when .venv has torch.
-           About 2-3 minutes.
-  (none)   everything above, then the integration tests on the real Docker engine (builds
-           pytorch-cuda:v2.9 through build.py, reusing the same content's image; its broken
-           variants; a real push to the registry on 127.0.0.1:5000; a real browser) and the
-           suite's own tests inside the image. About 12-16 minutes after command 1; from a
-           fresh clone add the cold build (about 2-4 minutes).
+           zizmor, schemas), mypy --strict, images/ render check, unit tests (fake engine) and
+           report tests (headless chromium) on one pytest-xdist worker per core, and the suite's
+           own tests when .venv has torch. About 2-2.5 minutes.
+  (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
+           integration tests on the real Docker engine (builds pytorch-cuda:v2.9 through
+           build.py, reusing the same content's image; its broken variants; a real push of it
+           to the registry on 127.0.0.1:5000; a real browser) and the suite's own tests inside
+           the image. About 10-11 minutes after command 1; from a fresh clone add the cold
+           build (about 2 minutes).
   --help   this text.
 
 Exit status: 0 when every stage passed, the failing stage's status otherwise, 2 on a bad argument
