@@ -31,12 +31,15 @@ def test_a_cold_cache_volume_passes_and_is_filled(built: BuiltImage, client: doc
             built.ref,
             "sh",
             "-c",
-            f"stat -c %U {MOUNT_POINT}; find {MOUNT_POINT} -name '*.so' | wc -l",
+            f"stat -c %U {MOUNT_POINT}; find {MOUNT_POINT} -name '*.so' | wc -l; "
+            f"find {MOUNT_POINT}/precompiled_headers -name '*.gch' | wc -l",
             options=("-v", f"{cache.volume}:{MOUNT_POINT}"),
         )
-        owner, compiled = listed.output.split()
+        owner, compiled, headers = listed.output.split()
         assert owner == "torch", listed.output  # a new volume takes the image's directory's owner
         assert int(compiled) >= 2, f"the ISA probe programs and kernels should be in the volume: {listed.output}"
+        # the compile probe's precompiled C++ header, compiled once per volume rather than in every container
+        assert int(headers) >= 1, f"the precompiled header should be in the volume: {listed.output}"
     finally:
         client.volumes.get(cache.volume).remove(force=True)
 
