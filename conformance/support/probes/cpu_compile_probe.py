@@ -108,8 +108,10 @@ def pick_vec_isa_forked() -> tuple[object, int]:
         setattr(cpu_vec_isa, "subprocess", real)  # noqa: B010
 
 
-def keep_precompiled_headers_in_cache_dir() -> str | None:
-    """Point Inductor's precompiled C++ headers into TORCHINDUCTOR_CACHE_DIR, when it is set; the folder, or None.
+def keep_precompiled_headers_in_cache_dir(root: str | None) -> str | None:
+    """Point Inductor's precompiled C++ headers into `root`, the TORCHINDUCTOR_CACHE_DIR the probe was started
+    with (read before torch is imported: Inductor sets the variable to its default folder the first time it asks),
+    when it was set; the folder, or None.
 
     Inductor keeps them in default_cache_dir() (/tmp/torchinductor_<user>), outside TORCHINDUCTOR_CACHE_DIR, so
     each new container (every in-build check) compiled the 137 MB header of its C++ kernels again: 4.5 s of this
@@ -117,7 +119,6 @@ def keep_precompiled_headers_in_cache_dir() -> str | None:
     torch and CPU. The compiler still runs in every probe: Inductor preprocesses the header each time, to key the
     precompiled file by its content (a missing compiler fails the probe, warm cache or not). A torch without these
     module attributes keeps its own folder."""
-    root = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     if not root:
         return None
     from torch._inductor import codecache
@@ -132,6 +133,7 @@ def keep_precompiled_headers_in_cache_dir() -> str | None:
 
 def main() -> int:
     sys.path.insert(0, str(Path(__file__).resolve().parents[3]))
+    cache_root = os.environ.get("TORCHINDUCTOR_CACHE_DIR")  # before torch: Inductor fills it in with its default
     import torch
 
     from conformance.support.workloads.compile_check import PointwiseNet, compile_and_compare, has_cpp_kernel
@@ -143,7 +145,7 @@ def main() -> int:
         result["vec_isa"] = str(isa) if isa else None
     except Exception as exc:
         result["vec_isa_error"] = f"{type(exc).__name__}: {exc}"
-    result["precompiled_headers"] = keep_precompiled_headers_in_cache_dir()
+    result["precompiled_headers"] = keep_precompiled_headers_in_cache_dir(cache_root)
     try:
         outcome = compile_and_compare(PointwiseNet, seeded_randn((16, 32), seed=32), None, backward=False)
     except Exception as exc:
