@@ -94,7 +94,7 @@ stage "unit tests (fake engine) and report tests (recorded results, headless chr
 "$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core
 
 if [ "$tier" = full ]; then
-  stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9) and the suite's tests inside it, in two lanes"
+  stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9) and the suite's tests inside it, in lanes side by side"
   rm -f build-output/integration-timings.json  # this run's timings only
   scripts/test-lanes.sh pytorch-cuda:v2.9
 elif "$py" -c "import torch" 2>/dev/null; then
