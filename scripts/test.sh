@@ -15,11 +15,11 @@ Tiers (typical wall times on a 2-core runner, with the image already built by RE
            report tests (headless chromium) on one pytest-xdist worker per core, and the suite's
            own tests when .venv has torch. About 2-2.5 minutes.
   (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
-           integration tests on the real Docker engine (builds pytorch-cuda:v2.9 through
-           build.py, reusing the same content's image; its broken variants; a real push of it
-           to the registry on 127.0.0.1:5000; a real browser) and the suite's own tests inside
-           the image. About 10-11 minutes after command 1; from a fresh clone add the cold
-           build (about 2 minutes).
+           integration tests on the real Docker engine (pytorch-cuda:v2.9 built through
+           build.py in the background while the unit tests run, or the same content's image
+           reused; its broken variants; a real push of it to the registry on 127.0.0.1:5000;
+           a real browser) and the suite's own tests inside the image. About 11-12 minutes
+           after command 1; on an empty engine add the base and the cold build (2-4 minutes).
   --help   this text.
 
 Exit status: 0 when every stage passed, the failing stage's status otherwise, 2 on a bad argument
@@ -54,8 +54,14 @@ finish_stage() {
     current=""
   fi
 }
+image_build_pid=""  # the full tier's image build, in the background while the unit tests run
+image_log=build-output/test-image-build.log
 report() {
   status=$?
+  if [ -n "$image_build_pid" ] && kill -0 "$image_build_pid" 2>/dev/null; then
+    kill -INT "$image_build_pid" 2>/dev/null || true  # Ctrl-C's way out: no tag moves
+    wait "$image_build_pid" 2>/dev/null || true
+  fi
   finish_stage
   printf '\n==> stage times (%s tier)\n' "$tier"
   for row in "${stages[@]}"; do
@@ -90,10 +96,28 @@ stage "mypy (strict)"
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py --check-render
 
+if [ "$tier" = full ]; then
+  # The integration tests' image, built (or reused: the same content's image) while the unit tests run: on an empty
+  # engine most of a cold build waits on downloads and the engine, so the unit tests fill the cores meanwhile.
+  mkdir -p build-output
+  printf '\n==> building pytorch-cuda:v2.9 in the background while the unit tests run (log: %s)\n' "$image_log"
+  "$py" build.py --target cu12 --progress plain >"$image_log" 2>&1 &
+  image_build_pid=$!
+fi
+
 stage "unit tests (fake engine) and report tests (recorded results, headless chromium), one worker per core"
 "$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core
 
 if [ "$tier" = full ]; then
+  stage "pytorch-cuda:v2.9 for the integration tests (the background build's rest)"
+  build_status=0
+  wait "$image_build_pid" || build_status=$?
+  image_build_pid=""
+  tail -n 12 "$image_log"
+  if [ "$build_status" -ne 0 ]; then
+    echo "test: the build of pytorch-cuda:v2.9 failed (exit status $build_status; whole log: $image_log)" >&2
+    exit "$build_status"
+  fi
   stage "integration tests (real Docker engine, real PyPI wheels, builds pytorch-cuda:v2.9) and the suite's tests inside it, in lanes side by side"
   rm -f build-output/integration-timings.json  # this run's timings only
   scripts/test-lanes.sh pytorch-cuda:v2.9
