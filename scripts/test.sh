@@ -16,7 +16,7 @@ Tiers (typical wall times on a 2-core runner, with the image already built by RE
            own tests when .venv has torch. About 2-2.5 minutes.
   (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
            integration tests on the real Docker engine (pytorch-cuda:v2.9 built through
-           build.py in the background while the unit tests run, or the same content's image
+           build.py in the background while the linters and unit tests run, or the same content's image
            reused; its broken variants; a real push of it to the registry on 127.0.0.1:5000;
            a real browser) and the suite's own tests inside the image. About 11-12 minutes
            after command 1; on an empty engine add the base and the cold build (2-4 minutes).
@@ -54,7 +54,7 @@ finish_stage() {
     current=""
   fi
 }
-image_build_pid=""  # the full tier's image build, in the background while the unit tests run
+image_build_pid=""  # the full tier's image build, in the background while the linters and unit tests run
 image_log=build-output/test-image-build.log
 report() {
   status=$?
@@ -83,6 +83,15 @@ for name, value in json.load(open(sys.argv[1])).items():
 }
 trap report EXIT
 
+if [ "$tier" = full ]; then
+  # The integration tests' image, built (or reused: the same content's image) while the linters and the unit tests
+  # run: on an empty engine most of a cold build waits on downloads and the engine, and they fill the cores.
+  mkdir -p build-output
+  printf '\n==> building pytorch-cuda:v2.9 in the background while the linters and unit tests run (log: %s)\n' "$image_log"
+  "$py" build.py --target cu12 --progress plain >"$image_log" 2>&1 &
+  image_build_pid=$!
+fi
+
 stage "ruff (lint and format)"
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
@@ -95,15 +104,6 @@ stage "mypy (strict)"
 
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py --check-render
-
-if [ "$tier" = full ]; then
-  # The integration tests' image, built (or reused: the same content's image) while the unit tests run: on an empty
-  # engine most of a cold build waits on downloads and the engine, so the unit tests fill the cores meanwhile.
-  mkdir -p build-output
-  printf '\n==> building pytorch-cuda:v2.9 in the background while the unit tests run (log: %s)\n' "$image_log"
-  "$py" build.py --target cu12 --progress plain >"$image_log" 2>&1 &
-  image_build_pid=$!
-fi
 
 stage "unit tests (fake engine) and report tests (recorded results, headless chromium), one worker per core"
 "$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core
