@@ -27,12 +27,13 @@ ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
 TIMINGS = ROOT / "build-output" / "integration-timings.json"
 
-# scripts/test.sh runs this tier in two lanes side by side: `-m engine_builds`, and `-m "not engine_builds"` followed
-# by the suite's own tests inside the image. The tests that run build.py on this checkout's cu12 variants hold its
-# build lock (build-output/build-*.lock) and leave pytorch-cuda:candidate-* tags while they run, and several assert
-# that no candidate tag is left: they are the engine_builds lane, one after another. The other lane only runs
-# containers of the built image, derives images of its own names, or serves a loopback index or registry of its
-# own; the engine_builds lane's builds point the release tags at the same image again (same content, same ID).
+# scripts/test-lanes.sh runs this tier in two lanes side by side, `-m engine_builds` and `-m "not engine_builds"`
+# (and the suite's own tests inside the image in a third, once the first of those ends). The tests that run build.py
+# on this checkout's cu12 variants hold its build lock (build-output/build-*.lock) and leave pytorch-cuda:candidate-*
+# tags while they run, and several assert that no candidate tag is left: they are the engine_builds lane, one after
+# another. The other lane only runs containers of the built image, derives images of its own names, or serves a
+# loopback index or registry of its own; the engine_builds lane's builds point the release tags at the same image
+# again (same content, same ID).
 ENGINE_BUILDS = "engine_builds"
 BUILD_LOCK = "integration-builds"  # held by every build.py this tier runs on this checkout, and by engine_builds tests
 BUILDING_MODULES = frozenset(
