@@ -7,9 +7,11 @@
 #           registry);
 #   suite   the suite's own tests inside the image (scripts/suite-tests-in-image.sh), started when the first of
 #           the other two lanes ends.
-# Each line is prefixed with its lane's name. Both integration lanes ask for the image through build.py once; a lock
-# makes the second wait for the first and reuse it. Exit status: 0 when every lane passed, else the first failing
-# lane's (in the order builds, images, suite).
+# Each line is prefixed with its lane's name, and each lane's output is kept in build-output/lane-NAME.log. The lanes'
+# lines interleave, so at the end the summary of every failed lane is printed again, whole, where a CI log's tail
+# shows it. Both integration lanes ask for the image through build.py once; a lock makes the second wait for the
+# first and reuse it. Exit status: 0 when every lane passed, else the first failing lane's (in the order builds,
+# images, suite).
 #   scripts/test-lanes.sh [IMAGE]     (IMAGE: pytorch-cuda:v2.9)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,26 +19,36 @@ image="${1:-pytorch-cuda:v2.9}"
 py=.venv/bin/python
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
+logs=build-output
+mkdir -p "$logs"
 
 lane() {  # $1: the lane's name; then its command. Writes "<seconds> <status>" to $results/<name>.
   local name=$1 started status
   shift
   started=$(date +%s)
   set +e
-  "$@" 2>&1 | sed -u "s/^/[$name] /"
+  "$@" 2>&1 | tee "$logs/lane-$name.log" | sed -u "s/^/[$name] /"
   status=${PIPESTATUS[0]}
   set -e
   echo "$(($(date +%s) - started)) $status" >"$results/$name"
 }
 
+failures() {  # $1: a lane's log. pytest's failure reports and its short summary (or the log's last 60 lines).
+  if grep -q '^=* \(FAILURES\|ERRORS\) =*$' "$1"; then
+    sed -n '/^=* \(FAILURES\|ERRORS\) =*$/,$p' "$1" | tail -n 150
+  else
+    tail -n 60 "$1"
+  fi
+}
+
 # shellcheck disable=SC2329  # called through `lane`
 builds() {
-  "$py" -m pytest tests/integration -v -m engine_builds --durations=15
+  "$py" -m pytest tests/integration -v -rfE -m engine_builds --durations=15
 }
 
 # shellcheck disable=SC2329  # called through `lane`
 images() {
-  "$py" -m pytest tests/integration -v -m "not engine_builds" --durations=15
+  "$py" -m pytest tests/integration -v -rfE -m "not engine_builds" --durations=15
 }
 
 # shellcheck disable=SC2329  # called through `lane`
@@ -61,5 +73,13 @@ for name in builds images suite; do
   read -r seconds lane_status <"$results/$name"
   printf '%6s s  %s (exit status %s)\n' "$seconds" "$name" "$lane_status"
   if [ "$lane_status" -ne 0 ] && [ "$status" -eq 0 ]; then status=$lane_status; fi
+done
+for name in builds images suite; do
+  read -r _ lane_status <"$results/$name"
+  if [ "$lane_status" -ne 0 ]; then
+    printf '\n==> lane %s failed (exit status %s); its whole log: %s. Its failures and summary:\n' \
+      "$name" "$lane_status" "$logs/lane-$name.log"
+    failures "$logs/lane-$name.log"
+  fi
 done
 exit "$status"

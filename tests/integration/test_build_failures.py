@@ -160,12 +160,13 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
         assert len(stale) == 1, checked.stdout + checked.stderr
         assert stale[0].startswith("stale: images/cu128-jupyter/requirements-flavour.lock: stale:"), stale
         failed = subprocess.run([*scratch_build, *BUILD_FLAGS, "--json"], capture_output=True, text=True, timeout=1800)
-    assert failed.returncode == 2, failed.stderr[-3000:]
-    assert "Traceback" not in failed.stderr, failed.stderr[-3000:]
+    said = f"build.py's progress ended with:\n{failed.stderr[-3000:]}"
+    assert failed.returncode == 2, said
+    assert "Traceback" not in failed.stderr, said
     error = json.loads(failed.stdout)
-    assert error["error"] == "EngineError"
-    assert f"the download of {PACKAGE}==" in error["cause"], error
-    assert "does not match its hash in images/cu128-runtime/requirements.lock" in error["cause"], error
+    assert error["error"] == "EngineError", (error, said)
+    assert f"the download of {PACKAGE}==" in error["cause"], (error, said)
+    assert "does not match its hash in images/cu128-runtime/requirements.lock" in error["cause"], (error, said)
     assert "`python build.py --lock --target cu128`" in error["fix"], error
     paragraph = error_paragraph(failed.stderr)
     assert "does not match its hash" in paragraph
@@ -173,8 +174,8 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
     print(f"\nwrong hash of {PACKAGE} in the lock; build.py said:\n{paragraph}", file=sys.stderr)
     # Only the small packages' layer ran (and failed); the CUDA and torch layers came from the cache.
     rebuilt = rebuilt_run_steps(failed.stderr)
-    assert len(rebuilt) == 1, rebuilt
-    assert "layer-3-python.lock" in rebuilt[0], rebuilt
-    assert candidate_tags(client) == []
-    assert tag_ids(client, refs) == before
+    assert len(rebuilt) == 1, (rebuilt, said)
+    assert "layer-3-python.lock" in rebuilt[0], (rebuilt, said)
+    assert candidate_tags(client) == [], said
+    assert tag_ids(client, refs) == before, said
     record_timing("download_not_matching_the_lock_seconds", round(time.monotonic() - started, 1))
