@@ -10,12 +10,14 @@ import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
-import oras.oci
-import oras.provider
 import requests
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.references import ImageReference, parse_reference, registry_host
+
+# oras is imported where a registry is called, not here: it imports jsonschema, whose format checkers import
+# rfc3987_syntax, which builds a grammar at import (about 1.3 s). Every build.py command imports this module
+# (bump and release are among its verbs); only those that reach a registry pay for it.
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -68,6 +70,8 @@ class RegistryClient:
     def __init__(self, host: str) -> None:
         self.host = host
         insecure = is_loopback(host)
+        import oras.provider  # see the note on the imports
+
         self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure)
         self._scheme = "http" if insecure else "https"
 
@@ -125,6 +129,8 @@ class RegistryClient:
 
     def attach(self, subject: Manifest, tag: str, blob: bytes, media_type: str, annotations: dict[str, str]) -> str:
         """Push `blob` as a one-layer OCI artifact whose subject is `subject`, tagged `tag`; return its digest."""
+        import oras.oci  # see the note on the imports
+
         ref = reference(subject.ref)
         with tempfile.TemporaryDirectory(prefix="pytorch-cuda-attach-") as workdir:
             path = Path(workdir) / tag

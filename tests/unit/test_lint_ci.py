@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -15,8 +16,12 @@ CHECKOUT_SHA = "actions/checkout@3d3c42e5aac5ba805825da76410c181273ba90b1"
 CHECKOUT = f"{CHECKOUT_SHA} # v7.0.1"
 
 
-def lint(tree: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(LINT), str(tree)], capture_output=True, text=True, timeout=180)
+def lint(tree: Path, only: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+    """lint-ci.sh on `tree`; with `only`, just the linters so named (LINT_CI_ONLY)."""
+    env = {k: v for k, v in os.environ.items() if k != "LINT_CI_ONLY"}
+    if only is not None:
+        env["LINT_CI_ONLY"] = ",".join(only)
+    return subprocess.run([str(LINT), str(tree)], capture_output=True, text=True, timeout=180, env=env)
 
 
 def copy_tree(tmp_path: Path) -> Path:
@@ -189,9 +194,10 @@ BROKEN = [
 
 @pytest.mark.parametrize("case", BROKEN)
 def test_a_broken_file_fails_the_lint(tmp_path: Path, case: Broken) -> None:
+    """Only the linters the case names run on its copy (the whole set runs on the clean copy above)."""
     tree = copy_tree(tmp_path)
     edit(tree, case.relative, case.old, case.new)
-    result = lint(tree)
+    result = lint(tree, only=case.linters)
     output = result.stdout + result.stderr
     assert result.returncode == 1, output
     for needle in case.needles:
@@ -199,3 +205,24 @@ def test_a_broken_file_fails_the_lint(tmp_path: Path, case: Broken) -> None:
     failed = output.split("lint-ci: FAILED: ")[1].splitlines()[0]
     for linter in case.linters:
         assert linter in failed, f"expected {linter} among the failed linters: {failed}"
+
+
+def test_only_runs_the_named_linters_and_says_which_it_left_out(tmp_path: Path) -> None:
+    tree = copy_tree(tmp_path)
+    edit(tree, ".github/dependabot.yml", "interval: weekly", "interval: fortnightly")  # breaks one linter only
+    passed = lint(tree, only=["hadolint"])
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "lint-ci: hadolint" in passed.stdout
+    assert "not run (LINT_CI_ONLY=hadolint): actionlint" in passed.stdout
+    assert "check-jsonschema: dependabot" in passed.stdout.split("not run")[1]
+    assert "lint-ci: the selected CI linters passed" in passed.stdout
+    failed = lint(tree, only=["hadolint", "check-jsonschema: dependabot"])
+    assert failed.returncode == 1
+    assert "lint-ci: FAILED: check-jsonschema: dependabot" in failed.stderr
+
+
+def test_only_with_no_such_linter_exits_2_naming_them(tmp_path: Path) -> None:
+    result = lint(copy_tree(tmp_path), only=["hadolnt"])
+    assert result.returncode == 2
+    assert "LINT_CI_ONLY=hadolnt names no linter" in result.stderr
+    assert "kubernetes-validate: deploy/k8s" in result.stderr
