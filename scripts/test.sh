@@ -13,12 +13,12 @@ Tiers (typical wall times on a 2-core runner, with the image already built by RE
   --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
            zizmor, schemas), mypy --strict, images/ render check, unit tests (fake engine) and
            report tests (headless chromium) on one pytest-xdist worker per core, and the suite's
-           own tests when .venv has torch. About 2-2.5 minutes.
+           own tests when .venv has torch. About 1-1.5 minutes.
   (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
            integration tests on the real Docker engine (pytorch-cuda:v2.9 built through
            build.py in the background while the linters and unit tests run, or the same content's image
            reused; its broken variants; a real push of it to the registry on 127.0.0.1:5000;
-           a real browser) and the suite's own tests inside the image. About 11-12 minutes
+           a real browser) and the suite's own tests inside the image. About 8 minutes
            after command 1; on an empty engine add the base and the cold build (2-4 minutes).
   --help   this text.
 
