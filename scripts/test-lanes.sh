@@ -34,8 +34,9 @@ lane() {  # $1: the lane's name; then its command. Writes "<seconds> <status>" t
 }
 
 failures() {  # $1: a lane's log. pytest's failure reports and its short summary (or the log's last 60 lines).
-  if grep -q '^=* \(FAILURES\|ERRORS\) =*$' "$1"; then
-    sed -n '/^=* \(FAILURES\|ERRORS\) =*$/,$p' "$1" | tail -n 150
+  local header='^=* \(FAILURES\|ERRORS\) =*$'  # pytest's banner before its failure reports
+  if grep -q "$header" "$1"; then
+    sed -n "/$header/,\$p" "$1" | tail -n 150
   else
     tail -n 60 "$1"
   fi

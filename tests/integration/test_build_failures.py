@@ -171,12 +171,11 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
         stale = [line for line in checked.stdout.splitlines() if line.startswith("stale:")]
         assert len(stale) == 1, checked.stdout + checked.stderr
         assert stale[0].startswith("stale: images/cu128-jupyter/requirements-flavour.lock: stale:"), stale
-        failed = subprocess.run([*scratch_build, *BUILD_FLAGS, "--json"], capture_output=True, text=True, timeout=1800)
+        wrong_hash_build = [*scratch_build, *BUILD_FLAGS, "--json"]
+        failed = subprocess.run(wrong_hash_build, capture_output=True, text=True, timeout=1800)
         if _network_failure(failed.stdout):  # the index did not answer: that is not what this test is about
             print(f"\nthe wrong-hash build failed on the network first, once more:\n{failed.stdout}", file=sys.stderr)
-            failed = subprocess.run(
-                [*scratch_build, *BUILD_FLAGS, "--json"], capture_output=True, text=True, timeout=1800
-            )
+            failed = subprocess.run(wrong_hash_build, capture_output=True, text=True, timeout=1800)
     said = f"build.py's progress ended with:\n{failed.stderr[-3000:]}"
     assert failed.returncode == 2, said
     assert "Traceback" not in failed.stderr, said
