@@ -44,6 +44,9 @@ MARKERS: Final = {
     "gpu": "needs one visible GPU; skips without one unless --require-gpu",
     "multigpu": "needs >= 2 visible GPUs",
 }
+# Not a mode: a check that no plausible fault can trip documents a fact and gates nothing. The results file says
+# so ("informational": the reason), the report lists it apart, and the fault-coverage matrix leaves it out.
+INFORMATIONAL_MARKER: Final = "informational(reason): documents a fact that no plausible fault can cross; not gated"
 RECORDER_KEY: Final = pytest.StashKey[ResultsRecorder]()
 MANIFEST_KEY: Final = pytest.StashKey[ManifestLookup]()
 FP32_POLICY_AT_START_KEY: Final = pytest.StashKey[dict[str, object]]()
@@ -74,6 +77,7 @@ def pytest_configure(config: pytest.Config) -> None:
     """Never raises: a fault found here becomes a named failing check in the JSON, not an internal error."""
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+    config.addinivalue_line("markers", INFORMATIONAL_MARKER)
     problem: str | None = None
     try:
         lookup = find_manifest(config.getoption("manifest"), os.environ)

@@ -155,6 +155,7 @@ def _tests(raw: Mapping[str, Any], gaps: _Gaps) -> dict[str, TestResult]:
             message=as_str(entry.get("message")),
             metrics=metrics,
             notes=tuple(str(n) for n in notes),
+            informational=as_str(entry.get("informational")),
         )
     return tests
 

@@ -130,6 +130,7 @@ class TestResult:
     message: str | None
     metrics: Mapping[str, Metric]
     notes: tuple[str, ...]
+    informational: str | None = None  # why a check marked informational gates nothing (None: a gated check)
 
     @property
     def name(self) -> str:

@@ -80,6 +80,11 @@ def _entry(e: dict[str, Any]) -> list[str]:
             ["measurement", "value", "unit"],
             [[f"`{m['name']}`", fmt(m["value"]), m["unit"]] for m in e["informational"]],
         )
+    if e["informational_checks"]:
+        lines += ["Checks that document, not gate (informational): no plausible fault can make them fail.", ""]
+        lines += _table(
+            ["check", "why it gates nothing"], [[f"`{c['test']}`", c["reason"]] for c in e["informational_checks"]]
+        )
     lines += _table(["claim", "measured", "verdict"], [[c["claim"], c["measured"], c["verdict"]] for c in e["claims"]])
     gpus = e["hardware"]["gpus"]
     hw = [

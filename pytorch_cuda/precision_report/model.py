@@ -81,6 +81,15 @@ def _informational(results: ConformanceResults) -> list[dict[str, Any]]:
     return rows
 
 
+def _informational_checks(results: ConformanceResults) -> list[dict[str, str]]:
+    """Checks marked informational by the suite: they document a fact no plausible fault can cross, gate nothing."""
+    return [
+        {"test": test.name, "reason": test.informational}
+        for test in sorted(results.tests.values(), key=lambda t: t.nodeid)
+        if test.informational is not None
+    ]
+
+
 def entry(results: ConformanceResults, a: Assessment, key: str) -> dict[str, Any]:
     dtypes = []
     for row in a.dtypes:
@@ -128,6 +137,7 @@ def entry(results: ConformanceResults, a: Assessment, key: str) -> dict[str, Any
         "recommendation": [asdict(line) for line in a.recommendation],
         "claims": [asdict(claim) for claim in a.claims],
         "informational": _informational(results),
+        "informational_checks": _informational_checks(results),
     }
 
 

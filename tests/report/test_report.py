@@ -155,3 +155,24 @@ def test_informational_numbers_are_shown_as_such_and_gated_ones_are_not(tmp_path
     assert "Recorded, not gated (informational)" in markdown
     assert "| `compile.compile_s.training` | 38.9 | s |" in markdown
     assert "Recorded, not gated (informational)" in html
+
+
+def test_informational_checks_are_listed_apart_with_their_reason(tmp_path: Path) -> None:
+    """A test that the suite marks informational (it documents a fact no fault can cross) is listed with its reason
+    under "Checks that document, not gate"; a gated test is not."""
+    raw = json.loads(H100.read_text())
+    nodeid = "conformance/test_article.py::test_fp16_overflows_where_bf16_does_not[cuda]"
+    raw["tests"][nodeid] = {"outcome": "passed", "phase": "call", "markers": ["gpu"], "duration_s": 0.1,
+                            "message": None, "metrics": {}, "notes": []}  # fmt: skip
+    raw["tests"][nodeid]["informational"] = "65536 cannot be stored in fp16 and is exact in bf16"
+    path = tmp_path / "flagged.json"
+    path.write_text(json.dumps(raw))
+    document, markdown, html = _render(tmp_path / "out", path)
+    checks = document["entries"][0]["informational_checks"]
+    assert checks == [{"test": nodeid.split("::")[-1], "reason": raw["tests"][nodeid]["informational"]}]
+    assert "Checks that document, not gate (informational)" in markdown
+    assert f"| `{checks[0]['test']}` | 65536 cannot be stored" in markdown
+    assert "Checks that document, not gate (informational)" in html
+    unflagged, plain_markdown, _ = _render(tmp_path / "plain", H100)
+    assert unflagged["entries"][0]["informational_checks"] == []
+    assert "Checks that document, not gate" not in plain_markdown

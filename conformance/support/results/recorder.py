@@ -37,8 +37,10 @@ class TestRecord:
     duration_s: float = 0.0
     metrics: dict[str, dict[str, object]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    informational: str | None = None  # the reason, for a check marked @pytest.mark.informational
 
     def as_json(self) -> dict[str, object]:
+        informational = {} if self.informational is None else {"informational": self.informational}
         return {
             "outcome": self.outcome or "unknown",
             "phase": self.phase,
@@ -47,6 +49,7 @@ class TestRecord:
             "message": self.message,
             "metrics": self.metrics,
             "notes": self.notes,
+            **informational,
         }
 
 
@@ -105,17 +108,30 @@ class ResultsRecorder:
     def _markers(item: pytest.Item) -> list[str]:
         return [m for m in MODE_MARKERS if item.get_closest_marker(m) is not None]
 
+    @staticmethod
+    def _informational(item: pytest.Item) -> str | None:
+        marker = item.get_closest_marker("informational")
+        if marker is None:
+            return None
+        reason = marker.args[0] if marker.args else marker.kwargs.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise pytest.UsageError(f"{item.nodeid}: @pytest.mark.informational needs the reason as a string")
+        return reason
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
         self.markexpr = str(config.getoption("markexpr", "") or "")
         for item in items:
-            self._record(item.nodeid).markers = self._markers(item)
+            record = self._record(item.nodeid)
+            record.markers = self._markers(item)
+            record.informational = self._informational(item)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         """Deselected tests stay in the report as "not_run" (unlike "skipped": not applicable here)."""
         for item in items:
             record = self._record(item.nodeid)
             record.markers = self._markers(item)
+            record.informational = self._informational(item)
             record.outcome, record.phase, record.message = "not_run", None, "deselected (-m / -k)"
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
