@@ -1,0 +1,85 @@
+"""python3 -m fault_coverage {list | run | matrix}: the conformance suite under real faults, on one GPU host.
+
+  list                               the catalogue: faults, controls, what each injects and must trip
+  run --card NAME --out DIR [CASE…]  run the named cases (default: every case the GPU host runs; the untouched
+                                     control first where DIR/runs has none yet), one results file each under
+                                     DIR/runs, then write the matrix of everything DIR/runs holds
+  matrix --card NAME --out DIR       (re)write DIR/matrix.json and DIR/matrix.md from DIR/runs
+
+Run it from the checkout's root, as root (a private /dev/shm and another uid need it), on a host with one GPU,
+python3, torch, pytest and nvidia-ml-py. Exit status: 0 when every gated check was tripped and no finding remains,
+1 otherwise, 2 on bad input (an unknown case, no untouched results).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from fault_coverage.catalogue import CASES
+from fault_coverage.matrix import UNTOUCHED, build_matrix
+from fault_coverage.matrix_page import render
+from fault_coverage.runner import run_cases
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python3 -m fault_coverage", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)  # fmt: skip
+    verbs = parser.add_subparsers(dest="verb", required=True)
+    verbs.add_parser("list", help="the catalogue")
+    for verb in ("run", "matrix"):
+        sub = verbs.add_parser(verb, help=f"{verb} (see above)")
+        sub.add_argument("--card", required=True, help="the card's label in the matrix: h100, h200, ...")
+        sub.add_argument("--out", required=True, type=Path, help="the folder of runs/ and the matrix")
+        if verb == "run":
+            sub.add_argument("cases", nargs="*", help="case names (default: every case the GPU host runs)")
+    return parser
+
+
+def _write_matrix(card: str, out: Path) -> int:
+    try:
+        matrix = build_matrix(CASES, out / "runs", card)
+    except ValueError as exc:
+        sys.stderr.write(f"fault_coverage: {exc}\n")
+        return 2
+    (out / "matrix.json").write_text(json.dumps(matrix, indent=1) + "\n", encoding="utf-8")
+    (out / "matrix.md").write_text(render(matrix), encoding="utf-8")
+    coverage = matrix["coverage"]
+    print(
+        f"fault coverage on the {card}: {coverage['tripped']}/{coverage['gated']} gated checks ({coverage['percent']}%)"
+    )
+    for finding in matrix["findings"]:
+        print(f"finding: {finding}")
+    print(f"wrote {out / 'matrix.md'} and {out / 'matrix.json'}")
+    return 0 if not matrix["findings"] and coverage["tripped"] == coverage["gated"] else 1
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.verb == "list":
+        for case in CASES:
+            print(
+                f"{case.kind:7} {case.name} [{case.where}]: {case.models}\n        injects: {case.injection.describe()}"
+            )
+            if case.trips:
+                print(f"        trips: {', '.join(case.trips)}")
+        return 0
+    if args.verb == "run":
+        known = {case.name: case for case in CASES}
+        unknown = [name for name in args.cases if name not in known]
+        if unknown:
+            sys.stderr.write(f"fault_coverage: unknown cases {unknown}; `python3 -m fault_coverage list` names them\n")
+            return 2
+        wanted = list(args.cases or known)
+        if UNTOUCHED not in wanted and not (args.out / "runs" / f"{UNTOUCHED}.json").is_file():
+            wanted.insert(0, UNTOUCHED)  # the matrix is read against it
+        run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out)
+    return _write_matrix(args.card, args.out)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

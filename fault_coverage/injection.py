@@ -1,0 +1,144 @@
+"""Turn a case's injection into the command prefix, environment and working folder of one suite run, and start and
+stop what it needs alongside (a busy GPU). Everything it makes lives in a temporary folder removed afterwards."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from fault_coverage.model import Injection
+
+SUITE_TREES: Final = ("conformance", "pytorch_cuda_contract")  # what the suite imports from the checkout
+BUSY_GPU_SCRIPT: Final = """
+import sys, torch
+a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
+for _ in range(3):
+    a @ a
+torch.cuda.synchronize()
+print("ready", flush=True)
+while True:
+    for _ in range(20):
+        a @ a
+    torch.cuda.synchronize()
+"""
+SHM_WRAPPER: Final = 'mount -t tmpfs -o size="$0"m tmpfs /dev/shm && exec "$@"'
+
+
+class InjectionError(RuntimeError):
+    """A case cannot be set up on this host (a library that is not there, a tool that is missing)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    prefix: tuple[str, ...]  # what runs the suite's command (setpriv, unshare), empty for none
+    env: dict[str, str]
+    cwd: Path  # where `python -m pytest conformance` runs
+    results_dir: Path  # a folder the suite's user can write its results file into
+
+
+def find_torch_library(pattern: str) -> Path:
+    """A CUDA library shipped in torch's wheels (site-packages/nvidia/.../lib/PATTERN), for a copy to be made of."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("nvidia")
+    roots = [Path(p) for p in (spec.submodule_search_locations or [])] if spec else []
+    for root in roots:
+        found = sorted(p for p in root.rglob(pattern) if p.is_file() and "lib" in p.parent.name)
+        if found:
+            return found[0]
+    raise InjectionError(f"no {pattern} under torch's nvidia wheels ({[str(r) for r in roots] or 'none installed'})")
+
+
+def _copy_library(pattern: str, scratch: Path) -> Path:
+    source = find_torch_library(pattern)
+    folder = scratch / "foreign-lib"
+    folder.mkdir(exist_ok=True)
+    target = folder / source.name
+    shutil.copy2(source, target)
+    return target
+
+
+def _suite_copy(root: Path, scratch: Path) -> Path:
+    """A world-readable copy of the suite for another uid (the checkout may sit under a folder only root enters)."""
+    tree = scratch / "suite"
+    for name in SUITE_TREES:
+        shutil.copytree(root / name, tree / name, ignore=shutil.ignore_patterns("__pycache__"))
+    for path in [tree, *tree.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    scratch.chmod(0o755)
+    return tree
+
+
+def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(injection.env)
+    patch = injection.patch_file()
+    if patch is not None:
+        if not patch.is_file():
+            raise InjectionError(f"the patch {patch} does not exist")
+        site = scratch / "site"
+        site.mkdir()
+        shutil.copy2(patch, site / "sitecustomize.py")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
+    if injection.preload_copy:
+        env["LD_PRELOAD"] = str(_copy_library(injection.preload_copy, scratch))
+    if injection.library_path_copy:
+        folder = _copy_library(injection.library_path_copy, scratch).parent
+        env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(folder), env.get("LD_LIBRARY_PATH", "")]))
+    return env
+
+
+def _prefix(injection: Injection) -> tuple[str, ...]:
+    prefix: tuple[str, ...] = ()
+    if injection.shm_mib is not None:
+        if shutil.which("unshare") is None:
+            raise InjectionError("a private /dev/shm needs unshare (util-linux) and root")
+        prefix += ("unshare", "-m", "sh", "-c", SHM_WRAPPER, str(injection.shm_mib))
+    if injection.uid is not None:
+        if shutil.which("setpriv") is None:
+            raise InjectionError("running as another uid needs setpriv (util-linux) and root")
+        prefix += ("setpriv", f"--reuid={injection.uid}", f"--regid={injection.uid}", "--clear-groups")
+    return prefix
+
+
+@contextmanager
+def busy_gpu(python: str) -> Iterator[None]:
+    """Another process keeping the GPU busy with bf16 GEMMs until the block ends (as a shared node would)."""
+    process = subprocess.Popen([python, "-c", BUSY_GPU_SCRIPT], stdout=subprocess.PIPE, text=True)
+    try:
+        line = process.stdout.readline() if process.stdout else ""
+        if line.strip() != "ready":
+            raise InjectionError(f"the GPU-busy process did not start (exit {process.poll()})")
+        yield
+    finally:
+        process.kill()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def prepared(injection: Injection, root: Path) -> Iterator[Prepared]:
+    with tempfile.TemporaryDirectory(prefix="fault-") as name:
+        scratch = Path(name)
+        results = scratch / "results"
+        results.mkdir()
+        results.chmod(0o1777)
+        env = _environment(injection, scratch)
+        cwd = root
+        if injection.uid is not None:
+            cwd = _suite_copy(root, scratch)
+            env.pop("HOME", None)  # a uid with no entry in /etc/passwd and no home, as `docker run --user` gives
+            env["PYTHONDONTWRITEBYTECODE"] = "1"
+        prepared_case = Prepared(_prefix(injection), env, cwd, results)
+        if injection.busy_gpu:
+            with busy_gpu(sys.executable):
+                yield prepared_case
+        else:
+            yield prepared_case

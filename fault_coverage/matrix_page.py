@@ -1,0 +1,99 @@
+"""The Markdown page of one card's fault x check matrix (the JSON is the matrix itself)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+CODES: Final = {"failed": "F", "passed": ".", "skipped": "s", "not_run": "-", "absent": "-"}
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += [
+        "| " + " | ".join(str(cell).replace("|", "\\|").replace("\n", " ") for cell in row) + " |" for row in rows
+    ]
+    return [*lines, ""]
+
+
+def _names(items: Sequence[str]) -> str:
+    return ", ".join(f"`{item}`" for item in items) or "none"
+
+
+def render(matrix: Mapping[str, Any]) -> str:
+    host, coverage = matrix["host"], matrix["coverage"]
+    cases: list[Mapping[str, Any]] = matrix["cases"]
+    faults = [c for c in cases if c["kind"] == "fault"]
+    controls = [c for c in cases if c["kind"] == "control"]
+    lines = [
+        f"# Fault coverage on the {matrix['card']}: {host['gpu']} (cc {host['compute_capability']}), "
+        f"torch {host['torch']}, CUDA {host['cuda']}",
+        "",
+        "Written by `python3 -m fault_coverage` from the results files of one run per case "
+        f"(untouched run started {host['started_at']}, the whole suite in {host['suite_wall_s']} s).",
+        "",
+        f"**Fault coverage: {coverage['tripped']} of {coverage['gated']} gated checks tripped by a real fault "
+        f"({coverage['percent']}%).** Untripped: {_names(coverage['untripped'])}.",
+        "",
+        "**Findings:** "
+        + (
+            "none: every fault tripped what it targets, and every control tripped nothing."
+            if not matrix["findings"]
+            else f"{len(matrix['findings'])}."
+        ),
+        "",
+    ]
+    lines += [f"- {finding}" for finding in matrix["findings"]]
+    if matrix["findings"]:
+        lines.append("")
+    lines += ["## Faults", ""]
+    lines += _table(
+        ["#", "fault", "the real failure it models", "injected by", "tripped", "collateral", "missed", "s"],
+        [[i, f"`{f['name']}`", f["models"], f["injection"], _names(f["tripped"]), _names(f["collateral"]),
+          _names(f["missed"]), f["wall_s"]] for i, f in enumerate(faults, 1)],
+    )  # fmt: skip
+    lines += ["## Controls (legitimate setups: they must trip nothing)", ""]
+    lines += _table(
+        ["control", "setup", "injected by", "failed", "missing named skips", "s"],
+        [[f"`{c['name']}`", c["models"], c["injection"], _names(c["failed"]), _names(c["missing_skips"]),
+          c["wall_s"]] for c in controls],
+    )  # fmt: skip
+    lines += _check_table(matrix, faults, controls)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _check_table(
+    matrix: Mapping[str, Any], faults: Sequence[Mapping[str, Any]], controls: Sequence[Mapping[str, Any]]
+) -> list[str]:
+    checks: Mapping[str, Mapping[str, Any]] = matrix["checks"]
+    grid: Mapping[str, Mapping[str, str]] = matrix["grid"]
+    columns = [c["name"] for c in controls] + [f["name"] for f in faults]
+    legend = ", ".join(f"{code} {name}" for name, code in CODES.items() if name != "absent")
+    lines = [
+        "## Checks",
+        "",
+        f"One column a case: the controls by name, then the faults by their number above ({legend}).",
+        "",
+    ]
+    header = [
+        "check",
+        "gated",
+        "tripped by",
+        *[f"`{c['name']}`" for c in controls],
+        *map(str, range(1, len(faults) + 1)),
+    ]
+    rows = []
+    for name, check in checks.items():
+        status = "yes" if check["gated"] else ("informational" if check["informational"] else check["untouched"])
+        cells = [CODES.get(grid[name].get(column, "absent"), "?") for column in columns]
+        rows.append([f"`{name}`", status, _names(check["tripped_by"]) if check["gated"] else "", *cells])
+    lines += _table(header, rows)
+    skipped = [(n, c["reason"]) for n, c in checks.items() if c["untouched"] != "passed"]
+    if skipped:
+        lines += ["## Not applicable on this host (skipped in the untouched run)", ""]
+        lines += _table(["check", "why"], [[f"`{n}`", reason] for n, reason in skipped])
+    informational = [(n, c["informational"]) for n, c in checks.items() if c["informational"]]
+    if informational:
+        lines += ["## Informational checks (they document a fact and gate nothing)", ""]
+        lines += _table(["check", "why no fault can trip it"], [[f"`{n}`", why] for n, why in informational])
+    return lines

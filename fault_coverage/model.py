@@ -1,0 +1,73 @@
+"""The shape of a catalogue entry: a case (a fault or a control), how it is injected, and what it must do."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Final, Literal
+
+PATCHES: Final = Path(__file__).resolve().parent / "patches"
+EVERY_MARKER: Final = "cpu or gpu or multigpu"
+
+
+@dataclass(frozen=True)
+class Injection:
+    """How a case changes the environment the suite runs in. Several parts may combine."""
+
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    patch: str | None = None  # a module of fault_coverage/patches/, run at interpreter start as sitecustomize
+    preload_copy: str | None = None  # a torch CUDA library (file-name glob), copied out of the wheels and LD_PRELOADed
+    library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
+    busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
+    shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
+    uid: int | None = None  # run the suite as this uid and gid, with no home of its own
+
+    def describe(self) -> str:
+        parts = [f"{key}={value}" for key, value in self.env.items()]
+        if self.patch:
+            parts.append(f"sitecustomize fault_coverage/patches/{self.patch}.py")
+        if self.preload_copy:
+            parts.append(f"LD_PRELOAD of a copy of {self.preload_copy}")
+        if self.library_path_copy:
+            parts.append(f"LD_LIBRARY_PATH with a copy of {self.library_path_copy}")
+        if self.busy_gpu:
+            parts.append("a second process running bf16 GEMMs on the GPU")
+        if self.shm_mib is not None:
+            parts.append(f"/dev/shm of {self.shm_mib} MiB")
+        if self.uid is not None:
+            parts.append(f"uid and gid {self.uid}, no home")
+        return "; ".join(parts) or "nothing (untouched)"
+
+    def patch_file(self) -> Path | None:
+        return None if self.patch is None else PATCHES / f"{self.patch}.py"
+
+
+@dataclass(frozen=True)
+class Case:
+    """A fault (it must trip the checks in ``trips``) or a control (it must trip nothing; ``skips`` name the checks
+    that must skip, with a text their reason contains)."""
+
+    name: str
+    kind: Literal["fault", "control"]
+    models: str  # the real-world failure (fault) or the legitimate setup (control), one sentence
+    injection: Injection
+    trips: tuple[str, ...] = ()  # check names: `test_x[param]`, or `test_x` for every parameter of it
+    select: str | None = None  # pytest -k: the checks it targets, plus the control check that must still pass
+    markers: str = EVERY_MARKER
+    skips: tuple[tuple[str, str], ...] = ()
+    where: str = "gpu"  # "gpu": the GPU host's runs; "image": the Docker integration tier (not run by this harness)
+
+    def expects_to_trip(self, check: str) -> bool:
+        return any(matches(pattern, check) for pattern in self.trips)
+
+
+def matches(pattern: str, check: str) -> bool:
+    """`test_x[fp16]` matches itself; `test_x` matches `test_x` and every `test_x[...]`."""
+    return check == pattern or check.split("[", 1)[0] == pattern
+
+
+def check_name(nodeid: str) -> str:
+    """A check's short name: the test function with its parameters (unique across the suite)."""
+    return nodeid.rsplit("::", maxsplit=1)[-1]

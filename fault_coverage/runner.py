@@ -1,0 +1,91 @@
+"""Run the suite once per case, as a user would (`python3 -m pytest conformance`), each with its results file.
+
+Writes OUT/runs/CASE.json (the suite's results file, when the run wrote one), OUT/runs/CASE.log (pytest's output)
+and OUT/runs/cases.json (what ran: the command, the injection, the exit status, the wall time). Progress goes to
+stderr, one line a case.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from fault_coverage.injection import InjectionError, prepared
+from fault_coverage.model import Case
+
+CASE_TIMEOUT_S: Final = 300
+PYTEST: Final = ("-m", "pytest", "-p", "no:cacheprovider", "-q", "-W", "ignore::DeprecationWarning", "conformance")
+
+
+@dataclass(frozen=True)
+class CaseRun:
+    name: str
+    command: tuple[str, ...]
+    injection: str
+    exit_status: int | None  # None: it could not be set up, or it ran past the timeout
+    wall_s: float
+    problem: str | None  # why it has no results file, when it has none
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "command": list(self.command),
+            "injection": self.injection,
+            "exit_status": self.exit_status,
+            "wall_s": round(self.wall_s, 1),
+            "problem": self.problem,
+        }
+
+
+def suite_command(case: Case, python: str, results: Path) -> tuple[str, ...]:
+    command = (python, *PYTEST, "-m", case.markers, "--require-gpu", "--conformance-json", str(results))
+    return command if case.select is None else (*command, "-k", case.select)
+
+
+def run_case(case: Case, root: Path, runs: Path, python: str = sys.executable) -> CaseRun:
+    started = time.monotonic()
+    command: tuple[str, ...] = ()
+    try:
+        with prepared(case.injection, root) as setup:
+            written = setup.results_dir / f"{case.name}.json"
+            command = (*setup.prefix, *suite_command(case, python, written))
+            log = (runs / f"{case.name}.log").open("w", encoding="utf-8")
+            with log:
+                try:
+                    finished = subprocess.run(
+                        command, cwd=setup.cwd, env=setup.env, stdout=log, stderr=subprocess.STDOUT,
+                        timeout=CASE_TIMEOUT_S, check=False,
+                    )  # fmt: skip
+                    status: int | None = finished.returncode
+                except subprocess.TimeoutExpired:
+                    status = None
+            problem = None
+            if written.is_file():
+                shutil.copy2(written, runs / f"{case.name}.json")
+            else:
+                problem = "ran past the timeout" if status is None else f"wrote no results file (exit {status})"
+    except InjectionError as exc:
+        status, problem = None, f"cannot be set up here: {exc}"
+    return CaseRun(case.name, command, case.injection.describe(), status, time.monotonic() - started, problem)
+
+
+def run_cases(cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable) -> list[CaseRun]:
+    runs = out / "runs"
+    runs.mkdir(parents=True, exist_ok=True)
+    done: list[CaseRun] = []
+    for number, case in enumerate(cases, 1):
+        sys.stderr.write(f"[{number}/{len(cases)}] {case.kind} {case.name}: {case.injection.describe()}\n")
+        sys.stderr.flush()
+        result = run_case(case, root, runs, python)
+        done.append(result)
+        outcome = result.problem or f"exit {result.exit_status}"
+        sys.stderr.write(f"    {outcome} in {result.wall_s:.0f} s\n")
+        (runs / "cases.json").write_text(json.dumps([r.as_json() for r in done], indent=2) + "\n", encoding="utf-8")
+    return done

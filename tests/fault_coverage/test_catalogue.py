@@ -1,0 +1,44 @@
+"""The catalogue: unique names, every fault says what it models and what it trips, every patch is used and exists."""
+
+from __future__ import annotations
+
+import ast
+
+from fault_coverage.catalogue import CASES, CONTROLS, FAULTS
+from fault_coverage.model import PATCHES, matches
+
+
+def test_names_are_unique_and_the_untouched_control_comes_first() -> None:
+    names = [case.name for case in CASES]
+    assert len(names) == len(set(names))
+    assert CONTROLS[0].name == "untouched"
+    assert CONTROLS[0].injection.describe() == "nothing (untouched)"
+
+
+def test_every_fault_models_a_failure_and_targets_checks_its_selection_runs() -> None:
+    for fault in FAULTS:
+        assert fault.models, fault.name
+        assert fault.trips, fault.name
+        if fault.select is not None:
+            words = {
+                w for w in fault.select.replace("(", " ").replace(")", " ").split() if w not in ("or", "and", "not")
+            }
+            for target in fault.trips:
+                assert any(word in target for word in words), f"{fault.name}: -k {fault.select!r} misses {target}"
+
+
+def test_every_patch_exists_is_used_and_imports_only_torch_and_the_standard_library() -> None:
+    used = {case.injection.patch for case in CASES if case.injection.patch}
+    present = {path.stem for path in PATCHES.glob("*.py")}
+    assert used <= present, f"missing patches: {sorted(used - present)}"
+    assert present <= used, f"patches no case uses: {sorted(present - used)}"
+    for path in PATCHES.glob("*.py"):
+        assert ast.get_docstring(ast.parse(path.read_text())), f"{path.name} says nothing of what it models"
+
+
+def test_a_bare_name_matches_every_parameter_and_a_parameter_only_itself() -> None:
+    assert matches("test_gemm", "test_gemm[fp16]")
+    assert matches("test_gemm", "test_gemm")
+    assert matches("test_gemm[fp16]", "test_gemm[fp16]")
+    assert not matches("test_gemm[fp16]", "test_gemm[bf16]")
+    assert not matches("test_gemm", "test_gemm_ratio[fp16]")

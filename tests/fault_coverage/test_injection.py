@@ -1,0 +1,58 @@
+"""What a case's injection makes of the suite's command and environment (no GPU, no root needed)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from fault_coverage.catalogue import env, patch
+from fault_coverage.injection import InjectionError, find_torch_library, prepared
+from fault_coverage.model import Case, Injection
+from fault_coverage.runner import run_case, suite_command
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_patch_becomes_the_first_sitecustomize_on_pythonpath(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYTHONPATH", "/elsewhere")
+    with prepared(patch("cudnn_off"), ROOT) as setup:
+        site = Path(setup.env["PYTHONPATH"].split(":")[0])
+        assert (site / "sitecustomize.py").read_text().startswith('"""Fault: cuDNN switched off')
+        assert setup.env["PYTHONPATH"].endswith(":/elsewhere")
+        assert setup.prefix == ()
+        assert setup.cwd == ROOT
+    assert not site.exists()  # removed afterwards
+
+
+def test_env_shm_and_uid_make_the_prefix_and_a_readable_copy_of_the_suite() -> None:
+    injection = Injection(env={"NVIDIA_TF32_OVERRIDE": "1"}, shm_mib=16, uid=12345)
+    with prepared(injection, ROOT) as setup:
+        assert setup.env["NVIDIA_TF32_OVERRIDE"] == "1"
+        assert "HOME" not in setup.env
+        assert setup.prefix[:3] == ("unshare", "-m", "sh")
+        assert setup.prefix[-4:] == ("setpriv", "--reuid=12345", "--regid=12345", "--clear-groups")
+        assert (setup.cwd / "conformance/conftest.py").stat().st_mode & 0o444 == 0o444
+        assert (setup.results_dir.stat().st_mode & 0o1777) == 0o1777
+    assert "uid and gid 12345" in injection.describe()
+    assert "/dev/shm of 16 MiB" in injection.describe()
+
+
+def test_a_library_that_is_not_in_the_wheels_is_a_named_setup_failure(tmp_path: Path) -> None:
+    with pytest.raises(InjectionError, match="no libnothing"):
+        find_torch_library("libnothing.so*")
+    case = Case("copy", "fault", "a foreign copy", Injection(preload_copy="libnothing.so*"), trips=("test_x",))
+    run = run_case(case, ROOT, tmp_path)
+    assert run.exit_status is None
+    assert run.problem is not None
+    assert "cannot be set up here" in run.problem
+
+
+def test_the_suite_command_is_what_a_user_types_with_the_case_selection(tmp_path: Path) -> None:
+    case = Case("tf32", "fault", "TF32", env(NVIDIA_TF32_OVERRIDE="1"), trips=("t",), select="gemm", markers="gpu")
+    command = suite_command(case, sys.executable, tmp_path / "r.json")
+    assert command[1:4] == ("-m", "pytest", "-p")
+    assert "conformance" in command
+    assert command[-2:] == ("-k", "gemm")
+    assert "--require-gpu" in command
