@@ -96,6 +96,11 @@ FAULTS: Final = (
         env(CUDA_VISIBLE_DEVICES=""), trips=("test_cuda_driver_stack_is_usable",),
         select="driver_stack or cuda_initialises", markers="cpu or gpu",
     ),
+    Case(
+        "small-dev-shm", "fault", "a container started without --shm-size: Docker's default 64 MiB /dev/shm",
+        Injection(shm_mib=64), trips=("test_dev_shm_is_large_enough",),
+        select="dev_shm or dataloader", markers="cpu",
+    ),
 )  # fmt: skip
 
 CASES: Final = (*CONTROLS, *FAULTS)

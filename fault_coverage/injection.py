@@ -98,6 +98,8 @@ def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
 
 def _prefix(injection: Injection) -> tuple[str, ...]:
     prefix: tuple[str, ...] = ()
+    if (injection.shm_mib is not None or injection.uid is not None) and os.geteuid() != 0:
+        raise InjectionError(f"a private /dev/shm and another uid need root; this is uid {os.geteuid()}")
     if injection.shm_mib is not None:
         if shutil.which("unshare") is None:
             raise InjectionError("a private /dev/shm needs unshare (util-linux) and root")
@@ -132,10 +134,13 @@ def prepared(injection: Injection, root: Path) -> Iterator[Prepared]:
         results.chmod(0o1777)
         env = _environment(injection, scratch)
         cwd = root
-        if injection.uid is not None:
+        if injection.uid is not None:  # a uid with no passwd entry, set up as the image's entry point does it
             cwd = _suite_copy(root, scratch)
-            env.pop("HOME", None)  # a uid with no entry in /etc/passwd and no home, as `docker run --user` gives
-            env["PYTHONDONTWRITEBYTECODE"] = "1"
+            home = scratch / "home"
+            home.mkdir(mode=0o777)
+            home.chmod(0o777)
+            user = f"uid-{injection.uid}"
+            env.update({"HOME": str(home), "USER": user, "LOGNAME": user, "PYTHONDONTWRITEBYTECODE": "1"})
         prepared_case = Prepared(_prefix(injection), env, cwd, results)
         if injection.busy_gpu:
             with busy_gpu(sys.executable):

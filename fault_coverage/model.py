@@ -22,7 +22,7 @@ class Injection:
     library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
     busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
-    uid: int | None = None  # run the suite as this uid and gid, with no home of its own
+    uid: int | None = None  # run the suite as this uid and gid (no passwd entry), from a readable copy of the suite
 
     def describe(self) -> str:
         parts = [f"{key}={value}" for key, value in self.env.items()]
@@ -37,7 +37,7 @@ class Injection:
         if self.shm_mib is not None:
             parts.append(f"/dev/shm of {self.shm_mib} MiB")
         if self.uid is not None:
-            parts.append(f"uid and gid {self.uid}, no home")
+            parts.append(f"uid and gid {self.uid} (no passwd entry; USER and an empty HOME as the image's entry gives)")
         return "; ".join(parts) or "nothing (untouched)"
 
     def patch_file(self) -> Path | None:
