@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 from fault_coverage.catalogue import CASES
+from fault_coverage.expectations import ExpectationsError
 from fault_coverage.matrix import UNTOUCHED, build_matrix
 from fault_coverage.matrix_page import render
 from fault_coverage.runner import run_cases
@@ -77,7 +78,11 @@ def main(argv: list[str] | None = None) -> int:
         wanted = list(args.cases or known)
         if UNTOUCHED not in wanted and not (args.out / "runs" / f"{UNTOUCHED}.json").is_file():
             wanted.insert(0, UNTOUCHED)  # the matrix is read against it
-        run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out)
+        try:
+            run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out)
+        except ExpectationsError as exc:
+            sys.stderr.write(f"fault_coverage: {exc}. Run it with the python that has torch, on the GPU host.\n")
+            return 2
     return _write_matrix(args.card, args.out)
 
 

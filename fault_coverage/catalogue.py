@@ -22,6 +22,11 @@ def patch(name: str) -> Injection:
     return Injection(patch=name)
 
 
+def expecting(**fields: str) -> Injection:
+    """The host's expectations file with these fields changed (`pins__torch` stands for `pins.torch`)."""
+    return Injection(expectations=MappingProxyType({k.replace("__", "."): v for k, v in fields.items()}))
+
+
 CONTROLS: Final = (
     Case("untouched", "control", "the suite as a user runs it, nothing changed", Injection()),
     Case(
@@ -103,4 +108,22 @@ FAULTS: Final = (
     ),
 )  # fmt: skip
 
-CASES: Final = (*CONTROLS, *FAULTS)
+PIN_FAULTS: Final = (
+    Case(
+        "pins-drifted", "fault",
+        "the environment drifted from its pins (a wheel upgraded in place, another Python, another venv): the "
+        "expectations file names the cu128 image's versions",
+        expecting(pins__torch="2.9.1+cu128", pins__cuda="12.8", pins__cudnn="9.10.2.21", pins__nccl="2.27.5",
+                  pins__triton="3.5.1", python="3.9", venv="/opt/elsewhere"),
+        trips=("test_torch_version_matches_pin", "test_cuda_runtime_matches_pin", "test_cudnn_matches_pin",
+               "test_nccl_matches_pin", "test_triton_matches_pin", "test_python_and_venv_match_manifest"),
+        select="matches_pin or match_manifest", markers="cpu",
+    ),
+    Case(
+        "driver-too-old", "fault", "an image that needs a newer NVIDIA driver than the host has (min_driver 999.0)",
+        expecting(min_driver="999.0"), trips=("test_driver_supports_cuda_runtime",),
+        select="driver_supports or driver_stack", markers="cpu",
+    ),
+)  # fmt: skip
+
+CASES: Final = (*CONTROLS, *FAULTS, *PIN_FAULTS)

@@ -8,12 +8,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+from fault_coverage.expectations import drifted, write
 from fault_coverage.model import Injection
 
 SUITE_TREES: Final = ("conformance", "pytorch_cuda_contract")  # what the suite imports from the checkout
@@ -42,6 +43,7 @@ class Prepared:
     env: dict[str, str]
     cwd: Path  # where `python -m pytest conformance` runs
     results_dir: Path  # a folder the suite's user can write its results file into
+    manifest: Path | None  # the host's expectations file (as the case changes it), for --manifest
 
 
 def find_torch_library(pattern: str) -> Path:
@@ -126,7 +128,8 @@ def busy_gpu(python: str) -> Iterator[None]:
 
 
 @contextmanager
-def prepared(injection: Injection, root: Path) -> Iterator[Prepared]:
+def prepared(injection: Injection, root: Path, host: Mapping[str, Any] | None = None) -> Iterator[Prepared]:
+    """The case set up in a temporary folder; ``host`` is the host's expectations file (expectations.read_host)."""
     with tempfile.TemporaryDirectory(prefix="fault-") as name:
         scratch = Path(name)
         results = scratch / "results"
@@ -141,7 +144,12 @@ def prepared(injection: Injection, root: Path) -> Iterator[Prepared]:
             home.chmod(0o777)
             user = f"uid-{injection.uid}"
             env.update({"HOME": str(home), "USER": user, "LOGNAME": user, "PYTHONDONTWRITEBYTECODE": "1"})
-        prepared_case = Prepared(_prefix(injection), env, cwd, results)
+        manifest = None
+        if host is not None:
+            manifest = write(drifted(host, injection.expectations), scratch / "expectations.json")
+        elif injection.expectations:
+            raise InjectionError("changed expectations need the host's expectations file")
+        prepared_case = Prepared(_prefix(injection), env, cwd, results, manifest)
         if injection.busy_gpu:
             with busy_gpu(sys.executable):
                 yield prepared_case

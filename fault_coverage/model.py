@@ -22,12 +22,17 @@ class Injection:
     library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
     busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
+    expectations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # fields of the host's
+    # expectations file changed (`pins.torch`, `python`, `min_driver`): an environment that drifted from its pins
     uid: int | None = None  # run the suite as this uid and gid (no passwd entry), from a readable copy of the suite
 
     def describe(self) -> str:
         parts = [f"{key}={value}" for key, value in self.env.items()]
         if self.patch:
             parts.append(f"sitecustomize fault_coverage/patches/{self.patch}.py")
+        if self.expectations:
+            changed = ", ".join(f"{key}={value}" for key, value in self.expectations.items())
+            parts.append(f"the expectations file (--manifest) says {changed}")
         if self.preload_copy:
             parts.append(f"LD_PRELOAD of a copy of {self.preload_copy}")
         if self.library_path_copy:

@@ -12,11 +12,12 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
+from fault_coverage.expectations import read_host
 from fault_coverage.injection import InjectionError, prepared
 from fault_coverage.model import Case
 
@@ -44,18 +45,30 @@ class CaseRun:
         }
 
 
-def suite_command(case: Case, python: str, results: Path) -> tuple[str, ...]:
-    command = (python, *PYTEST, "-m", case.markers, "--require-gpu", "--conformance-json", str(results))
+def suite_command(case: Case, python: str, results: Path, manifest: Path | None = None) -> tuple[str, ...]:
+    command: tuple[str, ...] = (
+        python,
+        *PYTEST,
+        "-m",
+        case.markers,
+        "--require-gpu",
+        "--conformance-json",
+        str(results),
+    )
+    if manifest is not None:
+        command += ("--manifest", str(manifest))
     return command if case.select is None else (*command, "-k", case.select)
 
 
-def run_case(case: Case, root: Path, runs: Path, python: str = sys.executable) -> CaseRun:
+def run_case(
+    case: Case, root: Path, runs: Path, python: str = sys.executable, host: Mapping[str, Any] | None = None
+) -> CaseRun:
     started = time.monotonic()
     command: tuple[str, ...] = ()
     try:
-        with prepared(case.injection, root) as setup:
+        with prepared(case.injection, root, host) as setup:
             written = setup.results_dir / f"{case.name}.json"
-            command = (*setup.prefix, *suite_command(case, python, written))
+            command = (*setup.prefix, *suite_command(case, python, written, setup.manifest))
             log = (runs / f"{case.name}.log").open("w", encoding="utf-8")
             with log:
                 try:
@@ -77,13 +90,16 @@ def run_case(case: Case, root: Path, runs: Path, python: str = sys.executable) -
 
 
 def run_cases(cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable) -> list[CaseRun]:
+    """Every case against the host's expectations file, read once from the host (an ExpectationsError without torch)."""
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
+    host = read_host(python)
+    (runs / "expectations.json").write_text(json.dumps(host, indent=2) + "\n", encoding="utf-8")
     done: list[CaseRun] = []
     for number, case in enumerate(cases, 1):
         sys.stderr.write(f"[{number}/{len(cases)}] {case.kind} {case.name}: {case.injection.describe()}\n")
         sys.stderr.flush()
-        result = run_case(case, root, runs, python)
+        result = run_case(case, root, runs, python, host)
         done.append(result)
         outcome = result.problem or f"exit {result.exit_status}"
         sys.stderr.write(f"    {outcome} in {result.wall_s:.0f} s\n")

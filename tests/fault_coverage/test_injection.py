@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from fault_coverage.catalogue import env, patch
+from fault_coverage.expectations import drifted
 from fault_coverage.injection import InjectionError, find_torch_library, prepared
 from fault_coverage.model import Case, Injection
 from fault_coverage.runner import run_case, suite_command
@@ -57,3 +59,19 @@ def test_the_suite_command_is_what_a_user_types_with_the_case_selection(tmp_path
     assert "conformance" in command
     assert command[-2:] == ("-k", "gemm")
     assert "--require-gpu" in command
+
+
+def test_the_host_expectations_file_goes_to_every_run_with_the_case_changes() -> None:
+    host = {"schema": 1, "python": "3.12", "pins": {"torch": "2.11.0+cu130", "nccl": "2.28.3"}}
+    assert drifted(host, {"pins.torch": "2.9.1+cu128", "python": "3.9"}) == {
+        "schema": 1, "python": "3.9", "pins": {"torch": "2.9.1+cu128", "nccl": "2.28.3"}}  # fmt: skip
+    assert host["pins"] == {"torch": "2.11.0+cu130", "nccl": "2.28.3"}  # not changed in place
+    injection = Injection(expectations={"min_driver": "999.0"})
+    with prepared(injection, ROOT, host) as setup:
+        assert setup.manifest is not None
+        assert json.loads(setup.manifest.read_text())["min_driver"] == "999.0"
+        command = suite_command(Case("old", "fault", "old driver", injection, trips=("t",)), "python3", Path("r"),
+                                setup.manifest)  # fmt: skip
+        assert command[command.index("--manifest") + 1] == str(setup.manifest)
+    with pytest.raises(InjectionError, match="need the host's expectations"), prepared(injection, ROOT):
+        pass
