@@ -22,6 +22,7 @@ from pytorch_cuda_contract.results_model import ConformanceResults
 
 UNTOUCHED: Final = "untouched"
 MATRIX_SCHEMA: Final = 1
+SUITE_BUDGET_S: Final = 120.0  # the whole suite on one GPU
 
 
 def _outcomes(results: ConformanceResults | None) -> dict[str, dict[str, str | None]]:
@@ -127,7 +128,7 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
         },
         "cases": entries,
         "grid": grid,
-        "findings": findings(entries, baseline),
+        "findings": findings(entries, baseline) + suite_findings(runs / f"{UNTOUCHED}.json"),
     }
 
 
@@ -149,4 +150,21 @@ def findings(entries: Sequence[Mapping[str, Any]], baseline: Mapping[str, Mappin
             found += [f"control {entry['name']} lacks the {s}" for s in entry["missing_skips"]]
         else:
             found += [f"fault {entry['name']} did not trip {c}" for c in entry["missed"]]
+    return found
+
+
+def suite_findings(untouched: Path) -> list[str]:
+    """The untouched run's own promises: the whole suite within its budget, and every number it records has a
+    bound or says it is informational (read from the raw file: the contract's reader fills the flag in)."""
+    document = json.loads(untouched.read_text(encoding="utf-8"))
+    found = []
+    wall = float(document.get("wall_time_s") or 0.0)
+    if wall > SUITE_BUDGET_S:
+        found.append(f"the whole suite took {wall:.0f} s, over its {SUITE_BUDGET_S:.0f} s budget")
+    for nodeid, test in document.get("tests", {}).items():
+        for name, metric in test.get("metrics", {}).items():
+            numeric = not isinstance(metric.get("value"), str) or metric["value"] in ("nan", "inf", "-inf")
+            bounded = metric.get("bound") is not None or metric.get("ceiling") is not None
+            if numeric and not bounded and metric.get("informational") is not True:
+                found.append(f"{check_name(nodeid)} records {name} with no bound and no informational flag")
     return found

@@ -108,3 +108,20 @@ def test_the_cli_exits_2_without_the_untouched_run_and_1_below_full_coverage(
     assert "fault coverage on the h100: 0/1 gated checks (0.0%)" in out
     assert json.loads((tmp_path / "matrix.json").read_text())["coverage"]["untripped"] == ["test_cuda_initialises"]
     assert main(["run", "--card", "h100", "--out", str(tmp_path), "no-such-fault"]) == 2
+
+
+def test_the_untouched_run_must_keep_its_budget_and_bound_every_number(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _results(runs, "untouched", {"test_gemm[fp16]": "passed"})
+    path = runs / "untouched.json"
+    document = json.loads(path.read_text())
+    document["wall_time_s"] = 131.0
+    metrics = {"gemm.fp16.tflops": {"value": 700.0, "unit": "TFLOP/s", "bound": 593.0, "bound_kind": "min"},
+               "gemm_ms": {"value": 1.5, "unit": "ms", "informational": True},
+               "loose": {"value": 3.0, "unit": "x"}, "backend": {"value": "flash", "unit": "backend"}}  # fmt: skip
+    document["tests"][SUITE + "test_gemm[fp16]"]["metrics"] = metrics
+    path.write_text(json.dumps(document))
+    findings = build_matrix(CASES, runs, "h100")["findings"]
+    assert "the whole suite took 131 s, over its 120 s budget" in findings
+    assert "test_gemm[fp16] records loose with no bound and no informational flag" in findings
+    assert not [f for f in findings if "gemm_ms" in f or "backend" in f or "gemm.fp16" in f]
