@@ -11,6 +11,7 @@ from __future__ import annotations
 from types import MappingProxyType
 from typing import Final
 
+from fault_coverage.image_variants import IMAGE_FAULTS
 from fault_coverage.model import Case, Injection
 
 
@@ -126,4 +127,4 @@ PIN_FAULTS: Final = (
     ),
 )  # fmt: skip
 
-CASES: Final = (*CONTROLS, *FAULTS, *PIN_FAULTS)
+CASES: Final = (*CONTROLS, *FAULTS, *PIN_FAULTS, *IMAGE_FAULTS)

@@ -24,6 +24,8 @@ class Injection:
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
     expectations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # fields of the host's
     # expectations file changed (`pins.torch`, `python`, `min_driver`): an environment that drifted from its pins
+    image_variant: str | None = None  # Dockerfile instructions run as root on top of the built image (the Docker
+    # integration tier builds and checks these variants; this harness, on a bare GPU host, does not)
     uid: int | None = None  # run the suite as this uid and gid (no passwd entry), from a readable copy of the suite
 
     def describe(self) -> str:
@@ -43,6 +45,8 @@ class Injection:
             parts.append(f"/dev/shm of {self.shm_mib} MiB")
         if self.uid is not None:
             parts.append(f"uid and gid {self.uid} (no passwd entry; USER and an empty HOME as the image's entry gives)")
+        if self.image_variant:
+            parts.append(f"an image variant: {self.image_variant}")
         return "; ".join(parts) or "nothing (untouched)"
 
     def patch_file(self) -> Path | None:

@@ -16,6 +16,7 @@ from typing import Any
 import docker
 import pytest
 
+from fault_coverage.image_variants import IMAGE_FAULTS, SITE
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import ChecksFailedError
@@ -29,64 +30,11 @@ from tests.integration.conftest import ROOT, BuiltImage
 from tests.integration.containers import ImageRunner
 from tests.integration.layers import layer_dirs, private_certificates, scan_layer_dirs, scan_saved_image
 
-SITE = "/opt/pytorch/lib/python3.13/site-packages"
 CONTROL = "test_cuda_runtime_matches_pin"
-STARTUP_PTH = f"{SITE}/zz-tf32.pth"  # site.py runs its `import` lines at every start
 
-# name -> (Dockerfile instructions run as root, `-k` selection, checks that must fail)
-DERIVED = {
-    "compiler removed": (
-        "RUN rm -f /usr/bin/gcc* /usr/bin/cc /usr/bin/c++ /usr/bin/g++* /usr/bin/x86_64-linux-gnu-gcc* "
-        "/usr/bin/x86_64-linux-gnu-g++* /etc/alternatives/cc /etc/alternatives/c++",
-        "compiler or inductor_cpu",
-        {"test_c_compiler_builds_against_python_h", "test_inductor_cpu_generates_cpp_and_matches_eager"},
-    ),
-    "Python.h removed": (
-        "RUN rm -f /usr/include/python3.13/Python.h",
-        "compiler",
-        {"test_c_compiler_builds_against_python_h"},
-    ),
-    "manifest lies about torch": (
-        "RUN sed -i 's/2.9.1+cu128/2.9.0+cu128/' /etc/pytorch-cuda/manifest.json",
-        "matches_pin",
-        {"test_torch_version_matches_pin"},
-    ),
-    "NCCL pin drifted": (
-        'RUN sed -i \'s/"nccl": "2.27.5"/"nccl": "2.27.3"/\' /etc/pytorch-cuda/manifest.json',
-        "nccl",
-        {"test_nccl_matches_pin"},
-    ),
-    "second cuDNN on the loader path": (
-        f"RUN cp {SITE}/nvidia/cudnn/lib/libcudnn.so.9 /usr/local/lib/ && ldconfig",
-        "ldconfig",
-        {"test_ldconfig_has_no_second_cuda_library"},
-    ),
-    "foreign cuBLAS on LD_LIBRARY_PATH (a CUDA toolkit base)": (
-        f"RUN mkdir -p /usr/local/cuda/lib64 && cp {SITE}/nvidia/cublas/lib/libcublas.so.12 /usr/local/cuda/lib64/\n"
-        "ENV LD_LIBRARY_PATH=/usr/local/cuda/lib64",
-        "ld_library_path",
-        {"test_ld_library_path_has_no_foreign_cuda_libraries"},
-    ),
-    # NVIDIA_TF32_OVERRIDE=1 acts only inside cuBLAS on a GPU: the H200 run shows it failing the fp32 bound and
-    # error band by name. On a CPU host, what is observable is the policy torch reports at startup, changed here
-    # by a .pth line in site-packages (what an installed package can do; a sitecustomize.py in the venv would be
-    # shadowed by Debian's /usr/lib/python3.13/sitecustomize.py, so it would test nothing).
-    "TF32 switched on at startup (set_float32_matmul_precision)": (
-        f"RUN echo 'import torch; torch.set_float32_matmul_precision(\"high\")' > {STARTUP_PTH}",
-        "fp32_matmul_policy",
-        {"test_fp32_matmul_policy_is_ieee_by_default"},
-    ),
-    "TF32 switched on at startup (fp32_precision API)": (
-        f"RUN echo 'import torch; torch.backends.cuda.matmul.fp32_precision = \"tf32\"' > {STARTUP_PTH}",
-        "fp32_matmul_policy",
-        {"test_fp32_matmul_policy_is_ieee_by_default"},
-    ),
-    "broken dependency (pip check)": (
-        f"RUN {SITE}/../../../bin/pip uninstall -y -q jinja2",
-        "pip_check",
-        {"test_pip_check_is_clean"},
-    ),
-}
+# The broken variants are faults of the catalogue (fault_coverage/image_variants.py): each names its Dockerfile
+# instructions (run as root on top of the image), its `-k` selection and the checks it must trip.
+DERIVED = {case.name: case for case in IMAGE_FAULTS}
 
 # name -> (docker run settings, `-k` selection, checks that must fail)
 RUN_SETTINGS: dict[str, tuple[dict[str, Any], str, set[str]]] = {
@@ -101,11 +49,11 @@ def _assert_caught(finished_failed: set[str], outcomes: dict[str, str], expected
 
 @pytest.mark.parametrize("case", sorted(DERIVED))
 def test_derived_breakage_is_caught(case: str, built: BuiltImage, runner: ImageRunner) -> None:
-    instructions, selection, expected = DERIVED[case]
-    broken = runner.derive(built.ref, f"USER root\n{instructions}\nUSER torch")
-    finished = runner.conformance(broken, "-k", f"{selection} or {CONTROL}")
+    variant = DERIVED[case]
+    broken = runner.derive(built.ref, f"USER root\n{variant.injection.image_variant}\nUSER torch")
+    finished = runner.conformance(broken, "-k", f"{variant.select} or {CONTROL}")
     assert finished.exit_code != 0, finished.output[-2000:]
-    _assert_caught(finished.failed(), finished.outcomes(), expected, finished.output)
+    _assert_caught(finished.failed(), finished.outcomes(), set(variant.trips), finished.output)
 
 
 @pytest.mark.parametrize("case", sorted(RUN_SETTINGS))

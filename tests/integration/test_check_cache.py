@@ -64,7 +64,7 @@ def test_a_warm_cache_does_not_hide_a_missing_compiler(
     if not _is_warm(built.ref, cache.volume):  # the build's checks fill it; an engine pruned since then has not
         assert run_cpu_conformance(engine, built.ref, cache).passed
     assert _is_warm(built.ref, cache.volume)
-    broken = runner.derive(built.ref, f"USER root\n{DERIVED['compiler removed'][0]}\nUSER torch")
+    broken = runner.derive(built.ref, f"USER root\n{DERIVED['compiler-removed'].injection.image_variant}\nUSER torch")
     report = run_cpu_conformance(engine, broken, cache)
     failed = "\n".join(report.failures)
     assert not report.passed, report.output_tail
