@@ -169,7 +169,7 @@ def test_informational_checks_are_listed_apart_with_their_reason(tmp_path: Path)
     path.write_text(json.dumps(raw))
     document, markdown, html = _render(tmp_path / "out", path)
     checks = document["entries"][0]["informational_checks"]
-    assert checks == [{"test": nodeid.split("::")[-1], "reason": raw["tests"][nodeid]["informational"]}]
+    assert checks == [{"test": nodeid.rsplit("::", maxsplit=1)[-1], "reason": raw["tests"][nodeid]["informational"]}]
     assert "Checks that document, not gate (informational)" in markdown
     assert f"| `{checks[0]['test']}` | 65536 cannot be stored" in markdown
     assert "Checks that document, not gate (informational)" in html
