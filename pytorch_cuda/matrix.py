@@ -20,6 +20,7 @@ from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, Fr
 
 SUPPORTED_SCHEMA = 1
 TORCH_SERIES = "2.9"
+ALL_TARGETS = "all"  # the built-in group: every target of the matrix
 
 
 class Project(Frozen):
@@ -96,6 +97,8 @@ class Matrix(Frozen):
     flavours: dict[Name, Flavour]
     python_packages: dict[Name, PepVersion]
     user: User
+    # Named sets of targets (`build --target GROUP`), besides the built-in `all`.
+    groups: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
     # What `build.py bump` may move each pin to; parsed (and its errors reported) by pytorch_cuda/bump/policy.py.
     policy: dict[str, object] | None = None
 
@@ -122,6 +125,7 @@ class Matrix(Frozen):
                 if label in seen:
                     raise ValueError(f"target name or alias {label!r} is used by both {seen[label]!r} and {name!r}")
                 seen[label] = name
+        _check_groups(self.groups, seen)
         return self
 
     def target_names(self) -> dict[str, str]:
@@ -147,6 +151,16 @@ def _check_flavour_parents(flavours: dict[str, Flavour]) -> None:
                 raise ValueError(f"flavour parents form a cycle: {' -> '.join([*chain, parent])}")
             chain.append(parent)
             parent = flavours[parent].parent
+
+
+def _check_groups(groups: dict[str, tuple[str, ...]], targets: dict[str, str]) -> None:
+    """A group names targets (or aliases), and its own name is no target's, nor the built-in `all`."""
+    for name, members in groups.items():
+        if name in targets or name == ALL_TARGETS:
+            raise ValueError(f"group {name!r} has the name of a target, an alias or the built-in group 'all'")
+        unknown = [member for member in members if member not in targets]
+        if unknown or not members:
+            raise ValueError(f"group {name!r} names {unknown or 'no target'}; a group lists targets or aliases")
 
 
 def _key_path(loc: tuple[int | str, ...]) -> str:

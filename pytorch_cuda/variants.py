@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import Flavour, Matrix, Target, flavour_applies
 from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.target_selection import did_you_mean, unknown_target
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,7 @@ def resolve_target(matrix: Matrix, requested: str) -> str:
     """Map a --target value (name or alias) to the canonical target name."""
     names = matrix.target_names()
     if requested not in names:
-        allowed = ", ".join(sorted(names))
-        raise UserError(
-            cause=f"--target {requested!r} is not a target of the matrix",
-            fix=f"use one of: {allowed} (see `python build.py --list`)",
-        )
+        raise unknown_target(matrix, requested, groups=False)
     return names[requested]
 
 
@@ -63,7 +60,7 @@ def resolve_flavour(matrix: Matrix, requested: str | None) -> str:
     name = requested or matrix.project.default_flavour
     if name not in matrix.flavours:
         raise UserError(
-            cause=f"--flavour {name!r} is not a flavour of the matrix",
+            cause=f"--flavour {name!r} is not a flavour of the matrix{did_you_mean(name, matrix.flavours)}",
             fix=f"use one of: {', '.join(sorted(matrix.flavours))}",
         )
     return name

@@ -4,20 +4,25 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from typing import Any
 
 from rich.text import Text
 
 from pytorch_cuda.build_mutex import variant_mutex
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
+from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.lineage import execute_lineage
-from pytorch_cuda.pipeline import PipelineHooks
+from pytorch_cuda.pipeline import BuildOutcome, PipelineHooks
+from pytorch_cuda.plan import BuildPlan
 from pytorch_cuda.planning import BuildRequest, plan_lineage
 from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.target_selection import expand_targets
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -25,11 +30,17 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     build = verbs.add_parser(
         "build",
         parents=parents,
-        help="build, check and tag one variant (its parents first)",
+        help="build, check and tag one variant per target (its parents first)",
         description="Build the variant's image on the Docker engine, run the conformance suite's CPU checks "
         "inside the candidate, and only then move its tags. A child flavour is built FROM its parent, which is "
-        "built first.",
-        epilog=examples("build --target cu12", "build --target cu12 --flavour jupyter --dry-run --json"),
+        "built first. Several --target (or a group: all) build one after another; a target that fails is "
+        "reported and the others are still built; the exit status is the worst of theirs (2 over 1).",
+        epilog=examples(
+            "build --target cu12",
+            "build --target cu12 --flavour jupyter --dry-run --json",
+            "build --target cu12 --target cu13",
+            "build --target all --dry-run",
+        ),
     )
     build.set_defaults(run=run, registry=None, push_candidate=False)
     push = verbs.add_parser(
@@ -39,7 +50,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         description="Everything `build` does, then push to --registry: the immutable full tag first, the moving "
         "aliases last, all or none; prints each digest.",
         epilog=examples(
-            "push --target cu12 --registry 127.0.0.1:5000/ci", "push --target cu12 --registry HOST --candidate"
+            "push --target cu12 --registry 127.0.0.1:5000/ci",
+            "push --target cu12 --registry HOST --candidate",
+            "push --target all --registry 127.0.0.1:5000/ci",
         ),
     )
     push.add_argument(
@@ -60,9 +73,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     push.set_defaults(run=run)
 
 
-def request(args: argparse.Namespace) -> BuildRequest:
+def request(args: argparse.Namespace, target: str) -> BuildRequest:
     return BuildRequest(
-        target=args.target,
+        target=target,
         flavour=args.flavour,
         ca_bundle=args.ca_bundle,
         dry_run=args.dry_run,
@@ -75,17 +88,45 @@ def request(args: argparse.Namespace) -> BuildRequest:
 
 
 def run(args: argparse.Namespace, session: Session) -> int:
+    """One target: as it always was. Several: each in turn, a failure reported and the others still built."""
     matrix = session.matrix(args)
-    plans = plan_lineage(matrix, request(args), session.root())
-    plan = plans[-1]
-    if args.dry_run:
-        shown = dumps({**plan.as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]})
+    targets = expand_targets(matrix, args.target, args.flavour)
+    if not targets:
+        raise UserError(
+            cause=f"no target of --target {' '.join(args.target)} has the flavour {args.flavour!r}",
+            fix="name a target that has it (see `python build.py list`), or leave out --flavour",
+        )
+    engine: list[DockerEngine] = []  # connected once, on the first target that builds
+
+    def one(target: str) -> dict[str, Any]:
+        plans = plan_lineage(matrix, request(args, target), session.root())
+        if args.dry_run:
+            return {**plans[-1].as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
+        if not engine:
+            engine.append(DockerEngine(connect(), find_build_client()))
+        outcomes = _execute(plans, engine[0], args, session)
+        if not args.json:
+            for outcome in outcomes:
+                print_outcome(session.out, outcome)
+        return _outcomes_dict(outcomes)
+
+    if len(targets) == 1:
+        found = one(targets[0])
         if args.json:
-            print(shown)
-        else:
-            session.out.print_json(shown)
+            print(dumps(found))
+        elif args.dry_run:
+            session.out.print_json(dumps(found))
         return 0
-    engine = DockerEngine(connect(), find_build_client())
+    results = build_each(targets, one, session.err)
+    if args.json:
+        print(dumps(results_json(results)))
+    else:
+        print_results(session.out, results, dry_run=args.dry_run)
+    return exit_status(results)
+
+
+def _execute(plans: list[BuildPlan], engine: DockerEngine, args: argparse.Namespace, session: Session) -> list[Any]:
+    plan = plans[-1]
     log_dir = args.log_dir or session.root() / "build-output"
     hooks = PipelineHooks(
         log=lambda message: session.err.print(Text("> ", style="bold") + Text(message), highlight=False),
@@ -96,12 +137,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     with ExitStack() as held:  # one build per variant at a time, the parents' included
         for each in plans:
             held.enter_context(variant_mutex(log_dir, each.variant.key))
-        outcomes = execute_lineage(plans, engine, hooks)
-    if args.json:
-        digests = {ref: digest for o in outcomes if o.published for ref, digest in o.published.digests.items()}
-        last = outcome_dict(outcomes[-1])
-        print(dumps({**last, "digests": digests, "built_first": [outcome_dict(o) for o in outcomes[:-1]]}))
-    else:
-        for outcome in outcomes:
-            print_outcome(session.out, outcome)
-    return 0
+        return execute_lineage(plans, engine, hooks)
+
+
+def _outcomes_dict(outcomes: list[BuildOutcome]) -> dict[str, Any]:
+    digests = {ref: digest for o in outcomes if o.published for ref, digest in o.published.digests.items()}
+    last = outcome_dict(outcomes[-1])
+    return {**last, "digests": digests, "built_first": [outcome_dict(o) for o in outcomes[:-1]]}

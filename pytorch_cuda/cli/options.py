@@ -100,7 +100,12 @@ def ca_bundle_option(parser: argparse.ArgumentParser) -> None:
 def _build_options() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
     p.add_argument(
-        "--target", required=True, metavar="NAME", help="target to build: a name or alias from `list` (e.g. cu12)"
+        "--target",
+        action="append",
+        required=True,
+        metavar="NAME",
+        help="target to build: a name or alias from `list` (e.g. cu12), or a group (all); repeat it to build "
+        "several, one after another",
     )
     p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
     p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
