@@ -16,6 +16,7 @@ from pydantic import (
 
 from pytorch_cuda.errors import MatrixError
 from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.matrix_errors import format_validation_error
 from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
 SUPPORTED_SCHEMA = 1
@@ -163,26 +164,6 @@ def _check_groups(groups: dict[str, tuple[str, ...]], targets: dict[str, str]) -
             raise ValueError(f"group {name!r} names {unknown or 'no target'}; a group lists targets or aliases")
 
 
-def _key_path(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(p) for p in loc) or "(top level)"
-
-
-def _format_validation_error(path: Path, exc: ValidationError) -> MatrixError:
-    problems = []
-    for err in exc.errors(include_url=False):
-        loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
-        value = err.get("input")
-        shown = repr(value) if not isinstance(value, dict) else "a mapping"
-        message = err["msg"].removeprefix("Value error, ")
-        problems.append(f"at key {_key_path(loc)!r} the value {shown} is invalid: {message}")
-    listed = "; ".join(problems[:5]) + (f"; and {len(problems) - 5} more" if len(problems) > 5 else "")
-    return MatrixError(
-        cause=f"{path} does not validate: {listed}",
-        fix=f"edit {path} so every key holds an allowed value (see the comments in that file), "
-        "then run `python build.py --list` to check it",
-    )
-
-
 def load_matrix(path: Path) -> Matrix:
     """Load and validate matrix.yaml, raising MatrixError with a one-paragraph explanation."""
     try:
@@ -219,7 +200,7 @@ def load_matrix(path: Path) -> Matrix:
     try:
         return Matrix.model_validate(data)
     except ValidationError as exc:
-        raise _format_validation_error(path, exc) from exc
+        raise format_validation_error(Matrix, path, exc) from exc
 
 
 def flavour_applies(target: Target, flavour: Flavour) -> bool:

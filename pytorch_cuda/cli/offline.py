@@ -10,6 +10,7 @@ from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks, stale_locks
+from pytorch_cuda.matrix_schema import stale_schema, write_schema
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, write_rendered
@@ -137,7 +138,7 @@ def render(args: argparse.Namespace, session: Session) -> int:
     if args.check:
         return check_render(args, session)
     matrix, root = session.matrix(args), session.root()
-    changed = write_rendered(render_all(matrix, root / "templates"), root)
+    changed = write_rendered(render_all(matrix, root / "templates"), root) + write_schema(root)
     if args.json:
         print(dumps({"changed": [str(p) for p in changed]}))
     else:
@@ -149,6 +150,7 @@ def check_render(args: argparse.Namespace, session: Session) -> int:
     matrix, root, out = session.matrix(args), session.root(), session.out
     variants = all_variants(matrix)
     stale = find_stale(render_all(matrix, root / "templates", root), root) + stale_locks(matrix, variants, root)
+    stale += stale_schema(root)
     unlocked = [  # a child's lock is made once its parent's is; until then neither can be built
         str(path.relative_to(root)) for path in (own_lock_path(root, v) for v in variants) if not path.exists()
     ]

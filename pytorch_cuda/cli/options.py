@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +15,7 @@ from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.console.progress import PROGRESS_MODES
 from pytorch_cuda.errors import EXIT_USER_ERROR
 from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.target_selection import did_you_mean
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -34,10 +36,20 @@ class CommandParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         text = (
-            f"{self.prog}: error: {message.rstrip('.')}. Fix: run `{self.prog} --help` to see what it accepts "
-            "(exit status 2: bad input)."
+            f"{self.prog}: error: {message.rstrip('.')}{self._guess(message)}. Fix: run `{self.prog} --help` to "
+            "see what it accepts (exit status 2: bad input)."
         )
         self.exit(EXIT_USER_ERROR, textwrap.fill(text, width=100, break_on_hyphens=False) + "\n")
+
+    def _guess(self, message: str) -> str:
+        """' (did you mean ...?)' for a mistyped command, choice or option."""
+        choice = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+        if choice:
+            return did_you_mean(choice[1], re.findall(r"'([^']*)'", choice[2]))
+        unknown = re.match(r"unrecognized arguments: (--[\w-]+)", message)
+        if unknown:
+            return did_you_mean(unknown[1].partition("=")[0], self._option_string_actions)
+        return ""
 
 
 def examples(*lines: str) -> str:

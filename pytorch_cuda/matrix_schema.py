@@ -1,0 +1,46 @@
+"""matrix.schema.json: the JSON Schema of matrix.yaml, generated from the pydantic model (`build.py render`).
+
+matrix.yaml names it in its first line (`# yaml-language-server: $schema=./matrix.schema.json`), so an editor
+with the YAML language server completes keys and marks a typo as you type; `render --check` keeps it current.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.render import StaleFile
+
+SCHEMA_PATH = Path("matrix.schema.json")  # relative to the repository root
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def schema_text() -> str:
+    schema = Matrix.model_json_schema(by_alias=True, mode="validation")
+    schema = {
+        "$schema": DIALECT,
+        "title": "pytorch-cuda matrix.yaml",
+        "description": "Generated from pytorch_cuda/matrix.py by `python build.py render`; do not edit.",
+        **{k: v for k, v in schema.items() if k != "title"},
+    }
+    return json.dumps(schema, indent=2) + "\n"
+
+
+def write_schema(root: Path) -> list[Path]:
+    """Write matrix.schema.json when it differs; the changed path, or nothing."""
+    target, text = root / SCHEMA_PATH, schema_text()
+    if target.exists() and target.read_text(encoding="utf-8") == text:
+        return []
+    target.write_text(text, encoding="utf-8")
+    return [SCHEMA_PATH]
+
+
+def stale_schema(root: Path) -> list[StaleFile]:
+    """matrix.schema.json, when it is missing or not what the model generates (for `render --check`)."""
+    target = root / SCHEMA_PATH
+    if not target.exists():
+        return [StaleFile(SCHEMA_PATH, "missing", "")]
+    if target.read_text(encoding="utf-8") != schema_text():
+        return [StaleFile(SCHEMA_PATH, "differs from the model in pytorch_cuda/matrix.py", "")]
+    return []
