@@ -95,8 +95,8 @@ def bump_numpy(to: str) -> str:
     matrix = TREE / "matrix.yaml"
     before = re.search(r'numpy: "([^"]+)"', matrix.read_text())
     matrix.write_text(re.sub(r'numpy: "[^"]+"', f'numpy: "{to}"', matrix.read_text()))
-    sh(sys.executable, "build.py", "--render", cwd=TREE)
-    sh(sys.executable, "build.py", "--lock", "--target", "cu12", cwd=TREE)
+    sh(sys.executable, "build.py", "render", cwd=TREE)
+    sh(sys.executable, "build.py", "lock", "--target", "cu12", cwd=TREE)
     commit(f"benchmark: numpy {to}")
     return before.group(1) if before else "?"
 

@@ -15,7 +15,7 @@ __all__ = ["Workload"]
 
 def __getattr__(name: str) -> object:
     """``Workload`` loads torch on first use, so that ``precision_check.report`` (standard library only)
-    reads reports on a host without torch (the builder's ``--report``)."""
+    reads reports on a host without torch (the builder's ``report`` command)."""
     if name == "Workload":
         from precision_check.workload import Workload
 

@@ -41,7 +41,7 @@ def pin_text(
     if block is None:
         raise MatrixError(
             cause=f"matrix.yaml has no base {name!r} under `bases:`",
-            fix="name one of its bases (--base), as `build.py --list` shows them",
+            fix="name one of its bases (--base), as `build.py list` shows them",
         )
     body = block.group(1)
     old = re.search(r"(?m)^    digest: (sha256:[0-9a-f]{64})", body)

@@ -1,4 +1,4 @@
-"""`build.py --github-matrix`: the CI job matrix, generated from matrix.yaml and fleet.yaml.
+"""`build.py matrix`: the CI job matrix, generated from matrix.yaml and fleet.yaml.
 
 One build job per variant that can be built, and one GPU job per (variant x runner of the fleet).
 A variant whose lineage has no lock (images/<root variant>/requirements.lock, e.g. cu126 and cu130,
@@ -89,7 +89,7 @@ def missing_lock(matrix: Matrix, variant: Variant, root: Path) -> str | None:
     return (
         f"{path.relative_to(root)} does not exist (its index {index_of(first)} was not reachable where the locks "
         f"were made), so `build.py --target {variant.target_name} --flavour {variant.flavour_name}` would exit 2; "
-        f"run `build.py --lock --target {first.target_name}` where that index is reachable and commit the lock"
+        f"run `build.py lock --target {first.target_name}` where that index is reachable and commit the lock"
     )
 
 
@@ -134,7 +134,7 @@ def github_matrix(matrix: Matrix, fleet: Fleet, root: Path) -> GithubMatrix:
     if not builds:
         raise UserError(
             cause="no variant of the matrix can be built: " + "; ".join(e.reason for e in excluded),
-            fix="lock at least one target (`build.py --lock --target cu12`) and commit its requirements.lock",
+            fix="lock at least one target (`build.py lock --target cu12`) and commit its requirements.lock",
         )
     gpu = [_gpu_entry(b, name, runner) for b in builds for name, runner in sorted(fleet.runners.items())]
     return GithubMatrix(tuple(builds), tuple(gpu), tuple(excluded))

@@ -1,4 +1,4 @@
-"""`build.py --content-hash IMAGE`: what a GPU conformance result depends on, as one sha256.
+"""`build.py content-hash IMAGE`: what a GPU conformance result depends on, as one sha256.
 
 The image's layer diff_ids (its filesystem, in order), the parts of its config that change how a
 container runs (Env, Entrypoint, Cmd, User, WorkingDir), and the suite's files (conformance/).

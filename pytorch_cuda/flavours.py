@@ -48,9 +48,9 @@ def flavour_packages(variant: Variant) -> dict[str, str]:
 
 def flavour_requirements_txt(variant: Variant) -> str:
     lines = [
-        "# Generated from matrix.yaml by `python build.py --render`. Do not edit.",
+        "# Generated from matrix.yaml by `python build.py render`. Do not edit.",
         f"# What the {variant.flavour_name} flavour adds to the {variant.flavour.parent} image's venv;",
-        "# `build.py --lock` resolves it, with the parent's lock as constraints, into requirements-flavour.lock.",
+        "# `build.py lock` resolves it, with the parent's lock as constraints, into requirements-flavour.lock.",
         *(f"{name}=={version}" for name, version in flavour_packages(variant).items()),
     ]
     return "\n".join(lines) + "\n"

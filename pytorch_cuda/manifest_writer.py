@@ -61,7 +61,7 @@ def requirements_txt(matrix: Matrix, variant: Variant) -> str:
     # 2.9.1 cannot satisfy it, whatever index a resolver might consult.
     on_pypi = str(variant.target.index).rstrip("/") == "https://pypi.org/simple"
     lines = [
-        "# Generated from matrix.yaml by `python build.py --render`. Do not edit; `build.py --lock` resolves it",
+        "# Generated from matrix.yaml by `python build.py render`. Do not edit; `build.py lock` resolves it",
         f"# into requirements.lock, from {str(variant.target.index).rstrip('/')} alone.",
         f"torch=={variant.target.torch if on_pypi else variant.torch_version}",
         f"triton=={variant.target.triton}",

@@ -31,12 +31,12 @@ class BuildPlan:
     run_checks: bool
     no_cache: bool = False
     recheck: bool = False  # rerun the in-image checks even when this image ID passed them before
-    registry: str | None = None  # --push --registry HOST[/NAMESPACE]: where the tags go after the local ones
-    push_candidate: bool = False  # --push-candidate: push only the candidate tag; no release tag moves remotely
+    registry: str | None = None  # push --registry HOST[/NAMESPACE]: where the tags go after the local ones
+    push_candidate: bool = False  # push --candidate: push only the candidate tag; no release tag moves remotely
 
     @property
     def pushed_tags(self) -> TagSet:
-        """What --push sends: the release tags, or with --push-candidate the candidate tag alone."""
+        """What push sends: the release tags, or with --candidate the candidate tag alone."""
         if self.push_candidate:
             return TagSet(repository=self.tags.repository, full=self.candidate.partition(":")[2], aliases=())
         return self.tags

@@ -78,5 +78,5 @@ def _refuse_stale(matrix: Matrix, variant: Variant, root: Path) -> None:
         raise UserError(
             cause=f"images/{variant.key} does not match the templates and matrix.yaml "
             f"({', '.join(f'{s.path} {s.reason}' for s in stale)})",
-            fix="run `python build.py --render` (and commit images/) before building",
+            fix="run `python build.py render` (and commit images/) before building",
         )

@@ -1,4 +1,4 @@
-"""Where `--push --registry HOST[/NAMESPACE]` puts images: the remote names of a variant's tags and its build cache."""
+"""Where `push --registry HOST[/NAMESPACE]` puts images: the remote names of a variant's tags and its build cache."""
 
 from __future__ import annotations
 

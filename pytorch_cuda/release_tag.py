@@ -1,4 +1,4 @@
-"""`build.py --check-tag TAG`: a release tag must name the torch version matrix.yaml builds.
+"""`build.py check-tag TAG`: a release tag must name the torch version matrix.yaml builds.
 
 Accepted: `v<torch>` (v2.9.1), or `v<torch>-<n>` (v2.9.1-2: a rebuild of the same torch, e.g. for a
 base-image fix). `refs/tags/` in front (GITHUB_REF) is dropped. Anything else, or a torch version

@@ -166,7 +166,7 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
 
 
 def _is_lock(relative: Path) -> bool:
-    """Locks are resolved by `build.py --lock`, not rendered; `locking.stale_locks` checks them."""
+    """Locks are resolved by `build.py lock`, not rendered; `locking.stale_locks` checks them."""
     return relative.name in (LOCK_NAME, FLAVOUR_LOCK_NAME) or relative in TOOL_LOCKS or is_debian_record(relative)
 
 

@@ -11,7 +11,7 @@ if [ $# -gt 0 ] && [ "$(realpath "$1")" != "$(realpath -m "$out/results.json")" 
   cp "$1" "$out/results.json"
 fi
 [ -f "$out/results.json" ] || { echo "report-h200: no $out/results.json; pass the H200 run's results.json" >&2; exit 2; }
-.venv/bin/python build.py --report "$out/results.json" --out "$out"
+.venv/bin/python build.py report "$out/results.json" --out "$out"
 .venv/bin/python -m pytorch_cuda.precision_report.browser "$out/report.html" "$out/screenshot.png"
 # The chart README shows as the precision answer: AMP step time and peak memory per dtype.
 .venv/bin/python -m pytorch_cuda.precision_report.chart_file "$out/report.json" amp "$out/amp.svg"

@@ -103,7 +103,7 @@ stage "mypy (strict)"
 .venv/bin/mypy
 
 stage "images/ matches templates/ and matrix.yaml"
-"$py" build.py --check-render
+"$py" build.py render --check
 
 stage "unit tests (fake engine) and report tests (recorded results, headless chromium), one worker per core"
 "$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core

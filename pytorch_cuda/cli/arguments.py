@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 
 from pytorch_cuda import __version__
-from pytorch_cuda.cli import building, bumping, ci, offline
+from pytorch_cuda.cli import building, bumping, ci, offline, releasing
 from pytorch_cuda.cli.options import CommandParser, shared_options
+from pytorch_cuda.target_selection import did_you_mean
 
 EPILOG = """\
 examples:
   python build.py --target cu12              build, check and tag pytorch-cuda:v2.9 (= build --target cu12)
   python build.py build --target cu12 --dry-run
                                              show the plan; run nothing
-  python build.py build --target cu12 --flavour devel
+  python build.py build --target cu13 --flavour devel
                                              build the runtime, then devel FROM it
+  python build.py build --target cu12 --target cu13
+                                             both targets, one after the other (--target all: every target)
   python build.py push --target cu12 --registry 127.0.0.1:5000/ci
                                              build, check, tag, then push the full tag and the aliases
   python build.py list                       targets, aliases, pins and tags
@@ -28,13 +31,11 @@ examples:
   python build.py matrix                     the CI jobs (JSON): a build per variant, a GPU job per variant x runner
   python build.py content-hash IMAGE         sha256 of IMAGE's layers and run config and conformance/'s files
   python build.py check-tag v2.9.1           exit 2 unless the release tag names matrix.yaml's torch
+  python build.py release verify IMAGE --public-key release.pub
+                                             verify a release's signature, SBOM and provenance
   python build.py COMMAND --help             the options of one command (--json on each: JSON on stdout)
 
-the flags of earlier versions still work: --target T (build), --target T --push --registry R
-[--push-candidate] (push), --list, --render, --check-render (render --check), --lock [--target T],
---report FILES --out DIR, --github-matrix (matrix), --content-hash IMAGE, --check-tag TAG.
-
-exit status: 0 success; 1 stale images/ or lock (--check-render), or failed in-image checks;
+exit status: 0 success; 1 stale images/ or lock (render --check), or failed in-image checks;
 2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
 the same variant already running, a failed push); 130 interrupted (Ctrl-C: no tag moved; during a
 push, the message names every remote tag and where it was left).
@@ -51,13 +52,24 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    for module in (building, offline, bumping, ci):
+    for module in (building, offline, bumping, ci, releasing):
         module.register(verbs, shared)
-    # listed here for --help; main() hands `build.py release ...` to pytorch_cuda.cli.releasing before parsing
-    verbs.add_parser(
-        "release", add_help=False, help="promote, sign and verify a release; pin the base (see `release --help`)"
-    )
     return p
+
+
+def short_form(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:  # noqa: RET503 - cli.error exits
+    """`build.py --target cu12 [options]` is `build.py build --target cu12 [options]`; other argv that starts with
+    an option (but --help and --version) names no command, and is refused with the closest one suggested."""
+    if not argv or not argv[0].startswith("-") or argv[0] in {"-h", "--help", "--version"}:
+        return argv
+    if any(token == "--target" or token.startswith("--target=") for token in argv):
+        return ["build", *argv]
+    verbs = next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
+    guess = did_you_mean(argv[0].lstrip("-").split("=")[0], verbs.choices).replace("'", "`")
+    cli.error(
+        f"{argv[0]} is not a command, and a command is required: one of {', '.join(verbs.choices)} (e.g. "
+        f"`{cli.prog} list`){guess}; only `{cli.prog} --target T` may leave out its command (build)"
+    )
 
 
 def parse(cli: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:

@@ -64,7 +64,6 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     push.add_argument(
         "--candidate",
-        "--push-candidate",
         dest="push_candidate",
         action="store_true",
         help="push only the candidate tag (candidate-<variant>-<build id>) and print its digest; no release tag "

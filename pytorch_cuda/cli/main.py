@@ -1,4 +1,4 @@
-"""The command line: parse the verb (or an old flag), find the repository, run the verb, report errors."""
+"""The command line: parse the verb (`--target T` alone: build), find the repository, run it, report errors."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from pytorch_cuda.cli import legacy
-from pytorch_cuda.cli.arguments import parse, parser
+from pytorch_cuda.cli.arguments import parse, parser, short_form
 from pytorch_cuda.cli.options import Session
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.errors import UserError
@@ -23,19 +22,11 @@ def _interrupt(signum: int, frame: object) -> None:
 def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: str = "build.py") -> int:
     """Run one command; `start` is where the repository is looked for (build.py passes its own folder)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["release"]:  # `build.py release promote|sign|verify|keygen|pin-base` (docs/release.md)
-        from pytorch_cuda.cli.releasing import main as release_main
-
-        return release_main(argv[1:], start=start or Path.cwd())
     signal.signal(signal.SIGTERM, _interrupt)
     # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     cli = parser(prog)
-    try:
-        verb_argv = legacy.translate(argv)
-    except legacy.LegacyFlagError as error:
-        cli.error(str(error))
-    args = parse(cli, verb_argv)
+    args = parse(cli, short_form(cli, argv))
     session = Session(args.root, start or Path.cwd(), out=_console(stderr=False), err=_console(stderr=True))
     try:
         status: int = args.run(args, session)

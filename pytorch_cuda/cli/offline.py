@@ -160,10 +160,10 @@ def check_render(args: argparse.Namespace, session: Session) -> int:
         print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))
         return 1 if stale else 0
     for path in unlocked:
-        out.print(f"note: {path} does not exist: that variant cannot be built until `build.py --lock` makes it")
+        out.print(f"note: {path} does not exist: that variant cannot be built until `build.py lock` makes it")
     if stale:
         print_stale(out, stale)
-        out.print("images/ is stale: run `python build.py --render` and commit the result", style="red")
+        out.print("images/ is stale: run `python build.py render` and commit the result", style="red")
     else:
         out.print("images/ matches templates/ and matrix.yaml")
     return 1 if stale else 0

@@ -6,40 +6,45 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-import sys
 from collections.abc import Sequence
 from dataclasses import asdict
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pytorch_cuda.cli.root import find_root
+from pytorch_cuda.cli.options import CommandParser, Session, SharedOptions, examples
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.release import keys
-from pytorch_cuda.release.attestations import sign_image
-from pytorch_cuda.release.pin_base import pin_base
-from pytorch_cuda.release.promote import promote
-from pytorch_cuda.release.statements import BuildRun
-from pytorch_cuda.release.verify import verify_image
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="build.py release", description=__doc__)
-    verbs = p.add_subparsers(dest="verb", required=True)
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--json", action="store_true", help="print JSON")
-    keygen = verbs.add_parser(
-        "keygen", parents=[common], help="write a new ed25519 release key pair (private key mode 600)"
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
+    release = verbs.add_parser(
+        "release",
+        help="promote, sign and verify a release; pin the base (see `release --help`)",
+        description=__doc__,
+        epilog=examples(
+            "release keygen --key release.key --public-key release.pub",
+            "release promote 127.0.0.1:5000/ci/pytorch-cuda@sha256:DIGEST --tag v2.9.1",
+            "release verify 127.0.0.1:5000/ci/pytorch-cuda:v2.9.1 --public-key release.pub",
+            "release pin-base --json",
+        ),
+    )
+    release.set_defaults(run=release_verb)
+    subs: argparse._SubParsersAction[argparse.ArgumentParser] = release.add_subparsers(
+        dest="release_verb", required=True, metavar="STEP", parser_class=CommandParser
+    )
+    common = [shared.common]
+    keygen = subs.add_parser(
+        "keygen", parents=common, help="write a new ed25519 release key pair (private key mode 600)"
     )
     keygen.add_argument("--key", type=Path, required=True, help="private key to write (PEM, PKCS#8)")
     keygen.add_argument("--public-key", type=Path, required=True, help="public key to write (PEM)")
-    prom = verbs.add_parser(
-        "promote", parents=[common], help="copy the tested manifest to each tag inside the registry, byte-exact"
+    prom = subs.add_parser(
+        "promote", parents=common, help="copy the tested manifest to each tag inside the registry, byte-exact"
     )
     prom.add_argument("tested", metavar="REPOSITORY@sha256:DIGEST")
     prom.add_argument("--tag", action="append", required=True, dest="tags", help="a release tag (repeat)")
     prom.add_argument("--repository", help="where the tags go (default: the tested image's repository)")
-    sign = verbs.add_parser(
-        "sign", parents=[common], help="sign the image digest; attach the SBOM and SLSA provenance attestations"
+    sign = subs.add_parser(
+        "sign", parents=common, help="sign the image digest; attach the SBOM and SLSA provenance attestations"
     )
     sign.add_argument("image", metavar="IMAGE[@sha256:DIGEST]")
     sign.add_argument("--key", type=Path, required=True, help="the private release key")
@@ -48,16 +53,15 @@ def parser() -> argparse.ArgumentParser:
     sign.add_argument("--builder-id", default=f"local://{socket.gethostname()}", help="who built it (a URI)")
     sign.add_argument("--invocation-id", default="", help="the build run (e.g. the workflow run's URL)")
     sign.add_argument("--material", action="append", default=[], metavar="URI=sha256:DIGEST", help="an input")
-    ver = verbs.add_parser(
-        "verify", parents=[common], help="verify signature, SBOM and provenance attestations of an image"
+    ver = subs.add_parser(
+        "verify", parents=common, help="verify signature, SBOM and provenance attestations of an image"
     )
     ver.add_argument("image", metavar="IMAGE[:TAG|@sha256:DIGEST]")
     ver.add_argument("--public-key", type=Path, required=True, help="the release's public key (PEM)")
     ver.add_argument("--builder-id", help="also require the provenance to name this builder")
-    pin = verbs.add_parser("pin-base", parents=[common], help="pin matrix.yaml's base to the base image here")
+    pin = subs.add_parser("pin-base", parents=common, help="pin matrix.yaml's base to the base image here")
     pin.add_argument("--matrix", type=Path, help="the matrix file to edit (default: the repository's matrix.yaml)")
     pin.add_argument("--base", help="which base (default: the matrix's default_base)")
-    return p
 
 
 def _materials(items: Sequence[str]) -> dict[str, str]:
@@ -84,25 +88,33 @@ Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the sam
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    if args.verb == "keygen":
+    # imported here: the registry client (oras) and cryptography load only for `release` (build.py starts fast)
+    from pytorch_cuda.release import keys
+    from pytorch_cuda.release.attestations import sign_image
+    from pytorch_cuda.release.pin_base import pin_base
+    from pytorch_cuda.release.promote import promote
+    from pytorch_cuda.release.statements import BuildRun
+    from pytorch_cuda.release.verify import verify_image
+
+    if args.release_verb == "keygen":
         key = keys.generate(args.key, args.public_key)
         return [f"wrote {args.key} (private, mode 600) and {args.public_key}; key id {key.keyid}"], {
             "keyid": key.keyid,
             "key": str(args.key),
             "public_key": str(args.public_key),
         }
-    if args.verb == "promote":
+    if args.release_verb == "promote":
         done = promote(args.tested, args.tags, repository=args.repository)
         lines = [f"promoted {p.ref} -> {p.digest} (the tested bytes)" for p in done]
         return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
-    if args.verb == "sign":
+    if args.release_verb == "sign":
         now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
         build_run = BuildRun(args.builder_id, args.invocation_id or f"{args.builder_id}#{now}", finished_on=now)
         signer = keys.signer(args.key, args.public_key)
         digest, attached = sign_image(args.image, signer, _sbom(args.sbom), build_run, _materials(args.material))
         lines = [f"signed {args.image} ({digest})"] + [f"  attached {a.kind}: {a.ref} {a.digest}" for a in attached]
         return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
-    if args.verb == "pin-base":
+    if args.release_verb == "pin-base":
         pinned = pin_base(args.matrix, args.base)
         line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
         return [line, f"  {pinned.note}"], asdict(pinned)
@@ -115,17 +127,10 @@ def run(args: argparse.Namespace) -> Outcome:
     return [line], asdict(v)
 
 
-def main(argv: Sequence[str], *, start: Path | None = None) -> int:
-    """`start`: where the repository is looked for, for pin-base's default matrix.yaml."""
-    args = parser().parse_args(argv)
-    try:
-        if args.verb == "pin-base" and args.matrix is None:
-            args.matrix = find_root(None, start or Path.cwd()) / "matrix.yaml"
-        lines, found = run(args)
-    except UserError as error:
-        if args.json:
-            print(json.dumps({"error": type(error).__name__, "cause": error.cause, "fix": error.fix}))
-        print(error.paragraph(), file=sys.stderr)
-        return error.exit_status
+def release_verb(args: argparse.Namespace, session: Session) -> int:
+    """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
+    if args.release_verb == "pin-base" and args.matrix is None:
+        args.matrix = session.root() / "matrix.yaml"
+    lines, found = run(args)
     print(json.dumps(found, indent=2) if args.json else "\n".join(lines))
     return 0

@@ -38,7 +38,7 @@ _PATTERNS = (
         ),
         "the package index has no wheel for the pinned requirement {0}",
         "check the pin in matrix.yaml against the index of that target (a torch build for this Python version "
-        "and platform must exist there), re-render with `python build.py --render`, then build again",
+        "and platform must exist there), re-render with `python build.py render`, then build again",
     ),
     _Pattern(
         re.compile(
@@ -123,15 +123,15 @@ def _installed_lock(failed_step: str) -> tuple[str, str]:
     """The lock the failed step installs from (a layer slice's requirements.lock, or a tool lock) and its command."""
     bound = bound_lock(failed_step)
     if bound is None:
-        return "the lock", "python build.py --lock --target TARGET"
+        return "the lock", "python build.py lock --target TARGET"
     path = Path(bound)
     if path.name.startswith("layer-"):  # images/<target>-<flavour>/layer-N-*.lock, sliced from requirements.lock
         target = path.parent.name.split("-", 1)[0]
         return (
             f"{path.parent / 'requirements.lock'} (its layer slice {path.name})",
-            f"python build.py --lock --target {target}",
+            f"python build.py lock --target {target}",
         )
     if path.name == FLAVOUR_LOCK_NAME:  # images/<target>-<flavour>/requirements-flavour.lock, a child's own
         target, flavour = path.parent.name.split("-", 1)
-        return str(path), f"python build.py --lock --target {target} --flavour {flavour}"
-    return str(path), "python build.py --lock"
+        return str(path), f"python build.py lock --target {target} --flavour {flavour}"
+    return str(path), "python build.py lock"

@@ -1,4 +1,4 @@
-"""`build.py --lock` for a child flavour (jupyter, devel): images/<child>/requirements-flavour.lock.
+"""`build.py lock` for a child flavour (jupyter, devel): images/<child>/requirements-flavour.lock.
 
 A child installs its extras on top of its parent's venv. uv resolves them on the parent's one index
 with the parent's whole lock as constraints, so torch, numpy and every shared package stay exactly
@@ -40,13 +40,13 @@ def flavour_lock_path(root: Path, variant: Variant) -> Path:
 
 
 def own_lock_path(root: Path, variant: Variant) -> Path:
-    """The lock `build.py --lock` makes for this variant itself: a root's requirements.lock, a child's
+    """The lock `build.py lock` makes for this variant itself: a root's requirements.lock, a child's
     requirements-flavour.lock."""
     return lock_path(root, variant) if variant.flavour.parent is None else flavour_lock_path(root, variant)
 
 
 def lock_command(variant: Variant) -> str:
-    return f"python build.py --lock --target {variant.target_name} --flavour {variant.flavour_name}"
+    return f"python build.py lock --target {variant.target_name} --flavour {variant.flavour_name}"
 
 
 def ancestor_locks(matrix: Matrix, variant: Variant, root: Path) -> list[Path]:
@@ -126,7 +126,7 @@ def refresh_child_lock(
     if missing:
         raise UserError(
             cause=f"cannot lock {variant.key}: its parent's lock {missing[0]} does not exist",
-            fix=f"lock the parent first (`python build.py --lock --target {variant.target_name}`), then the child",
+            fix=f"lock the parent first (`python build.py lock --target {variant.target_name}`), then the child",
         )
     index = index_of(variant)
     require_index(variant, relative, probe)

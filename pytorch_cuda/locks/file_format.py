@@ -2,7 +2,7 @@
 
 The lock is what `uv pip compile --generate-hashes` resolves from a variant's requirements.txt
 on exactly one index, under a header that records that index and a digest of its input, so that
-`--check-render` can tell a stale lock from a fresh one without the network. The image installs
+`render --check` can tell a stale lock from a fresh one without the network. The image installs
 it in layers (the nvidia-* wheels, then torch and triton, then the small packages), each from a
 slice of the lock, so that a small pin bump rebuilds and re-ships only the last slice.
 """
@@ -163,7 +163,7 @@ def slice_layers(lock: LockFile, small: Iterable[str]) -> dict[str, str]:
     for layer in LAYERS:
         entries = [entry for entry in lock.entries if layer_of(entry.name, smalls) == layer.name]
         sliced[layer.file] = (
-            f"# Generated from {LOCK_NAME} by `python build.py --render`: {layer.what}. Do not edit.\n"
+            f"# Generated from {LOCK_NAME} by `python build.py render`: {layer.what}. Do not edit.\n"
             + _join(index, entries)
         )
     return sliced

@@ -1,7 +1,7 @@
-"""`build.py --lock`: resolve each variant's requirements.txt into its hash-locked requirements.lock with uv.
+"""`build.py lock`: resolve each variant's requirements.txt into its hash-locked requirements.lock with uv.
 
 Also locks each child flavour's extras (pytorch_cuda/locks/child_flavour.py), checks a committed lock against
-what it was resolved from (`--check-render`), and refuses a build whose variant has no lock, naming
+what it was resolved from (`render --check`), and refuses a build whose variant has no lock, naming
 the index the lock needs.
 """
 
@@ -52,7 +52,7 @@ def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:
 
 
 def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[StaleFile]:
-    """The committed locks that no longer match their inputs or index, or are unsafe (for --check-render).
+    """The committed locks that no longer match their inputs or index, or are unsafe (for render --check).
 
     A child's lock is also reported missing once its parent is locked: the child cannot be built without it."""
     found = [(lock_path(root, v), lock_problem(matrix, v, root), v) for v in variants if v.flavour.parent is None]
@@ -64,13 +64,13 @@ def stale_locks(matrix: Matrix, variants: list[Variant], root: Path) -> list[Sta
         StaleFile(path.relative_to(root), f"{why}; run `{_command(v).removeprefix('python ')}`", "")
         for path, why, v in found
         if why
-    ] + [StaleFile(tool, f"{why}; run `build.py --lock`", "") for tool, why in tools if why]
+    ] + [StaleFile(tool, f"{why}; run `build.py lock`", "") for tool, why in tools if why]
 
 
 def _command(variant: Variant) -> str:
     """The command that (re)makes the variant's own lock."""
     child = variant.flavour.parent is not None
-    return lock_command(variant) if child else f"python build.py --lock --target {variant.target_name}"
+    return lock_command(variant) if child else f"python build.py lock --target {variant.target_name}"
 
 
 def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
@@ -119,7 +119,7 @@ def refresh_lock(
         body,
         index_url=index,
         digest=input_digest(requirements_txt(matrix, variant), index),
-        command=f"python build.py --lock --target {variant.target_name}",
+        command=f"python build.py lock --target {variant.target_name}",
         requirements=str(requirements.relative_to(root)),
     )
     return write_lock(path, root, text)
@@ -187,7 +187,7 @@ def refresh_tool_lock(
         body,
         index_url=PYPI_INDEX,
         digest=input_digest(requirement + "\n", PYPI_INDEX),
-        command="python build.py --lock",
+        command="python build.py lock",
         requirements=requirement,
     )
     return write_lock(path, root, text)

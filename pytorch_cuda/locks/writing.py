@@ -1,4 +1,4 @@
-"""What every lock of `build.py --lock` shares: where it lives, how uv is run, how it is written and diffed."""
+"""What every lock of `build.py lock` shares: where it lives, how uv is run, how it is written and diffed."""
 
 from __future__ import annotations
 
@@ -52,7 +52,7 @@ def require_index(variant: Variant, relative: Path, probe: IndexProbe) -> None:
     except UserError as exc:
         raise EngineError(
             cause=f"cannot lock {variant.key}: {exc.cause}",
-            fix=f"run `python build.py --lock --target {variant.target_name}` on a machine where "
+            fix=f"run `python build.py lock --target {variant.target_name}` on a machine where "
             f"{urlsplit(index).hostname} is reachable and commit {relative}",
         ) from exc
 

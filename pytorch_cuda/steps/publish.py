@@ -24,7 +24,7 @@ from pytorch_cuda.tags import TagSet
 
 Log = Callable[[str], None]
 RETRY_FIX = (
-    "once the registry answers again, run the same build with --push: nothing is rebuilt, layers the registry "
+    "once the registry answers again, run the same push command again: nothing is rebuilt, layers the registry "
     "has are not sent again, and the tags move then"
 )
 
@@ -114,7 +114,7 @@ def publish(image_id: str, tags: TagSet, registry: str, publisher: Publisher) ->
         raise PushError(
             cause=f"cannot ask the registry {registry} what its tags point at ({exc}); nothing was pushed",
             fix=f"check that it answers (`curl -sI https://{host}/v2/`, or http:// for a local one) "
-            f"and, where it needs a login, `docker login {host}`; then build again with --push",
+            f"and, where it needs a login, `docker login {host}`; then run the same push command again",
         ) from exc
     pushed: list[Pushed] = []
     try:

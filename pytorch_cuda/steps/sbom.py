@@ -46,7 +46,7 @@ def collect_sbom(engine: Engine, ref: str, variant_key: str, log_dir: Path) -> S
     if raw is None:
         raise EngineError(
             cause=f"{ref} has no SBOM at {SBOM_PATH}; no tag was moved",
-            fix="re-render images/ (`python build.py --render`: the Dockerfile's sbom stage writes it) and build again",
+            fix="re-render images/ (`python build.py render`: the Dockerfile's sbom stage writes it) and build again",
         )
     try:
         document = json.loads(raw)

@@ -161,13 +161,13 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
             _wrong_wheel_hash(lock.read_text(encoding="utf-8"), PACKAGE, PACKAGE_WHEEL_SHA256), encoding="utf-8"
         )
         scratch_build = [sys.executable, str(scratch / "build.py")]
-        rendered = subprocess.run([*scratch_build, "--render", "--json"], capture_output=True, text=True, check=True)
+        rendered = subprocess.run([*scratch_build, "render", "--json"], capture_output=True, text=True, check=True)
         assert "images/cu128-runtime/layer-3-python.lock" in json.loads(rendered.stdout)["changed"]
         # The runtime lock's own check compares its requirements and index, not each file's bytes: it lets
         # the wrong hash through, and the build's --require-hashes has to catch it. Only the jupyter
         # child's lock, which records the digest of its parent's lock, calls itself stale; the runtime
         # build does not need it.
-        checked = subprocess.run([*scratch_build, "--check-render"], capture_output=True, text=True)
+        checked = subprocess.run([*scratch_build, "render", "--check"], capture_output=True, text=True)
         stale = [line for line in checked.stdout.splitlines() if line.startswith("stale:")]
         assert len(stale) == 1, checked.stdout + checked.stderr
         assert stale[0].startswith("stale: images/cu128-jupyter/requirements-flavour.lock: stale:"), stale
@@ -183,7 +183,7 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
     assert error["error"] == "EngineError", (error, said)
     assert f"the download of {PACKAGE}==" in error["cause"], (error, said)
     assert "does not match its hash in images/cu128-runtime/requirements.lock" in error["cause"], (error, said)
-    assert "`python build.py --lock --target cu128`" in error["fix"], error
+    assert "`python build.py lock --target cu128`" in error["fix"], error
     paragraph = error_paragraph(failed.stderr)
     assert "does not match its hash" in paragraph
     assert " Fix: " in paragraph

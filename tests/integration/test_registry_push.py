@@ -51,11 +51,11 @@ def pushed(client: docker.DockerClient) -> Pushed:
         pytest.fail(
             f"no registry answers on http://{registry.REGISTRY_HOST}/v2/ ({why}): run scripts/setup-registry.sh"
         )
-    result, seconds = run_build_py("--target", "cu12", "--push", "--registry", registry.REGISTRY)
+    result, seconds = run_build_py("push", "--target", "cu12", "--registry", registry.REGISTRY)
     push_s = result["timings"]["push"]
     record_timing("push_cu12_seconds", push_s)
     uploaded = sum(p["uploaded"] for p in result["push"])
-    print(f"\nbuild.py --push: {seconds:.1f} s, of which push {push_s} s ({uploaded} layers uploaded)", file=sys.stderr)
+    print(f"\nbuild.py push: {seconds:.1f} s, of which push {push_s} s ({uploaded} layers uploaded)", file=sys.stderr)
     return Pushed(result, seconds)
 
 
@@ -120,9 +120,9 @@ def test_cpu_conformance_on_the_image_pulled_by_digest(pushed: Pushed, runner: I
 
 
 def test_pushing_again_uploads_no_layer(pushed: Pushed, client: docker.DockerClient) -> None:
-    again, seconds = run_build_py("--target", "cu12", "--push", "--registry", registry.REGISTRY)
+    again, seconds = run_build_py("push", "--target", "cu12", "--registry", registry.REGISTRY)
     record_timing("push_again_seconds", again["timings"]["push"])
-    print(f"\nsecond build.py --push: {seconds:.1f} s, push {again['timings']['push']} s", file=sys.stderr)
+    print(f"\nsecond build.py push: {seconds:.1f} s, push {again['timings']['push']} s", file=sys.stderr)
     assert again["digests"] == pushed.result["digests"]
     layers = len(set(client.images.get(again["image_id"]).attrs["RootFS"]["Layers"]))  # a layer twice is sent once
     for push in again["push"]:

@@ -110,7 +110,7 @@ def test_uv_hash_mismatch_names_the_package_and_the_lock() -> None:
     assert error.cause.startswith("the download of jinja2==3.1.6 inside the build does not match its hash in ")
     assert "images/cu128-runtime/requirements.lock (its layer slice layer-3-python.lock)" in error.cause
     assert "--require-hashes" in error.cause
-    assert "`python build.py --lock --target cu128`" in error.fix
+    assert "`python build.py lock --target cu128`" in error.fix
     assert "mirror" in error.fix
     assert "download inside the build failed" not in error.cause  # not mistaken for a network failure
 
@@ -119,7 +119,7 @@ def test_pip_hash_mismatch_in_a_tool_stage_names_the_tool_lock() -> None:
     error = explain_build_failure(PIP_MISMATCH, LOG, INSTALLER, exit_code=1)
     assert "the download of uv==0.13.9" in error.cause
     assert "images/installer.lock" in error.cause
-    assert "`python build.py --lock`" in error.fix
+    assert "`python build.py lock`" in error.fix
 
 
 @pytest.mark.parametrize(

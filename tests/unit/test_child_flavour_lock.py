@@ -108,7 +108,7 @@ def test_an_unsafe_child_lock_is_reported(
     assert needle in str(problem)
     stale = stale_locks(matrix, all_variants(matrix), copy)
     assert [str(s.path) for s in stale] == [CHILD]
-    assert "run `build.py --lock --target cu128 --flavour jupyter`" in stale[0].reason
+    assert "run `build.py lock --target cu128 --flavour jupyter`" in stale[0].reason
 
 
 def test_a_relocked_parent_makes_the_child_lock_stale(matrix: Matrix, root: Path, tmp_path: Path) -> None:
@@ -133,7 +133,7 @@ def test_check_render_fails_on_a_stale_child_lock(
 ) -> None:
     bumped = tmp_path / "matrix.yaml"
     bumped.write_text((root / "matrix.yaml").read_text().replace('ipykernel: "7.4.0"', 'ipykernel: "7.4.1"'))
-    assert cli.main(["--check-render", "--matrix", str(bumped)]) == 1
+    assert cli.main(["render", "--check", "--matrix", str(bumped)]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert f"{CHILD}: stale: requirements-flavour.txt or the parent's lock changed" in out
 
@@ -147,7 +147,7 @@ def test_a_missing_child_lock_is_stale_and_refuses_the_build(matrix: Matrix, roo
         require_lock(jupyter, copy, lambda index: None)
     assert info.value.exit_status == 2
     assert info.value.cause == f"{CHILD} does not exist; a build installs only hash-locked packages"
-    assert "python build.py --lock --target cu128 --flavour jupyter" in info.value.fix
+    assert "python build.py lock --target cu128 --flavour jupyter" in info.value.fix
 
     def unreachable(index: str) -> None:
         raise EngineError(f"the package index {index} is unreachable from this machine", "x")
@@ -169,7 +169,7 @@ def test_a_build_without_its_child_lock_exits_2_before_the_engine(
     assert status == 2
     err = " ".join(capsys.readouterr().err.split())
     assert f"error: {CHILD} does not exist; a build installs only hash-locked packages. Fix: run" in err
-    assert "build.py --lock --target cu128 --flavour jupyter" in err
+    assert "build.py lock --target cu128 --flavour jupyter" in err
 
 
 def test_refresh_child_lock_keeps_only_what_the_parent_lacks(matrix: Matrix, root: Path, tmp_path: Path) -> None:

@@ -1,4 +1,4 @@
-"""`build.py --github-matrix`: the CI jobs, generated from matrix.yaml and fleet.yaml."""
+"""`build.py matrix`: the CI jobs, generated from matrix.yaml and fleet.yaml."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def test_every_variant_is_built_or_excluded_with_a_reason(matrix: Matrix, fleet:
     assert set(excluded) == {"cu126-runtime", "cu126-jupyter", "cu130-runtime", "cu130-jupyter", "cu130-devel"}
     assert "images/cu130-runtime/requirements.lock does not exist" in excluded["cu130-devel"]
     assert "download.pytorch.org/whl/cu130" in excluded["cu130-devel"]
-    assert "build.py --lock --target cu130" in excluded["cu130-devel"]
+    assert "build.py lock --target cu130" in excluded["cu130-devel"]
 
 
 def test_build_entries_carry_the_tags_the_build_makes(matrix: Matrix, fleet: Fleet) -> None:
@@ -80,7 +80,7 @@ def test_a_locked_target_joins_the_matrix(matrix: Matrix, fleet: Fleet, tmp_path
     assert {b.variant for b in jobs.build} == {"cu126-runtime"}  # the child needs its own lock too
     reason = next(e.reason for e in jobs.excluded if e.variant == "cu126-jupyter")
     assert "images/cu126-jupyter/requirements-flavour.lock does not exist" in reason
-    assert "build.py --lock --target cu126 --flavour jupyter" in reason
+    assert "build.py lock --target cu126 --flavour jupyter" in reason
     jobs = github_matrix(matrix, fleet, locked_tree(tmp_path / "both", "cu126-runtime", "cu126-jupyter"))
     assert {b.variant for b in jobs.build} == {"cu126-runtime", "cu126-jupyter"}
 
@@ -88,12 +88,12 @@ def test_a_locked_target_joins_the_matrix(matrix: Matrix, fleet: Fleet, tmp_path
 def test_nothing_buildable_is_bad_input(matrix: Matrix, fleet: Fleet, tmp_path: Path) -> None:
     with pytest.raises(UserError, match="no variant of the matrix can be built") as caught:
         github_matrix(matrix, fleet, tmp_path)
-    assert "build.py --lock" in caught.value.fix
+    assert "build.py lock" in caught.value.fix
 
 
 def test_the_cli_prints_the_matrix_as_json(matrix: Matrix, fleet: Fleet) -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--github-matrix"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(ROOT / "build.py"), "matrix"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == json.loads(json.dumps(github_matrix(matrix, fleet, ROOT).as_dict()))
@@ -107,7 +107,7 @@ def test_the_cli_names_a_bad_fleet(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     result = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--github-matrix", "--fleet", str(bad)],
+        [sys.executable, str(ROOT / "build.py"), "matrix", "--fleet", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,

@@ -26,12 +26,12 @@ def build_py(*args: str, env: dict[str, str] | None = None) -> subprocess.Comple
 def test_help_reads_well() -> None:
     result = build_py("--help")
     assert result.returncode == 0
-    for text in ("--target", "--list", "--dry-run", "--render", "--check-render", "--json", "exit status"):
+    for text in ("--target", "list", "--dry-run", "render --check", "--json", "exit status", "release"):
         assert text in result.stdout
 
 
 def test_list_json() -> None:
-    result = build_py("--list", "--json")
+    result = build_py("list", "--json")
     assert result.returncode == 0, result.stderr
     rows = {row["variant"]: row for row in json.loads(result.stdout)}
     assert rows["cu128-runtime"]["torch"] == "2.9.1+cu128"
@@ -49,7 +49,7 @@ def test_dry_run_runs_nothing_even_without_an_engine() -> None:
 
 
 def test_check_render_passes_on_the_committed_tree() -> None:
-    assert build_py("--check-render").returncode == 0
+    assert build_py("render", "--check").returncode == 0
 
 
 @pytest.mark.parametrize(
@@ -59,7 +59,7 @@ def test_check_render_passes_on_the_committed_tree() -> None:
         (("--target", "cu12", "--flavour", "nosuch"), {}, "is not a flavour"),
         (("--target", "cu12"), {"DOCKER_HOST": "unix:///nonexistent.sock"}, "no Docker engine is running"),
         (("--target", "cu12", "--ca-bundle", "/nonexistent.pem"), {}, "does not exist"),
-        (("--list", "--matrix", "/nonexistent/matrix.yaml"), {}, "does not exist"),
+        (("list", "--matrix", "/nonexistent/matrix.yaml"), {}, "does not exist"),
         (("--dry-run",), {}, "required"),
         (("--target",), {}, "expected one argument"),
     ],
@@ -82,7 +82,7 @@ def test_errors_in_json_mode_are_json(tmp_path: Path) -> None:
 def test_bad_matrix_exits_2(tmp_path: Path) -> None:
     bad = tmp_path / "matrix.yaml"
     bad.write_text((ROOT / "matrix.yaml").read_text().replace('nccl: "2.27.5"', 'nccl: "latest"', 1))
-    result = build_py("--list", "--matrix", str(bad))
+    result = build_py("list", "--matrix", str(bad))
     assert result.returncode == 2
     text = " ".join(result.stderr.split())
     assert "targets.cu128.nccl" in text

@@ -1,57 +1,51 @@
-"""The verbs of build.py, the old flags mapped onto them, --help on each, bad flags, and the repository root."""
+"""The verbs of build.py, the short form `--target T` of build, --help on each, bad flags, and the repository root."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from pathlib import Path
 
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.cli.legacy import VERBS, LegacyFlagError, translate
+from pytorch_cuda.cli.arguments import parser, short_form
 from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.errors import UserError
 
-
-@pytest.mark.parametrize(
-    ("old", "new"),
-    [
-        (["--target", "cu12"], ["build", "--target", "cu12"]),
-        (["--target", "cu12", "--dry-run", "--json"], ["build", "--target", "cu12", "--dry-run", "--json"]),
-        (["--list", "--json"], ["list", "--json"]),
-        (["--render"], ["render"]),
-        (["--check-render", "--matrix", "m.yaml"], ["render", "--check", "--matrix", "m.yaml"]),
-        (["--lock", "--target", "cu12"], ["lock", "--target", "cu12"]),
-        (["--report", "a.json", "b.json", "--out", "r"], ["report", "a.json", "b.json", "--out", "r"]),
-        (["--json", "--report=a.json", "--out", "r"], ["report", "--json", "a.json", "--out", "r"]),
-        (["--github-matrix", "--fleet", "f.yaml"], ["matrix", "--fleet", "f.yaml"]),
-        (["--content-hash", "img:1"], ["content-hash", "img:1"]),
-        (["--check-tag=v2.9.1", "--json"], ["check-tag", "v2.9.1", "--json"]),
-        (
-            ["--target", "cu12", "--push", "--push-candidate", "--registry", "h:5000"],
-            ["push", "--target", "cu12", "--push-candidate", "--registry", "h:5000"],
-        ),
-        (["build", "--target", "cu12"], ["build", "--target", "cu12"]),
-        (["--help"], ["--help"]),
-    ],
-)
-def test_old_flags_become_verbs(old: list[str], new: list[str]) -> None:
-    assert translate(old) == new
+VERBS = ("build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release")
 
 
-@pytest.mark.parametrize(
-    ("old", "message"),
-    [
-        (["--list", "--render"], "--list and --render cannot go together"),
-        (["--dry-run"], "a command is required"),
-        (["--target", "cu12", "--push"], "--push and --registry go together"),
-        (["--target", "cu12", "--registry", "h:5000"], "--push and --registry go together"),
-        (["--target", "cu12", "--push-candidate"], "--push-candidate goes with --push"),
-    ],
-)
-def test_old_flags_that_name_no_single_command_are_refused(old: list[str], message: str) -> None:
-    with pytest.raises(LegacyFlagError, match=message):
-        translate(old)
+def test_the_short_form_is_build() -> None:
+    cli = parser()
+    assert short_form(cli, ["--target", "cu12", "--dry-run"]) == ["build", "--target", "cu12", "--dry-run"]
+    assert short_form(cli, ["--json", "--target=cu12"]) == ["build", "--json", "--target=cu12"]
+    for argv in (["list"], ["--help"], ["--version"], []):
+        assert short_form(cli, argv) == argv
+
+
+@pytest.mark.parametrize(("argv", "guess"), [(["--lst", "--json"], "`list`"), (["--rendr"], "`render`")])
+def test_an_option_without_a_command_is_refused_with_a_guess(
+    argv: list[str], guess: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(argv)
+    assert info.value.code == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"{argv[0]} is not a command, and a command is required" in err
+    assert f"(did you mean {guess}?)" in err
+
+
+def test_release_goes_through_the_main_parser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main(["release", "verfy", "x"])
+    assert info.value.code == 2
+    assert "(did you mean 'verify'?)" in " ".join(capsys.readouterr().err.split())
+    key, public = str(tmp_path / "a.key"), str(tmp_path / "a.pub")
+    assert cli.main(["release", "keygen", "--key", key, "--public-key", public, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["public_key"] == public
+    assert cli.main(["release", "keygen", "--key", key, "--public-key", public, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]
 
 
 @pytest.mark.parametrize("verb", VERBS)
@@ -62,13 +56,10 @@ def test_every_verb_has_help(verb: str, capsys: pytest.CaptureFixture[str]) -> N
     assert f"usage: build.py {verb}" in capsys.readouterr().out
 
 
-def test_verb_and_old_flag_print_the_same(capsys: pytest.CaptureFixture[str]) -> None:
-    pairs = [(["list", "--json"], ["--list", "--json"]), (["matrix"], ["--github-matrix"])]
-    for verb_form, flag_form in pairs:
-        assert cli.main(verb_form) == 0
-        by_verb = json.loads(capsys.readouterr().out)
-        assert cli.main(flag_form) == 0
-        assert json.loads(capsys.readouterr().out) == by_verb
+def test_the_verbs_print_json(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["list", "--json"], ["matrix"]):
+        assert cli.main(argv) == 0
+        assert json.loads(capsys.readouterr().out)
     assert cli.main(["render", "--check", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["up_to_date"] is True
 
@@ -89,7 +80,7 @@ def test_build_and_push_verbs_plan(capsys: pytest.CaptureFixture[str]) -> None:
         (["build"], "the following arguments are required: --target"),
         (["push", "--target", "cu12"], "the following arguments are required: --registry"),
         (["bump", "--flavour", "jupyter"], "unrecognized arguments: --flavour jupyter"),
-        (["--list", "--lock"], "cannot go together"),
+        (["--lst", "--json"], "--lst is not a command"),
         (["deploy"], "invalid choice: 'deploy'"),
     ],
 )
@@ -116,11 +107,6 @@ def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: p
     assert cli.main(["list", "--json", "--root", str(root)]) == 0
 
 
-def test_the_missing_command_message_names_every_verb() -> None:
-    import argparse
-
-    from pytorch_cuda.cli import legacy
-    from pytorch_cuda.cli.arguments import parser
-
+def test_every_verb_is_listed_here() -> None:
     verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(legacy.VERBS) == set(verbs.choices)
+    assert set(VERBS) == set(verbs.choices)

@@ -84,7 +84,7 @@ def test_hash_image_hashes_the_suite_folder(tmp_path: Path) -> None:
 
 def test_the_cli_without_an_engine_says_so() -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--content-hash", "pytorch-cuda:v2.9"],
+        [sys.executable, str(ROOT / "build.py"), "content-hash", "pytorch-cuda:v2.9"],
         capture_output=True,
         text=True,
         env={**os.environ, "DOCKER_HOST": "unix:///nonexistent.sock"},

@@ -58,7 +58,7 @@ def test_a_bad_fleet_is_one_paragraph_naming_the_key(tmp_path: Path, runners: ob
         load_fleet(write(tmp_path, fleet_of(runners)))
     assert needle in caught.value.cause
     assert "fleet.yaml does not validate" in caught.value.cause
-    assert "build.py --github-matrix" in caught.value.fix
+    assert "build.py matrix" in caught.value.fix
 
 
 def test_a_missing_fleet_file_names_the_option(tmp_path: Path) -> None:

@@ -132,8 +132,8 @@ BROKEN = [
     pytest.param(
         Broken(
             ".github/workflows/release.yml",
-            '--check-tag "$TAG"',
-            "--check-tag $TAG",
+            'check-tag "$TAG"',
+            "check-tag $TAG",
             ["SC2086", "Double quote to prevent globbing"],
             ["actionlint"],
         ),

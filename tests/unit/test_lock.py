@@ -1,4 +1,4 @@
-"""The hash locks: every committed lock is single-index and qualified; stale locks are caught; --lock diffs."""
+"""The hash locks: every committed lock is single-index and qualified; stale locks are caught; `lock` diffs."""
 
 from __future__ import annotations
 
@@ -160,7 +160,7 @@ def test_no_lock_refuses_the_build_naming_the_unreachable_index(matrix: Matrix, 
     with pytest.raises(EngineError) as info:
         require_lock(select_variant(matrix, "cu130"), root, unreachable)
     assert "https://download.pytorch.org/whl/cu130 is unreachable" in info.value.cause
-    assert "--lock --target cu130` on a machine where download.pytorch.org is reachable" in info.value.fix
+    assert "lock --target cu130` on a machine where download.pytorch.org is reachable" in info.value.fix
     with pytest.raises(UserError, match="does not exist"):
         require_lock(select_variant(matrix, "cu130"), root, lambda index: None)
     require_lock(select_variant(matrix, "cu12"), root, unreachable)  # locked: no probe needed

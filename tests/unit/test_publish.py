@@ -125,7 +125,7 @@ def test_an_alias_that_fails_puts_the_moved_aliases_back() -> None:
     paragraph = info.value.paragraph(width=10_000)
     for ref in (FULL, A1, A2, A3):
         assert ref in paragraph
-    assert "--push" in info.value.fix
+    assert "push command again" in info.value.fix
     assert engine.images.get(A3) != NEW  # the local name of the alias that never moved is not left on the new image
 
 
@@ -200,16 +200,16 @@ def _build_py(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_push_needs_a_registry_and_a_host() -> None:
-    alone = _build_py("--target", "cu12", "--push")
+    alone = _build_py("push", "--target", "cu12")
     assert alone.returncode == 2
-    assert "--push and --registry go together" in alone.stderr
-    hostless = _build_py("--target", "cu12", "--push", "--registry", "ci", "--dry-run")
+    assert "the following arguments are required: --registry" in alone.stderr
+    hostless = _build_py("push", "--target", "cu12", "--registry", "ci", "--dry-run")
     assert hostless.returncode == 2
     assert "names no registry host" in hostless.stderr
 
 
 def test_dry_run_shows_the_push_order() -> None:
-    result = _build_py("--target", "cu12", "--push", "--registry", REGISTRY, "--dry-run", "--json")
+    result = _build_py("push", "--target", "cu12", "--registry", REGISTRY, "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["push"][0] == f"{REMOTE}:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
@@ -218,14 +218,14 @@ def test_dry_run_shows_the_push_order() -> None:
 
 
 def test_push_candidate_pushes_the_candidate_tag_alone() -> None:
-    result = _build_py("--target", "cu12", "--push", "--push-candidate", "--registry", REGISTRY, "--dry-run", "--json")
+    result = _build_py("push", "--target", "cu12", "--candidate", "--registry", REGISTRY, "--dry-run", "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     assert plan["push"] == [f"{REGISTRY}/{plan['candidate']}"]
     assert "alone" in plan["steps"][-1]
-    without_push = _build_py("--target", "cu12", "--push-candidate", "--dry-run")
+    without_push = _build_py("build", "--target", "cu12", "--candidate", "--dry-run")
     assert without_push.returncode == 2
-    assert "--push-candidate goes with --push" in without_push.stderr
+    assert "unrecognized arguments: --candidate" in without_push.stderr
 
 
 def test_the_pipeline_pushes_only_the_candidate_with_push_candidate(matrix: Matrix, root: Path, tmp_path: Path) -> None:

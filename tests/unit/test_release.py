@@ -9,7 +9,7 @@ import pytest
 from securesystemslib.dsse import Envelope
 from securesystemslib.exceptions import VerificationError
 
-from pytorch_cuda.cli.releasing import main
+from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.attestations import envelope
 from pytorch_cuda.release.promote import skopeo_copy_argv
@@ -77,6 +77,10 @@ def test_an_envelope_verifies_with_its_key_and_not_with_another_or_altered(tmp_p
     altered.payload = altered.payload.replace(b"ab", b"cd")
     with pytest.raises(VerificationError):
         altered.verify([keys.public_key(tmp_path / "a.pub")], 1)
+
+
+def main(argv: list[str]) -> int:
+    return cli_main(["release", *argv])
 
 
 def test_keygen_refuses_to_overwrite_and_a_wrong_pair_is_refused(

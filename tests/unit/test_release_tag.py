@@ -1,4 +1,4 @@
-"""`build.py --check-tag`: a release tag names the torch version matrix.yaml builds, or nothing is built."""
+"""`build.py check-tag`: a release tag names the torch version matrix.yaml builds, or nothing is built."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def test_targets_that_disagree_have_no_release_tag(matrix: Matrix) -> None:
 
 def check_tag(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "--check-tag", *args], capture_output=True, text=True, timeout=60
+        [sys.executable, str(ROOT / "build.py"), "check-tag", *args], capture_output=True, text=True, timeout=60
     )
 
 

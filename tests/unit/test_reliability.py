@@ -164,7 +164,7 @@ def test_help_and_readme_agree_on_exit_status(root: Path, capsys: pytest.Capture
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     text = " ".join(capsys.readouterr().out.split())
-    assert "1 stale images/ or lock (--check-render), or failed in-image checks" in text
+    assert "1 stale images/ or lock (render --check), or failed in-image checks" in text
     readme = " ".join((root / "README.md").read_text().split())
     assert "Failed in-image checks exit with status 1" in readme
 
@@ -183,7 +183,7 @@ def test_version_and_progress_flags(capsys: pytest.CaptureFixture[str]) -> None:
 def test_a_stale_lock_fails_check_render_with_1(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bumped = tmp_path / "matrix.yaml"
     bumped.write_text((root / "matrix.yaml").read_text().replace('numpy: "2.5.5"', 'numpy: "2.5.4"'))
-    assert cli.main(["--check-render", "--matrix", str(bumped)]) == 1
+    assert cli.main(["render", "--check", "--matrix", str(bumped)]) == 1
     out = " ".join(capsys.readouterr().out.split())
     assert "images/cu128-runtime/requirements.lock: stale: requirements.txt changed since it was locked" in out
-    assert cli.main(["--check-render"]) == 0
+    assert cli.main(["render", "--check"]) == 0

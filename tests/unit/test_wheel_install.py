@@ -103,7 +103,7 @@ def test_the_command_works_from_any_folder(installed: Path, tmp_path: Path) -> N
     given = _run([command, "list", "--json", "--root", str(root)], tmp_path)
     assert given.returncode == 0, given.stderr
     assert any(row["variant"] == "cu128-runtime" for row in json.loads(given.stdout))
-    below = _run([command, "--check-render"], root / "docs")
+    below = _run([command, "render", "--check"], root / "docs")
     assert below.returncode == 0, below.stdout + below.stderr
 
 

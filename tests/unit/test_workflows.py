@@ -72,21 +72,22 @@ def test_build_once_push_by_digest_then_test_that_digest() -> None:
         if "sudo" in step.get("run", ""):  # never on a self-hosted builder
             assert step["if"] == "runner.environment == 'github-hosted'"
     build = "\n".join(s.get("run", "") for s in jobs["build"]["steps"])
-    assert "--push --push-candidate --registry" in build  # no release tag moves before the GPU jobs pass
+    assert "push --target" in build  # no release tag moves before the GPU jobs pass: the candidate alone
+    assert "--candidate --registry" in build
     assert "| tee build.json" in build
     assert ".digests" in build
-    assert "--content-hash" in build
+    assert "build.py content-hash" in build
     gpu = jobs["gpu"]
     assert gpu["needs"] == ["matrix", "build"]
-    assert gpu["runs-on"] == "${{ matrix.labels }}"  # the labels come from fleet.yaml, through --github-matrix
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # the labels come from fleet.yaml, through `build.py matrix`
     run = "\n".join(s.get("run", "") for s in gpu["steps"])
     for flag in ("--gpus all", "--ipc=host", "-e NCCL_NVLS_ENABLE=0", "-e CONFORMANCE_OUT=/out", '"${require[@]}"'):
         assert flag in run
     assert 'docker pull "$IMAGE"' in run
-    assert "build.py --report out/results.json --out out/report" in run
+    assert "build.py report out/results.json --out out/report" in run
     assert "$GITHUB_STEP_SUMMARY" in run
     merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
-    assert 'build.py --report "${files[@]}" --out merged' in merge
+    assert 'build.py report "${files[@]}" --out merged' in merge
 
 
 def test_skip_what_passed_is_keyed_on_content_and_runner() -> None:
@@ -103,7 +104,7 @@ def test_skip_what_passed_is_keyed_on_content_and_runner() -> None:
 
 def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_environment() -> None:
     jobs = load("release.yml")["jobs"]
-    assert any("build.py --check-tag" in s.get("run", "") for s in jobs["tag"]["steps"])
+    assert any("build.py check-tag" in s.get("run", "") for s in jobs["tag"]["steps"])
     assert jobs["conformance"]["needs"] == "tag"
     assert jobs["conformance"]["uses"] == "./.github/workflows/gpu-conformance.yml"
     publish = jobs["publish"]
@@ -161,7 +162,7 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     # builds once and pushes the candidate for the fleet; no contents write
     assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
     candidate = " ".join(scripts({"jobs": {"c": jobs["candidate"]}}))
-    assert candidate.count("build.py --target cu12") == 1
+    assert candidate.count("build.py push --target cu12") == 1
     assert "bump --record-debian" in candidate
     assert jobs["pull-request"]["needs"] == ["bump", "candidate"]  # skipped when nothing moved or a check failed
     assert jobs["pull-request"]["permissions"] == {"contents": "write", "pull-requests": "write"}
@@ -174,7 +175,7 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
 def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:
     jobs = load("bump.yml")["jobs"]
     gpu = jobs["gpu"]
-    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py --github-matrix
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py matrix
     assert gpu["if"] == "github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'"
     assert gpu["permissions"] == {"contents": "read", "packages": "read"}
     pulled = " ".join(scripts({"jobs": {"gpu": gpu}}))
