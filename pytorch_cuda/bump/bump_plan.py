@@ -17,6 +17,7 @@ from pytorch_cuda.bump.policy import Policy
 from pytorch_cuda.bump.resolver import Resolution, resolve
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.bump.torch_pins import torch_pins
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.file_format import PYPI_INDEX
 from pytorch_cuda.matrix import Matrix
 
@@ -37,8 +38,18 @@ class Move:
 
 
 @dataclass(frozen=True)
+class TargetCheck:
+    """One target of the run: its index, and why it was not checked (its index unreachable), if it was not."""
+
+    target: str
+    index: str
+    unreachable: str | None = None
+
+
+@dataclass(frozen=True)
 class BumpPlan:
     moves: tuple[Move, ...]
+    targets: tuple[TargetCheck, ...] = ()
     bases: tuple[BaseMove, ...] = ()  # registry bases pinned by digest
     notes: tuple[str, ...] = ()  # one line for each base with nothing to refresh or no Debian record
     debian: tuple[DebianUpdate, ...] = ()  # newer Debian packages than the images were built with
@@ -47,6 +58,11 @@ class BumpPlan:
     def rebuild_needed(self) -> bool:
         """A pin or a base digest moves, or Debian's archive has a newer package than the images carry."""
         return bool(self.moved or self.moved_bases or self.debian)
+
+    @property
+    def partial(self) -> bool:
+        """A target's index could not be read: the target is left out, the rest of the plan stands."""
+        return any(t.unreachable for t in self.targets)
 
     @property
     def moved_bases(self) -> list[BaseMove]:
@@ -114,22 +130,48 @@ def _on_every_index(results: list[Resolution]) -> Resolution:
     return replace(lowest, held_back=max(held, key=Version) if held else None)
 
 
+def _index(matrix: Matrix, name: str) -> str:
+    return str(matrix.targets[name].index).rstrip("/")
+
+
 def plan_bump(
     matrix: Matrix,
     policy: Policy,
     targets: list[str],
     files: FileSource,
     pins: PinSource,
+    *,
+    log: Callable[[str], None] = lambda _: None,
 ) -> BumpPlan:
-    """What bump would move on these targets (canonical names); nothing is written."""
-    moves = [move for name in targets for move in _torch_moves(matrix, name, policy, files, pins)]
+    """What bump would move on these targets (canonical names); nothing is written. A target whose index cannot
+    be read is marked unreachable (with the reason) and left out; the others go on. None reachable: the error."""
+    failed: dict[str, UserError] = {}
+    moves: list[Move] = []
+    for name in targets:
+        log(f"target {name}: torch on {_index(matrix, name)}")
+        try:
+            moves += _torch_moves(matrix, name, policy, files, pins)
+        except UserError as error:
+            failed[name] = error
+            log(f"target {name}: left out: {error.cause}")
     python = matrix.bases[matrix.default_base].python
-    indexes = sorted({str(matrix.targets[name].index).rstrip("/") for name in targets})
+    log(f"{len(_package_pins(matrix))} package pins on {', '.join(sorted({_index(matrix, t) for t in targets}))}")
     for path, name, version in _package_pins(matrix):
-        rule = policy.rule_for(name)
-        results = [resolve(name, version, rule, files(index, name), python=python) for index in indexes]
+        results = []
+        for index in sorted({_index(matrix, t) for t in targets if t not in failed}):
+            try:
+                results.append(resolve(name, version, policy.rule_for(name), files(index, name), python=python))
+            except UserError as error:
+                failed.update({t: error for t in targets if _index(matrix, t) == index and t not in failed})
+                log(f"{index}: left out: {error.cause}")
+        if len(failed) == len(targets):
+            raise next(iter(failed.values()))
         moves.append(Move(path, _on_every_index(results)))
-    return BumpPlan(tuple(moves))
+    if len(failed) == len(targets):
+        raise next(iter(failed.values()))
+    kept = [m for m in moves if not (m.path[0] == "targets" and m.path[1] in failed)]
+    checks = tuple(TargetCheck(t, _index(matrix, t), failed[t].cause if t in failed else None) for t in targets)
+    return BumpPlan(tuple(kept), targets=checks)
 
 
 def network_sources(ca: Path | None) -> tuple[FileSource, PinSource]:

@@ -10,6 +10,17 @@ from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.locks.writing import LockChange
 
 EXIT_REBUILD_NEEDED = 3
+EXIT_PARTIAL = 4  # a target's index was unreachable: that target was left out, the others were checked
+
+
+def exit_status(plan: BumpPlan) -> int:
+    """4 when part of the run could not be checked (it outranks 3: the JSON's "result" says the rest); 3 when
+    the images need a rebuild; 0 when nothing is to do."""
+    if plan.partial:
+        return EXIT_PARTIAL
+    return EXIT_REBUILD_NEEDED if plan.rebuild_needed else 0
+
+
 NOTHING = "nothing to bump: every pin is the newest version its policy allows"
 
 
@@ -20,14 +31,16 @@ def short(digest: str) -> str:
 
 def result_line(plan: BumpPlan) -> str:
     if not plan.rebuild_needed:
-        return "result: current (no pin or base digest moved, no newer Debian package): nothing to rebuild"
+        line = "result: current (no pin or base digest moved, no newer Debian package): nothing to rebuild"
+        return line + (" -- partial: see what was not checked above" if plan.partial else "")
     security = sum(update.security for update in plan.debian)
     parts = [
         f"{len(plan.moved)} pin(s) moved" if plan.moved else "",
         f"{len(plan.moved_bases)} base digest(s) moved" if plan.moved_bases else "",
         f"{len(plan.debian)} newer Debian package(s), {security} from -security" if plan.debian else "",
     ]
-    return "result: rebuild needed (" + "; ".join(part for part in parts if part) + ")"
+    line = "result: rebuild needed (" + "; ".join(part for part in parts if part) + ")"
+    return line + (" -- partial: see what was not checked above" if plan.partial else "")
 
 
 def print_plan(out: Console, plan: BumpPlan, *, dry_run: bool) -> None:
@@ -56,6 +69,9 @@ def print_plan(out: Console, plan: BumpPlan, *, dry_run: bool) -> None:
         out.print(held)
     for move in (m for m in plan.moves if m.resolution.yanked):
         out.print(f"skipped yanked: {move.resolution.name} {', '.join(move.resolution.yanked)}", highlight=False)
+    unreachable = [t for t in plan.targets if t.unreachable]
+    for check in unreachable:
+        out.print(f"target {check.target}: not checked: {check.unreachable}", style="red", highlight=False)
     for line in (*plan.notes, *(update.line for update in plan.debian), result_line(plan)):
         out.print(line, highlight=False, markup=False)
 
@@ -67,6 +83,11 @@ def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> di
     return {
         "dry_run": dry_run,
         "result": "rebuild needed" if plan.rebuild_needed else "current",
+        "partial": plan.partial,
+        "targets": [
+            {"target": t.target, "index": t.index, "checked": t.unreachable is None, "unreachable": t.unreachable}
+            for t in plan.targets
+        ],
         "moved": [row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) for m in plan.moved],
         "held_back": [
             {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back} for m in plan.held_back

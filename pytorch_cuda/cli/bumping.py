@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import subprocess
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.bump.simple_index import fetch_bytes
-from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED, plan_json, print_plan
+from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.debian_suites import base_suites
@@ -39,7 +40,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "then child flavours), re-render, and print what moved and what the policy holds back. Compare the "
         "images' Debian packages (images/debian-BASE.lock) with Debian's archive. Exit 0 when nothing is to do; "
         f"{EXIT_REBUILD_NEEDED} when the images need a rebuild (a pin or digest moved, or Debian has a newer "
-        "package); 2 on a bad policy, index or archive.",
+        f"package); {EXIT_PARTIAL} when a target's index was unreachable: that target is marked in the output (and in "
+        "the JSON's targets, with the reason) and left out, the others are checked and, without --dry-run, "
+        "bumped; 2 on a bad policy or archive, or when no target's index answers. Progress goes to stderr.",
         epilog=examples(
             "bump --target cu12 --dry-run",
             "bump --target cu12",
@@ -62,20 +65,27 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     matrix, root = session.matrix(args), session.root()
     if args.record_debian:
         return _record_debian(args.record_debian, matrix, root, session, as_json=args.json)
+
+    def log(line: str) -> None:
+        session.err.print(f"bump: {line}", highlight=False, markup=False)
+
     policy = parse_policy(matrix.policy)
     targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)
     ca = find_ca_bundle(args.ca_bundle)
     ca_path = ca.path if ca else None
     files, pins = network_sources(ca_path)
+    log(f"{len(targets)} target(s): {', '.join(targets)}")
     bases, notes = plan_bases(matrix, policy, resolve_tag)
-    plan = replace(plan_bump(matrix, policy, targets, files, pins), bases=tuple(bases))
-    plan = _with_debian(plan, [*notes], matrix, root, ca_path)
+    plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
+    plan = _with_debian(plan, [*notes], matrix, root, ca_path, log)
+    checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
     if (plan.moved or plan.moved_bases) and not args.dry_run:
         path = args.matrix or root / "matrix.yaml"
         before = _snapshot(path, root)
+        log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
         try:
-            changes = _apply(plan, path, root, targets, ca_path)
+            changes = _apply(plan, path, root, checked, ca_path)
         except UserError as error:
             _restore(before, root)
             raise type(error)(
@@ -86,10 +96,12 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
-    return EXIT_REBUILD_NEEDED if plan.rebuild_needed else 0
+    return exit_status(plan)
 
 
-def _with_debian(plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None) -> BumpPlan:
+def _with_debian(  # noqa: PLR0917 - the plan's parts and where it prints
+    plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None, log: Callable[[str], None]
+) -> BumpPlan:
     """The plan with each base's recorded Debian packages checked against the archive (or a note: no record)."""
     updates = []
     for name, base in matrix.bases.items():
@@ -101,6 +113,8 @@ def _with_debian(plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, c
                 "--record-debian IMAGE` from a built image; the Debian archive is not checked"
             )
             continue
+        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}")
+        # an archive that does not answer stays exit 2: no Debian verdict without it (docs/bump.md)
         found = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
         if not found:
             names = ", ".join(suite.name for suite in base_suites(base.bootstrap))
