@@ -155,7 +155,8 @@ def plan_bump(
             failed[name] = error
             log(f"target {name}: left out: {error.cause}")
     python = matrix.bases[matrix.default_base].python
-    log(f"{len(_package_pins(matrix))} package pins on {', '.join(sorted({_index(matrix, t) for t in targets}))}")
+    reachable = sorted({_index(matrix, t) for t in targets if t not in failed})
+    log(f"{len(_package_pins(matrix))} package pins on {', '.join(reachable) or 'no reachable index'}")
     for path, name, version in _package_pins(matrix):
         results = []
         for index in sorted({_index(matrix, t) for t in targets if t not in failed}):
