@@ -1,4 +1,4 @@
-"""AMP: autocast dtype policy, the modern and deprecated APIs, GradScaler dynamics,
+"""AMP: autocast dtype policy (the modern default and the deprecated API too), GradScaler dynamics,
 FP16 gradient underflow, short training runs and SDPA on every backend."""
 
 from __future__ import annotations
@@ -61,6 +61,21 @@ def _inputs(device: torch.device, low: torch.dtype) -> dict[str, torch.Tensor]:
     }
 
 
+def _default_and_deprecated_autocast(a: torch.Tensor) -> list[str]:
+    """torch.amp.autocast("cuda") with no dtype, and the deprecated torch.cuda.amp.autocast(): both autocast a
+    matmul to float16 (the deprecated one with its FutureWarning)."""
+    wrong = []
+    with torch.amp.autocast("cuda"):
+        if (a @ a).dtype != torch.float16:
+            wrong.append(f"torch.amp.autocast('cuda') (default dtype) matmul -> {(a @ a).dtype} (expected float16)")
+    with pytest.warns(FutureWarning, match="deprecated"):
+        legacy = torch.cuda.amp.autocast()
+    with legacy:
+        if (a @ a).dtype != torch.float16:
+            wrong.append(f"deprecated torch.cuda.amp.autocast() matmul -> {(a @ a).dtype} (expected float16)")
+    return wrong
+
+
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
 def test_autocast_op_dtype_policy(dtype_name: str, cuda_device: torch.device) -> None:
     low = AUTOCAST_DTYPES[dtype_name]
@@ -77,23 +92,12 @@ def test_autocast_op_dtype_policy(dtype_name: str, cuda_device: torch.device) ->
                 wrong.append(f"{name} -> {op(tensors).dtype} (expected torch.float32)")
         with pytest.raises(RuntimeError, match="unsafe to autocast"):
             F.binary_cross_entropy(torch.sigmoid(tensors["half"]), torch.rand_like(tensors["half"]))
-    assert not wrong, f"autocast({dtype_name}) dtype policy differs from the documented op lists: {wrong}"
-
-
-def test_modern_and_deprecated_amp_apis(cuda_device: torch.device) -> None:
-    a = seeded_randn((16, 16), 1, cuda_device)
-    with torch.amp.autocast("cuda"):
-        assert (a @ a).dtype == torch.float16, "torch.amp.autocast('cuda') default dtype is not float16"
-    scaler = torch.amp.GradScaler("cuda")
-    assert scaler.is_enabled()
-    assert scaler.get_scale() == 65536.0
-    with pytest.warns(FutureWarning):
-        legacy = torch.cuda.amp.autocast()
-    with legacy:
-        assert (a @ a).dtype == torch.float16, "torch.cuda.amp.autocast() does not autocast"
-    with pytest.warns(FutureWarning):
-        legacy_scaler = torch.cuda.amp.GradScaler()
-    assert legacy_scaler.is_enabled()
+    if low is torch.float16:
+        wrong += _default_and_deprecated_autocast(tensors["a"])
+    assert not wrong, (
+        f"autocast({dtype_name}) dtype policy differs from the documented op lists: {wrong}: autocast is disabled "
+        "or patched (a library that makes it a no-op), or this torch changed its CUDA op lists"
+    )
 
 
 def _scalar_step(

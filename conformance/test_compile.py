@@ -1,4 +1,5 @@
-"""torch.compile (Inductor on GPU and CPU) really compiles and matches eager; TorchScript works."""
+"""torch.compile (Inductor on GPU and CPU) really compiles and matches eager; TorchScript profiles, optimises
+(fuses, on the GPU) and matches eager."""
 
 from __future__ import annotations
 
@@ -114,31 +115,87 @@ def test_openmp_and_cpu_vector_isa(cpu_compile_probe: dict[str, object], record_
     )
 
 
+def _fresh_net(width: int) -> torch.nn.Module:
+    """A SmallNet of a class of its own: TorchScript shares one graph executor (its profile and optimised graph)
+    among the modules of one class, so a SmallNet scripted by an earlier test would arrive already optimised."""
+    torch.manual_seed(0)
+    fresh: type[SmallNet] = type("ScriptedNet", (SmallNet,), {})
+    return fresh(width)
+
+
 def _scripted(module: torch.nn.Module) -> torch.jit.ScriptModule:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit is deprecated in newer torch
-        scripted: torch.jit.ScriptModule = torch.jit.script(module)
+        scripted = torch.jit.script(module)
+    assert isinstance(scripted, torch.jit.ScriptModule), (
+        f"torch.jit.script returned a {type(scripted).__name__}, not a ScriptModule: TorchScript is disabled "
+        "(PYTORCH_JIT=0 in the environment); unset it"
+    )
     return scripted
 
 
-@pytest.mark.gpu
-def test_torchscript_fp16_on_gpu(cuda_device: torch.device) -> None:
-    torch.manual_seed(0)
-    module = SmallNet(width=64).to(cuda_device).half().eval()
-    x = seeded_randn((8, 64), seed=33, device=cuda_device, dtype=torch.float16)
-    scripted = _scripted(module)
+PROFILING_RUNS = 3  # the profiling executor profiles the first call(s), then optimises for the shapes it saw
+FUSION_GROUPS = ("prim::TensorExprGroup", "prim::CudaFusionGroup", "prim::FusionGroup")
+
+
+def _profiled_then_optimised(
+    scripted: torch.jit.ScriptModule, x: torch.Tensor
+) -> tuple[torch.Tensor, torch._C.Graph, torch._C.Graph]:
+    """Runs the profiling calls, then one more: that call's output, the first call's graph and the last's."""
+    graphs = []
     with torch.no_grad():
-        error = normalized_error(scripted(x), module(x))
-    assert scripted(x).dtype == torch.float16
-    assert error < 1e-3, f"TorchScript fp16 output differs from eager: normalized error {error:.2e}"
+        for _ in range(PROFILING_RUNS + 1):
+            out = scripted(x)
+            graph = torch.jit.last_executed_optimized_graph()
+            assert graph is not None, "TorchScript ran no graph: the graph executor is off (PYTORCH_JIT=0?)"
+            graphs.append(graph)
+    return out, graphs[0], graphs[-1]
+
+
+def fusion_groups(graph: torch._C.Graph) -> list[str]:
+    """The fusion-group nodes of a TorchScript graph, nested blocks (prim::If fallbacks) included."""
+    return [kind for kind in FUSION_GROUPS for _ in graph.findAllNodes(kind, True)]
+
+
+@pytest.mark.gpu
+def test_torchscript_fp16_on_gpu(cuda_device: torch.device, record_metric: RecordMetric) -> None:
+    """After its profiling runs, the executor fuses the elementwise tail (sin + add) into an NNC kernel built with
+    NVRTC, and that fused fp16 output matches eager."""
+    module = _fresh_net(64).to(cuda_device).half().eval()
+    x = seeded_randn((8, 64), seed=33, device=cuda_device, dtype=torch.float16)
+    out, _, optimised = _profiled_then_optimised(_scripted(module), x)
+    with torch.no_grad():
+        error = normalized_error(out, module(x))
+    fused = fusion_groups(optimised)
+    assert fused, (
+        f"TorchScript's optimised graph holds no fusion group ({', '.join(FUSION_GROUPS)}) after {PROFILING_RUNS} "
+        f"profiling runs: the GPU fuser is off (torch._C._jit_set_texpr_fuser_enabled(False): enabled="
+        f"{torch._C._jit_texpr_fuser_enabled()}, can fuse on GPU={torch._C._jit_can_fuse_on_gpu()}, "
+        "or PYTORCH_JIT=0 / the legacy executor); node kinds: "
+        f"{sorted({node.kind() for node in optimised.nodes()})}"
+    )
+    record_metric("torchscript_gpu_fp16_normalized_error", error, "1", bound=1e-3, bound_kind="max")
+    assert out.dtype == torch.float16
+    assert error < 1e-3, f"TorchScript fused fp16 output differs from eager: normalized error {error:.2e}"
 
 
 @pytest.mark.cpu
-def test_torchscript_fp32_on_cpu() -> None:
-    torch.manual_seed(0)
-    module = SmallNet(width=32).eval()
+def test_torchscript_fp32_on_cpu(record_metric: RecordMetric) -> None:
+    """Release wheels have no LLVM, so TorchScript does not fuse on the CPU (torch._C._jit_can_fuse_on_cpu() is
+    False; forcing it raises "LLVM Backend not found").  What the CPU executor does: it profiles the first call
+    (prim::profile nodes), then runs a graph optimised for the shapes seen, which must match eager."""
+    module = _fresh_net(32).eval()
     x = seeded_randn((8, 32), seed=34)
-    scripted = _scripted(module)
+    out, first, optimised = _profiled_then_optimised(_scripted(module), x)
+    profiled = len(first.findAllNodes("prim::profile", True))
+    left = len(optimised.findAllNodes("prim::profile", True))
+    specialised = profiled > 0 and left == 0
+    assert specialised, (
+        f"TorchScript's first call ran {profiled} prim::profile node(s), the call after {PROFILING_RUNS} profiling "
+        f"runs {left}: the profiling executor is off (torch._C._jit_set_profiling_executor(False), the legacy "
+        "executor) or never optimised the graph (torch.jit.optimized_execution(False))"
+    )
     with torch.no_grad():
-        error = normalized_error(scripted(x), module(x))
-    assert error < 1e-6, f"TorchScript fp32 output differs from eager: normalized error {error:.2e}"
+        error = normalized_error(out, module(x))
+    record_metric("torchscript_cpu_fp32_normalized_error", error, "1", bound=1e-6, bound_kind="max")
+    assert error < 1e-6, f"TorchScript fp32 output (optimised graph) differs from eager: normalized error {error:.2e}"

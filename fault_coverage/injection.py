@@ -30,7 +30,7 @@ while True:
         a @ a
     torch.cuda.synchronize()
 """
-SHM_WRAPPER: Final = 'mount -t tmpfs -o size="$0"m tmpfs /dev/shm && exec "$@"'
+CUDNN: Final = "libcudnn.so.9*"  # what $FAULT_CUDNN names in a case's mounts
 
 
 class InjectionError(RuntimeError):
@@ -46,8 +46,8 @@ class Prepared:
     manifest: Path | None  # the host's expectations file (as the case changes it), for --manifest
 
 
-def find_torch_library(pattern: str) -> Path:
-    """A CUDA library shipped in torch's wheels (site-packages/nvidia/.../lib/PATTERN), for a copy to be made of."""
+def find_torch_libraries(pattern: str) -> list[Path]:
+    """CUDA libraries shipped in torch's wheels (site-packages/nvidia/.../lib/PATTERN), for copies to be made of."""
     import importlib.util
 
     spec = importlib.util.find_spec("nvidia")
@@ -55,17 +55,24 @@ def find_torch_library(pattern: str) -> Path:
     for root in roots:
         found = sorted(p for p in root.rglob(pattern) if p.is_file() and "lib" in p.parent.name)
         if found:
-            return found[0]
+            return found
     raise InjectionError(f"no {pattern} under torch's nvidia wheels ({[str(r) for r in roots] or 'none installed'})")
 
 
-def _copy_library(pattern: str, scratch: Path) -> Path:
-    source = find_torch_library(pattern)
+def find_torch_library(pattern: str) -> Path:
+    return find_torch_libraries(pattern)[0]
+
+
+def _copy_libraries(pattern: str, scratch: Path) -> Path:
+    """Copies of every library matching ``pattern`` in one folder (a library and its companions: cuBLAS and
+    cuBLASLt), as a toolkit's folder holds them; returns the first copy."""
     folder = scratch / "foreign-lib"
     folder.mkdir(exist_ok=True)
-    target = folder / source.name
-    shutil.copy2(source, target)
-    return target
+    copies = []
+    for source in find_torch_libraries(pattern):
+        shutil.copy2(source, folder / source.name)
+        copies.append(folder / source.name)
+    return copies[0]
 
 
 def _suite_copy(root: Path, scratch: Path) -> Path:
@@ -91,21 +98,30 @@ def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
         shutil.copy2(patch, site / "sitecustomize.py")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
     if injection.preload_copy:
-        env["LD_PRELOAD"] = str(_copy_library(injection.preload_copy, scratch))
+        env["LD_PRELOAD"] = str(_copy_libraries(injection.preload_copy, scratch))
+    if injection.mounts and "$FAULT_CUDNN" in injection.mounts:
+        env["FAULT_CUDNN"] = str(find_torch_library(CUDNN))
     if injection.library_path_copy:
-        folder = _copy_library(injection.library_path_copy, scratch).parent
+        folder = _copy_libraries(injection.library_path_copy, scratch).parent
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(folder), env.get("LD_LIBRARY_PATH", "")]))
     return env
 
 
+def _mount_script(injection: Injection) -> str | None:
+    steps = [f"mount -t tmpfs -o size={injection.shm_mib}m tmpfs /dev/shm"] if injection.shm_mib is not None else []
+    steps += [injection.mounts] if injection.mounts else []
+    return " && ".join(steps) or None
+
+
 def _prefix(injection: Injection) -> tuple[str, ...]:
     prefix: tuple[str, ...] = ()
-    if (injection.shm_mib is not None or injection.uid is not None) and os.geteuid() != 0:
-        raise InjectionError(f"a private /dev/shm and another uid need root; this is uid {os.geteuid()}")
-    if injection.shm_mib is not None:
+    script = _mount_script(injection)
+    if (script is not None or injection.uid is not None) and os.geteuid() != 0:
+        raise InjectionError(f"a private mount namespace and another uid need root; this is uid {os.geteuid()}")
+    if script is not None:
         if shutil.which("unshare") is None:
-            raise InjectionError("a private /dev/shm needs unshare (util-linux) and root")
-        prefix += ("unshare", "-m", "sh", "-c", SHM_WRAPPER, str(injection.shm_mib))
+            raise InjectionError("a private mount namespace needs unshare (util-linux)")
+        prefix += ("unshare", "-m", "sh", "-ec", f'{script}\nexec "$@"', "sh")
     if injection.uid is not None:
         if shutil.which("setpriv") is None:
             raise InjectionError("running as another uid needs setpriv (util-linux) and root")

@@ -22,6 +22,8 @@ class Injection:
     library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
     busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
+    mounts: str | None = None  # shell run as root in a private mount namespace before the suite (its changes to
+    # the file system are seen by the suite alone); $FAULT_CUDNN names torch's libcudnn.so.9 there
     expectations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # fields of the host's
     # expectations file changed (`pins.torch`, `python`, `min_driver`): an environment that drifted from its pins
     image_variant: str | None = None  # Dockerfile instructions run as root on top of the built image (the Docker
@@ -43,6 +45,8 @@ class Injection:
             parts.append("a second process running bf16 GEMMs on the GPU")
         if self.shm_mib is not None:
             parts.append(f"/dev/shm of {self.shm_mib} MiB")
+        if self.mounts:
+            parts.append(f"in a private mount namespace: {self.mounts}")
         if self.uid is not None:
             parts.append(f"uid and gid {self.uid} (no passwd entry; USER and an empty HOME as the image's entry gives)")
         if self.image_variant:
@@ -67,6 +71,7 @@ class Case:
     markers: str = EVERY_MARKER
     skips: tuple[tuple[str, str], ...] = ()
     where: str = "gpu"  # "gpu": the GPU host's runs; "image": the Docker integration tier (not run by this harness)
+    alone: bool = False  # it runs checks that time kernels: it needs the GPU to itself (the others run side by side)
 
     def expects_to_trip(self, check: str) -> bool:
         return any(matches(pattern, check) for pattern in self.trips)
@@ -80,3 +85,16 @@ def matches(pattern: str, check: str) -> bool:
 def check_name(nodeid: str) -> str:
     """A check's short name: the test function with its parameters (unique across the suite)."""
     return nodeid.rsplit("::", maxsplit=1)[-1]
+
+
+def env(**values: str) -> Injection:
+    return Injection(env=MappingProxyType(values))
+
+
+def patch(name: str) -> Injection:
+    return Injection(patch=name)
+
+
+def expecting(**fields: str) -> Injection:
+    """The host's expectations file with these fields changed (`pins__torch` stands for `pins.torch`)."""
+    return Injection(expectations=MappingProxyType({k.replace("__", "."): v for k, v in fields.items()}))

@@ -11,8 +11,10 @@ import json
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -22,6 +24,7 @@ from fault_coverage.injection import InjectionError, prepared
 from fault_coverage.model import Case
 
 CASE_TIMEOUT_S: Final = 300
+SIDE_BY_SIDE: Final = 4  # untimed cases at once: one GPU and 16 cores hold four suites without a timed check
 PYTEST: Final = ("-m", "pytest", "-p", "no:cacheprovider", "-q", "-W", "ignore::DeprecationWarning", "conformance")
 
 
@@ -89,19 +92,35 @@ def run_case(
     return CaseRun(case.name, command, case.injection.describe(), status, time.monotonic() - started, problem)
 
 
-def run_cases(cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable) -> list[CaseRun]:
-    """Every case against the host's expectations file, read once from the host (an ExpectationsError without torch)."""
+def run_cases(
+    cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable, side_by_side: int = SIDE_BY_SIDE
+) -> list[CaseRun]:
+    """Every case against the host's expectations file, read once from the host (an ExpectationsError without torch).
+    The cases that time kernels run one at a time, with the GPU to themselves; then the others, `side_by_side` at
+    once. OUT/runs/cases.json keeps what ran (earlier runs of other cases in it are kept)."""
     runs = out / "runs"
     runs.mkdir(parents=True, exist_ok=True)
     host = read_host(python)
     (runs / "expectations.json").write_text(json.dumps(host, indent=2) + "\n", encoding="utf-8")
+    index = runs / "cases.json"
+    earlier = json.loads(index.read_text(encoding="utf-8")) if index.is_file() else []
+    names = {case.name for case in cases}
+    kept = [r for r in earlier if r.get("name") not in names]
     done: list[CaseRun] = []
-    for number, case in enumerate(cases, 1):
-        sys.stderr.write(f"[{number}/{len(cases)}] {case.kind} {case.name}: {case.injection.describe()}\n")
-        sys.stderr.flush()
+    lock = threading.Lock()
+
+    def one(case: Case) -> None:
         result = run_case(case, root, runs, python, host)
-        done.append(result)
-        outcome = result.problem or f"exit {result.exit_status}"
-        sys.stderr.write(f"    {outcome} in {result.wall_s:.0f} s\n")
-        (runs / "cases.json").write_text(json.dumps([r.as_json() for r in done], indent=2) + "\n", encoding="utf-8")
+        with lock:
+            done.append(result)
+            outcome = result.problem or f"exit {result.exit_status}"
+            sys.stderr.write(f"[{len(done)}/{len(cases)}] {case.kind} {case.name}: {outcome} in {result.wall_s:.0f} s"
+                             f" ({case.injection.describe()})\n")  # fmt: skip
+            sys.stderr.flush()
+            index.write_text(json.dumps([*kept, *(r.as_json() for r in done)], indent=2) + "\n", encoding="utf-8")
+
+    for case in (c for c in cases if c.alone):
+        one(case)
+    with ThreadPoolExecutor(max_workers=side_by_side) as pool:
+        list(pool.map(one, [c for c in cases if not c.alone]))
     return done

@@ -23,6 +23,9 @@ DEFAULT_MANIFEST_PATH: Final = Path(paths.MANIFEST_PATH)
 MANIFEST_ENV_VAR: Final = paths.MANIFEST_ENV
 SUPPORTED_SCHEMA: Final = 1
 PIN_NAMES: Final = ("torch", "cuda", "cudnn", "nccl", "triton")
+# The target of an expectations file for a bare GPU host: it pins versions, but it cannot speak for the host's own
+# system libraries (a CUDA toolkit, cuDNN and NCCL packages), which an image's manifest can.
+BARE_HOST_TARGET: Final = "bare-host"
 
 
 class ManifestError(ValueError):

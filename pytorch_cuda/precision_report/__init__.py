@@ -1,6 +1,6 @@
 """The precision support report on the host: report.html, report.md and report.json from result files.
 
-``python build.py --report RESULTS.json [...] --out DIR``. Reads every conformance results file through
+``python build.py report RESULTS.json [...] --out DIR``. Reads every conformance results file through
 pytorch_cuda_contract.results_file and computes the recommendation with
 conformance.support.results.advice. A precision-check
 report (``precision-check ... --json``) among them becomes its own page, precision-check-<name>.html.
@@ -29,7 +29,7 @@ SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
 
 
 class ReportInputError(UserError):
-    """A results file given to --report cannot be read."""
+    """A results file given to `report` cannot be read."""
 
 
 def _check_report(path: Path) -> Report | None:

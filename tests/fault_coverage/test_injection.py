@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from fault_coverage.catalogue import env, patch
 from fault_coverage.expectations import drifted
 from fault_coverage.injection import InjectionError, find_torch_library, prepared
-from fault_coverage.model import Case, Injection
+from fault_coverage.model import Case, Injection, env, patch
 from fault_coverage.runner import run_case, suite_command
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -35,6 +34,7 @@ def test_env_shm_and_uid_make_the_prefix_and_a_readable_copy_of_the_suite() -> N
         assert setup.env["USER"] == "uid-12345"
         assert Path(setup.env["HOME"]).stat().st_mode & 0o777 == 0o777
         assert setup.prefix[:3] == ("unshare", "-m", "sh")
+        assert setup.prefix[4] == 'mount -t tmpfs -o size=16m tmpfs /dev/shm\nexec "$@"'
         assert setup.prefix[-4:] == ("setpriv", "--reuid=12345", "--regid=12345", "--clear-groups")
         assert (setup.cwd / "conformance/conftest.py").stat().st_mode & 0o444 == 0o444
         assert (setup.results_dir.stat().st_mode & 0o1777) == 0o1777

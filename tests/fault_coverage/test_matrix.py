@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from fault_coverage.__main__ import main
-from fault_coverage.catalogue import env
 from fault_coverage.matrix import build_matrix
 from fault_coverage.matrix_page import render
-from fault_coverage.model import Case, Injection
+from fault_coverage.model import Case, Injection, env
 
 SUITE = "conformance/test_x.py::"
 

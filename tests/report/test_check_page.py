@@ -1,4 +1,4 @@
-"""`build.py --report` renders a precision-check report (precision-check ... --json) as its own HTML page."""
+"""`build.py report` renders a precision-check report (precision-check ... --json) as its own HTML page."""
 
 from __future__ import annotations
 
@@ -85,7 +85,7 @@ def test_a_malformed_check_report_is_refused_before_anything_is_written(
 def test_cli_exit_2_and_one_paragraph_for_a_malformed_check_report(tmp_path: Path) -> None:
     bad = tmp_path / "check.json"
     bad.write_text(json.dumps({"schema": "pytorch-cuda/precision-check", "version": 2}))
-    result = build_py("--report", str(bad), "--out", str(tmp_path / "out"))
+    result = build_py("report", str(bad), "--out", str(tmp_path / "out"))
     assert result.returncode == 2, result.stderr
     assert "cannot be read" in result.stderr
     assert "Fix:" in result.stderr

@@ -1,4 +1,4 @@
-"""`build.py --report`: reports rendered from recorded result files, merged, partial and broken."""
+"""`build.py report`: reports rendered from recorded result files, merged, partial and broken."""
 
 from __future__ import annotations
 
@@ -113,7 +113,7 @@ def build_py(*args: str) -> subprocess.CompletedProcess[str]:
 def test_bad_input_exits_2_with_one_paragraph(tmp_path: Path, content: str, needle: str) -> None:
     bad = tmp_path / "results.json"
     bad.write_text(content)
-    result = build_py("--report", str(H200), str(bad), "--out", str(tmp_path / "out"))
+    result = build_py("report", str(H200), str(bad), "--out", str(tmp_path / "out"))
     assert result.returncode == 2
     assert needle in result.stderr.replace("\n", " ")
     assert "Fix:" in result.stderr
@@ -122,7 +122,7 @@ def test_bad_input_exits_2_with_one_paragraph(tmp_path: Path, content: str, need
 
 
 def test_cli_writes_three_files(tmp_path: Path) -> None:
-    result = build_py("--report", str(H200), str(T4), "--out", str(tmp_path), "--json")
+    result = build_py("report", str(H200), str(T4), "--out", str(tmp_path), "--json")
     assert result.returncode == 0, result.stderr
     written = json.loads(result.stdout)["written"]
     assert sorted(Path(p).name for p in written) == ["report.html", "report.json", "report.md"]

@@ -59,7 +59,7 @@ def cudnn_directories(paths: Iterable[str], resolve: Callable[[str], str] = os.p
 
 @dataclass(frozen=True)
 class ShadowFinding:
-    source: str  # "LD_LIBRARY_PATH" or "ldconfig"
+    source: str  # "LD_LIBRARY_PATH", "ldconfig" or "default directory"
     location: str
     detail: str
 
@@ -127,6 +127,56 @@ def scan_ldconfig(pairs: Iterable[tuple[str, str]], allowed_roots: Iterable[str]
     for soname, path in pairs:
         if SHADOWING_LIBRARY.match(soname) and not is_within(path, roots):
             findings.append(ShadowFinding("ldconfig", path, f"second copy of {soname} in the loader cache"))
+    return findings
+
+
+def ldconfig_problem(returncode: int, stdout: str, stderr: str) -> str | None:
+    """Why an ``ldconfig -p`` run says nothing about the loader cache (None when its listing can be trusted)."""
+    if returncode != 0:
+        return f"exited with status {returncode}: {stderr.strip()[-500:] or 'no message on stderr'}"
+    if not parse_ldconfig(stdout):
+        return f"listed no libraries (stdout {stdout.strip()[:200]!r}, stderr {stderr.strip()[-300:]!r})"
+    return None
+
+
+def default_library_directories(multiarch: str | None) -> tuple[str, ...]:
+    """The dynamic loader's trusted directories: dlopen searches them even for files not in the ldconfig cache."""
+    plain = ("/lib", "/usr/lib", "/lib64", "/usr/lib64")
+    arch = (f"/lib/{multiarch}", f"/usr/lib/{multiarch}") if multiarch else ()
+    return (*arch, *plain)
+
+
+def scan_default_directories(
+    directories: Iterable[str],
+    allowed_roots: Iterable[str],
+    known: Iterable[str] = (),
+    listdir: Callable[[str], list[str]] = os.listdir,
+    resolve: Callable[[str], str] = os.path.realpath,
+) -> list[ShadowFinding]:
+    """cuBLAS/cuDNN/NCCL files in the loader's default directories that ``known`` (the cache's findings) misses.
+
+    A copy placed there without running ldconfig is absent from ``ldconfig -p`` but still found by dlopen.
+    Directories that resolve to the same place (``/lib`` -> ``/usr/lib`` on merged-/usr systems) count once.
+    """
+    roots = list(allowed_roots)
+    seen = {resolve(path) for path in known}
+    findings = []
+    scanned: set[str] = set()
+    for directory in directories:
+        real = resolve(directory)
+        if real in scanned:
+            continue
+        scanned.add(real)
+        try:
+            names = sorted(listdir(directory))
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(directory, name)
+            if not SHADOWING_LIBRARY.match(name) or resolve(path) in seen or is_within(path, roots):
+                continue
+            seen.add(resolve(path))
+            findings.append(ShadowFinding("default directory", path, f"{name}, found by dlopen without the cache"))
     return findings
 
 

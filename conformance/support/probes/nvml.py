@@ -123,3 +123,45 @@ def clocks(cuda_uuid: str | None, index: int) -> dict[str, object] | None:
         }
     except Exception:
         return None
+
+
+# How the visible GPUs reach each other, for the all-reduce bandwidth floor (see expectations/bounds.busbw_gate).
+NVLINK: Final = "nvlink"
+PCIE: Final = "pcie"
+UNKNOWN: Final = "unknown"
+
+
+def interconnect_from_nvml(pynvml: object, handles: list[object]) -> tuple[str, str]:
+    """(NVLINK | PCIE | UNKNOWN, why) from NVML's NVLink P2P status of every pair of ``handles`` (pure: pass a fake).
+
+    NVLink when every pair reports NVLink P2P OK (an NVSwitch or bridged pair); PCIe when NVML answers for every
+    pair and one has no NVLink (NCCL then goes over PCIe P2P or host memory); unknown when NVML cannot answer."""
+    status = getattr(pynvml, "nvmlDeviceGetP2PStatus", None)
+    index, ok = getattr(pynvml, "NVML_P2P_CAPS_INDEX_NVLINK", None), getattr(pynvml, "NVML_P2P_STATUS_OK", None)
+    if status is None or index is None or ok is None:
+        return UNKNOWN, "this pynvml has no nvmlDeviceGetP2PStatus"
+    if len(handles) < 2:
+        return UNKNOWN, f"{len(handles)} GPU handle(s) from NVML: no pair to read"
+    without = []
+    for first in range(len(handles)):
+        for second in range(first + 1, len(handles)):
+            try:
+                answer = status(handles[first], handles[second], index)
+            except Exception as exc:
+                return UNKNOWN, f"nvmlDeviceGetP2PStatus(GPU {first}, GPU {second}, NVLINK) failed: {exc}"
+            if answer != ok:
+                without.append(f"{first}-{second}")
+    if without:
+        return PCIE, f"no NVLink P2P between GPUs {', '.join(without)} (NVML): PCIe or host memory"
+    return NVLINK, f"NVLink P2P between all {len(handles)} GPUs (NVML)"
+
+
+def interconnect(gpus: list[tuple[str | None, int]]) -> tuple[str, str]:
+    """How the visible GPUs, as (CUDA uuid, CUDA index) pairs, are linked: see ``interconnect_from_nvml``."""
+    pynvml = nvml()
+    if pynvml is None:
+        return UNKNOWN, f"NVML unavailable ({nvml_error()})"
+    handles = [_handle(uuid, index) for uuid, index in gpus]
+    if any(handle is None for handle in handles):
+        return UNKNOWN, "NVML has no handle for every visible GPU"
+    return interconnect_from_nvml(pynvml, handles)

@@ -40,8 +40,10 @@ def _ddp_train(
 
 
 def _max_cross_rank_difference(vector: torch.Tensor, device: torch.device) -> float:
+    """The largest difference of any rank's ``vector`` from rank 0's; NaN when the gather did not write its
+    NaN-filled buffers (a collective that does nothing)."""
     local = vector.to(device=device, dtype=torch.float32)
-    gathered = [torch.empty_like(local) for _ in range(dist.get_world_size())]
+    gathered = [torch.full_like(local, float("nan")) for _ in range(dist.get_world_size())]
     dist.all_gather(gathered, local)
     return max(float((g - gathered[0]).abs().max()) for g in gathered)
 
@@ -74,8 +76,22 @@ def task_ddp_hooks(rank: int, job: DistJob, device: torch.device) -> dict[str, o
     }
 
 
+class _UserModel(torch.nn.Module):
+    """A forward in the suite's own code.  Dynamo starts compiling only at frames outside torch, and DDP's forward
+    breaks the graph (its logger) before it calls the module: a bare torch.nn.Sequential inside DDP runs eager
+    (torch 2.9: 0 graphs), a user model's forward is compiled by DDPOptimizer, as in a real training script."""
+
+    def __init__(self, net: torch.nn.Module) -> None:
+        super().__init__()
+        self.net = net
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.net(x)
+        return out
+
+
 def task_ddp_amp_compile(rank: int, job: DistJob, device: torch.device) -> dict[str, object]:
-    model = make_mlp(64, 256, 8, seed=0).to(device)
+    model = _UserModel(make_mlp(64, 256, 8, seed=0)).to(device)
     ddp = DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
     compiled = torch.compile(ddp)
     optimizer = torch.optim.AdamW(ddp.parameters(), lr=1e-3)
@@ -95,7 +111,19 @@ def task_ddp_amp_compile(rank: int, job: DistJob, device: torch.device) -> dict[
         "losses": losses,
         "losses_finite": all(math.isfinite(v) for v in losses),
         "max_cross_rank_param_difference": difference,
+        **compile_counters(),
     }
+
+
+def compile_counters() -> dict[str, object]:
+    """What torch.compile did in this process: the graphs dynamo captured (0 when TORCHDYNAMO_DISABLE=1 or a
+    disabled dynamo turns torch.compile into eager) and Inductor's FX-graph cache lookups (hit, miss or bypass:
+    each one is a graph Inductor compiled or loaded compiled)."""
+    from torch._dynamo.utils import counters
+
+    lookups = ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass")
+    inductor = {key: int(counters["inductor"][key]) for key in lookups}
+    return {"dynamo_unique_graphs": int(counters["stats"]["unique_graphs"]), "inductor_graphs": inductor}
 
 
 TASKS: dict[str, Callable[[int, DistJob, torch.device], dict[str, object]]] = {

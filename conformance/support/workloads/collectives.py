@@ -4,6 +4,9 @@ bus bandwidth where there are two or more GPUs."""
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
+from functools import partial
+from typing import Final
 
 import torch
 import torch.distributed as dist
@@ -19,6 +22,15 @@ def bus_bandwidth_gbps(message_bytes: int, seconds: float, world_size: int) -> f
 
 
 REDUCE_OPS = ("sum", "max", "avg")
+# The errors torch raises for an op the backend does not implement (ProcessGroupGloo.cpp / ProcessGroupNCCL.cpp):
+# the only exceptions that are a documented gap, not a fault.  gloo implements AVG since torch 2.8 (2.7 raised).
+UNSUPPORTED_OP_ERRORS: Final = (
+    "Cannot use ReduceOp.AVG with Gloo",
+    "Cannot use ReduceOp.PREMUL_SUM with Gloo",
+    "AVG requires NCCL 2.10+",
+    "PreMulSum requires NCCL>=2.11.1",
+    "PreMulSum Data type must be",  # a torch whose NCCL PREMUL_SUM lacks the dtype (bf16 before 2.x)
+)
 DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
@@ -45,28 +57,57 @@ def _reduce_python(op: str, values: list[int]) -> float:
 PREMUL = 3.0  # NCCL's pre-multiplied sum: on one rank the result must still be 3x the input
 
 
-def _gather_checks(rank: int, job: DistJob, device: torch.device, numel: int) -> list[str]:
+def unsupported_op_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the backend's documented refusal of an op (see UNSUPPORTED_OP_ERRORS)."""
+    return any(text in str(exc) for text in UNSUPPORTED_OP_ERRORS)
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).splitlines()
+    return f"{type(exc).__name__}: {lines[0][:200] if lines else ''}"
+
+
+def _attempt(label: str, call: Callable[[], object], unsupported: list[str], failures: list[str]) -> bool:
+    """Run one collective: True when it returned; a documented refusal goes to ``unsupported``, any other
+    exception is a failure with its message."""
+    try:
+        call()
+    except Exception as exc:
+        if unsupported_op_error(exc):
+            unsupported.append(f"{label}: {_first_line(exc)}")
+        else:
+            failures.append(f"{label} raised {_first_line(exc)}")
+        return False
+    return True
+
+
+def _gather_checks(rank: int, job: DistJob, device: torch.device, numel: int, unsupported: list[str]) -> list[str]:
     """all_gather / reduce_scatter into a separate NaN-filled buffer: even on one rank NCCL must write it."""
     with warnings.catch_warnings():  # torch 2.13 renames them (*_single); 2.9 and 2.11 have only these names
         warnings.simplefilter("ignore", FutureWarning)
-        return _gather_checks_named(rank, job, device, numel)
+        return _gather_checks_named(rank, job, device, numel, unsupported)
 
 
-def _gather_checks_named(rank: int, job: DistJob, device: torch.device, numel: int) -> list[str]:
-    mismatches = []
+def _gather_checks_named(
+    rank: int, job: DistJob, device: torch.device, numel: int, unsupported: list[str]
+) -> list[str]:
+    mismatches: list[str] = []
     local = allreduce_inputs(rank, numel, device)
     gathered = torch.full((numel * job.world_size,), float("nan"), device=device)
-    dist.all_gather_into_tensor(gathered, local)
     expected = torch.cat([allreduce_inputs(r, numel, torch.device("cpu")) for r in range(job.world_size)])
-    if not torch.equal(gathered.cpu(), expected):
-        mismatches.append(f"all_gather_into_tensor: {int((gathered.cpu() != expected).sum())} elements wrong")
+    name = "all_gather_into_tensor"
+    ran = _attempt(name, lambda: dist.all_gather_into_tensor(gathered, local), unsupported, mismatches)
+    if ran and not torch.equal(gathered.cpu(), expected):
+        mismatches.append(f"{name}: {int((gathered.cpu() != expected).sum())} elements wrong")
     if job.backend == "nccl":
         whole = torch.cat([allreduce_inputs(rank, numel, device)] * job.world_size)
         scattered = torch.full((numel,), float("nan"), device=device)
-        dist.reduce_scatter_tensor(scattered, whole, op=dist.ReduceOp.SUM)
-        want = allreduce_expected("sum", numel, job.world_size, torch.device("cpu")).float()
-        if not torch.equal(scattered.cpu(), want):
-            mismatches.append(f"reduce_scatter_tensor SUM: {int((scattered.cpu() != want).sum())} elements wrong")
+        name = "reduce_scatter_tensor SUM"
+        call = partial(dist.reduce_scatter_tensor, scattered, whole, op=dist.ReduceOp.SUM)
+        if _attempt(name, call, unsupported, mismatches):
+            want = allreduce_expected("sum", numel, job.world_size, torch.device("cpu")).float()
+            if not torch.equal(scattered.cpu(), want):
+                mismatches.append(f"{name}: {int((scattered.cpu() != want).sum())} elements wrong")
     return mismatches
 
 
@@ -80,57 +121,76 @@ def _exact_possible(op: str, world_size: int) -> bool:
     return op != "avg" or (world_size & (world_size - 1)) == 0  # dividing by a power of two is exact
 
 
+def _all_reduce_check(
+    rank: int, job: DistJob, device: torch.device, *, dtype_name: str, op: str, unsupported: list[str]
+) -> list[str]:
+    """One all_reduce against the float64 reference: the mismatches (an unexpected exception is one)."""
+    numel, dtype, label = NUMEL, DTYPES[dtype_name], f"{dtype_name}/{op}"
+    tensor = allreduce_inputs(rank, numel, device).to(dtype)
+    before = tensor.clone()
+    failures: list[str] = []
+    if not _attempt(label, lambda: dist.all_reduce(tensor, op=_reduce_op(op)), unsupported, failures):
+        return failures
+    expected = allreduce_expected(op, numel, job.world_size, device).to(dtype)
+    if _exact_possible(op, job.world_size):
+        ok = torch.equal(tensor, expected)
+    else:
+        ok = torch.allclose(tensor.float(), expected.float(), rtol=1e-2, atol=1e-2)
+    if not ok:
+        failures.append(f"{label}: {int((tensor != expected).sum())} of {numel} elements differ")
+    if op == "premul_sum" and torch.equal(tensor, before):
+        failures.append(f"{label}: the tensor is unchanged (the reduction did not run)")
+    return failures
+
+
+NUMEL: Final = 1 << 16
+
+
 def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str, object]:
-    numel = 1 << 16
-    mismatches: list[str] = []
+    """``reduction_mismatches``: SUM/MAX/AVG, identities on one rank; ``op_mismatches``: the ops that change or
+    write their output even on one rank (PREMUL_SUM, all_gather, reduce_scatter); ``unsupported``: documented
+    refusals of the backend."""
+    reductions: list[str] = []
+    op_runs: list[str] = []
     unsupported: list[str] = []
     ops = REDUCE_OPS + (("premul_sum",) if job.backend == "nccl" else ())
-    for dtype_name, dtype in DTYPES.items():
+    for dtype_name in DTYPES:
         for op in ops:
             if (dtype_name, op) == ("bf16", "premul_sum"):
                 continue  # observed apart: see _bf16_premul_observation
-            tensor = allreduce_inputs(rank, numel, device).to(dtype)
-            before = tensor.clone()
-            try:
-                dist.all_reduce(tensor, op=_reduce_op(op))
-            except (RuntimeError, ValueError, AttributeError) as exc:
-                unsupported.append(f"{dtype_name}/{op}: {str(exc).splitlines()[0][:200]}")
-                continue
-            expected = allreduce_expected(op, numel, job.world_size, device).to(dtype)
-            if _exact_possible(op, job.world_size):
-                ok = torch.equal(tensor, expected)
-            else:
-                ok = torch.allclose(tensor.float(), expected.float(), rtol=1e-2, atol=1e-2)
-            if not ok:
-                wrong = int((tensor != expected).sum())
-                mismatches.append(f"{dtype_name}/{op}: {wrong} of {numel} elements differ")
-            if op == "premul_sum" and torch.equal(tensor, before):
-                mismatches.append(f"{dtype_name}/premul_sum: the tensor is unchanged (the reduction did not run)")
-    mismatches += _gather_checks(rank, job, device, numel)
-    result: dict[str, object] = {"mismatches": mismatches, "unsupported": unsupported, "ops": list(ops)}
+            found = _all_reduce_check(rank, job, device, dtype_name=dtype_name, op=op, unsupported=unsupported)
+            (op_runs if op == "premul_sum" else reductions).extend(found)
+    op_runs += _gather_checks(rank, job, device, NUMEL, unsupported)
+    result: dict[str, object] = {
+        "reduction_mismatches": reductions,
+        "op_mismatches": op_runs,
+        "unsupported": unsupported,
+        "ops": list(ops),
+    }
     if job.backend == "nccl":
-        result["observations"] = [_bf16_premul_observation(rank, job, device, numel)]
+        result["observations"] = [_bf16_premul_observation(rank, job, device, NUMEL, op_runs)]
     if job.backend == "nccl" and job.world_size >= 2:
         result.update(_measure_busbw(device, job.world_size))
     return result
 
 
-def _bf16_premul_observation(rank: int, job: DistJob, device: torch.device, numel: int) -> str:
+def _bf16_premul_observation(rank: int, job: DistJob, device: torch.device, numel: int, failures: list[str]) -> str:
     """bf16 PREMUL_SUM with a Python-scalar factor, recorded, not gated. On the H200 (torch 2.11, cu130) it returned
     all zeros: the float factor is read as a bf16 (the low half of 3.0f is 0). FSDP reduces bf16 gradients with AVG,
-    not PREMUL_SUM, so this is a note about the library, not a fault of the image."""
+    not PREMUL_SUM, so this is a note about the library, not a fault of the image.  Only the documented refusal is
+    a note; any other exception goes to ``failures``."""
     tensor = allreduce_inputs(rank, numel, device).to(torch.bfloat16)
-    try:
-        dist.all_reduce(tensor, op=_reduce_op("premul_sum"))
-    except (RuntimeError, ValueError, AttributeError) as exc:
-        return f"bf16 PREMUL_SUM (x{PREMUL:g}) not supported: {str(exc).splitlines()[0][:200]}"
+    refused: list[str] = []
+    label = f"bf16 PREMUL_SUM (x{PREMUL:g})"
+    if not _attempt(label, lambda: dist.all_reduce(tensor, op=_reduce_op("premul_sum")), refused, failures):
+        return f"{refused[0]} (not supported)" if refused else f"{label} raised: see the failures"
     expected = allreduce_expected("premul_sum", numel, job.world_size, device).to(torch.bfloat16)
     wrong = int((tensor != expected).sum())
     if wrong == 0:
-        return f"bf16 PREMUL_SUM (x{PREMUL:g}) with a Python-scalar factor is exact"
+        return f"{label} with a Python-scalar factor is exact"
     zeros = bool((tensor == 0).all())
     return (
-        f"bf16 PREMUL_SUM (x{PREMUL:g}) with a Python-scalar factor: {wrong} of {numel} elements wrong"
+        f"{label} with a Python-scalar factor: {wrong} of {numel} elements wrong"
         + (" (all zero: the factor is read as a bf16)" if zeros else "")
         + "; not gated: FSDP reduces bf16 gradients with AVG; do not call PREMUL_SUM on bf16 with this torch"
     )

@@ -1,0 +1,73 @@
+"""Faults of the host's libraries, driver, loader and the CUDA math libraries: each a real failure, injected on a
+bare GPU host (a sitecustomize patch, a copied library, a private mount namespace)."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from fault_coverage.model import Case, Injection, env, patch
+
+# The loader-cache check is not gated on a bare host (its CUDA toolkit and cuDNN/NCCL packages are legitimate):
+# its faults are image variants (fault_coverage/image_variants.py).
+HOST_FAULTS: Final = (
+    Case("foreign-cudnn-preloaded", "fault",
+         "a cuDNN from outside torch's wheels loaded first (a base image's copy on the preload path)",
+         Injection(preload_copy="libcudnn.so.9*"), trips=("test_cuda_libraries_loaded_once",),
+         select="libraries_loaded or ld_library_path", markers="cpu or gpu"),
+    Case("cublas-folder-on-ld-library-path", "fault",
+         "a CUDA toolkit's cuBLAS folder put on LD_LIBRARY_PATH ahead of the wheels",
+         Injection(library_path_copy="libcublas*.so.[0-9]*"),
+         trips=("test_ld_library_path_has_no_foreign_cuda_libraries",),
+         select="ld_library_path or driver_stack", markers="cpu"),
+    Case("cudnn-version-mismatch", "fault",
+         "torch loads an older cuDNN than it was built with and than its wheel (a base image's libcudnn first)",
+         patch("cudnn_version_mismatch"),
+         trips=("test_cudnn_runtime_matches_compile_version", "test_torch_cudnn_matches_wheel",
+                "test_cudnn_matches_pin"),
+         select="cudnn or torch_version_matches_pin", markers="cpu"),
+    Case("nccl-version-mismatch", "fault", "torch loads another NCCL than the nvidia-nccl wheel (a system libnccl)",
+         patch("nccl_version_mismatch"), trips=("test_torch_nccl_matches_wheel", "test_nccl_matches_pin"),
+         select="nccl_matches or torch_version_matches_pin", markers="cpu"),
+    Case("nvml-reports-old-driver", "fault", "an NVIDIA driver too old for the CUDA runtime (470.57.02, from NVML)",
+         patch("nvml_reports_old_driver"), trips=("test_driver_supports_cuda_runtime",),
+         select="driver_supports or driver_stack", markers="cpu"),
+    Case("device-assert-ignored", "fault", "device-side assertions that never reach Python (kernel errors dropped)",
+         patch("device_assert_ignored"), trips=("test_device_side_assert_propagates",),
+         select="device_side_assert or cusolver_svd", markers="gpu"),
+    Case("cusolver-svd-low-precision", "fault", "cuSOLVER's float64 SVD silently computed in float32",
+         patch("cusolver_svd_low_precision"), trips=("test_cusolver_svd",),
+         select="cusolver_svd or cufft_rfft", markers="gpu"),
+    Case("cufft-low-precision", "fault", "cuFFT computing float64 transforms in float32 (float32 ones in float16)",
+         patch("cufft_low_precision"), trips=("test_cufft_rfft",), select="cufft_rfft or cusolver_svd", markers="gpu"),
+    Case("curand-skewed", "fault", "a generator whose uniforms are bent (x**1.02) and normals shifted by 0.01",
+         patch("curand_skewed"), trips=("test_curand_statistics",), select="curand_statistics or cusolver_svd",
+         markers="gpu"),
+    Case("curand-seed-ignored", "fault", "CUDA sampling that ignores the generator (and its seed) passed to it",
+         patch("curand_seed_ignored"), trips=("test_curand_statistics",), select="curand_statistics or cusolver_svd",
+         markers="gpu"),
+    Case("cublas-wheel-shadowed", "fault",
+         "the loaded cuBLAS is not the installed wheel's (a same-major toolkit copy shadows it): another minor's "
+         "nvidia-cublas distribution first on sys.path",
+         patch("cublas_wheel_shadowed"), trips=("test_cublas_version_matches_cuda_major",),
+         select="cublas_version or cusolver_svd", markers="gpu"),
+    Case("fp64-gemm-in-fp32", "fault", "a GPU, driver or cuBLAS computing float64 matmuls in float32",
+         patch("fp64_gemm_in_fp32"), trips=("test_cuda_initialises",), select="cuda_initialises or every_gpu_arch",
+         markers="gpu"),
+    Case("arch-list-without-device", "fault", "a torch build without kernels for this GPU's architecture",
+         patch("arch_list_without_device"), trips=("test_every_gpu_arch_has_kernels",),
+         select="every_gpu_arch or cuda_initialises", markers="gpu"),
+    Case("fp16-reduction-in-fp16", "fault",
+         "cuBLAS reducing fp16 GEMMs in fp16 though torch forbids it (partial sums overflow at 65504)",
+         patch("fp16_reduction_in_fp16"), trips=("test_fp16_reduction_does_not_overflow_at_65504",),
+         select="65504 or low_precision_gemm_error", markers="gpu"),
+    Case("cc-not-executable", "fault", "CC names a C compiler that is not installed (C extensions cannot build)",
+         env(CC="/nonexistent/gcc"), trips=("test_c_compiler_builds_against_python_h",),
+         select="compiler or dev_shm", markers="cpu"),
+    Case("cxx-not-executable", "fault", "CXX names a C++ compiler that is not installed (Inductor's CPU backend)",
+         env(CXX="/nonexistent/g++"),
+         trips=("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa"),
+         select="inductor_cpu or vector_isa or compiler", markers="cpu"),
+    Case("unmet-requirement", "fault", "an installed package whose requirement is missing (pip check)",
+         patch("unmet_requirement"), trips=("test_pip_check_is_clean",),
+         select="pip_check or torch_version_matches_pin", markers="cpu"),
+)  # fmt: skip
