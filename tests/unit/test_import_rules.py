@@ -71,11 +71,12 @@ def test_what_runs_in_the_image_never_imports_the_builder(package: str) -> None:
 
 def test_the_fault_harness_runs_the_suite_as_a_user_would_and_imports_neither_it_nor_the_builder() -> None:
     """fault_coverage runs bare on a GPU host: the standard library and the contract only (its patches/ are
-    sitecustomize bodies run inside the suite's processes, where torch is; they import torch and nothing of ours)."""
+    sitecustomize bodies run inside the suite's processes, where torch is; they import torch, nvidia-ml-py's pynvml and
+    nothing of ours)."""
     allowed = set(sys.stdlib_module_names) | {"__future__", "pytorch_cuda_contract", "fault_coverage"}
     for path in _python_files("fault_coverage"):
         roots = {name.split(".")[0] for name in imported_modules(path)}
-        extra = {"torch"} if path.parent.name == "patches" else set()
+        extra = {"torch", "pynvml"} if path.parent.name == "patches" else set()
         assert roots <= allowed | extra, f"{path.relative_to(ROOT)} imports {sorted(roots - allowed - extra)}"
 
 
