@@ -30,7 +30,6 @@ while True:
         a @ a
     torch.cuda.synchronize()
 """
-CUDNN: Final = "libcudnn.so.9*"  # what $FAULT_CUDNN names in a case's mounts
 
 
 class InjectionError(RuntimeError):
@@ -57,10 +56,6 @@ def find_torch_libraries(pattern: str) -> list[Path]:
         if found:
             return found
     raise InjectionError(f"no {pattern} under torch's nvidia wheels ({[str(r) for r in roots] or 'none installed'})")
-
-
-def find_torch_library(pattern: str) -> Path:
-    return find_torch_libraries(pattern)[0]
 
 
 def _copy_libraries(pattern: str, scratch: Path) -> Path:
@@ -99,8 +94,6 @@ def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
     if injection.preload_copy:
         env["LD_PRELOAD"] = str(_copy_libraries(injection.preload_copy, scratch))
-    if injection.mounts and "$FAULT_CUDNN" in injection.mounts:
-        env["FAULT_CUDNN"] = str(find_torch_library(CUDNN))
     if injection.library_path_copy:
         folder = _copy_libraries(injection.library_path_copy, scratch).parent
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(folder), env.get("LD_LIBRARY_PATH", "")]))
@@ -108,9 +101,7 @@ def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
 
 
 def _mount_script(injection: Injection) -> str | None:
-    steps = [f"mount -t tmpfs -o size={injection.shm_mib}m tmpfs /dev/shm"] if injection.shm_mib is not None else []
-    steps += [injection.mounts] if injection.mounts else []
-    return " && ".join(steps) or None
+    return None if injection.shm_mib is None else f"mount -t tmpfs -o size={injection.shm_mib}m tmpfs /dev/shm"
 
 
 def _prefix(injection: Injection) -> tuple[str, ...]:

@@ -22,8 +22,6 @@ class Injection:
     library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
     busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
-    mounts: str | None = None  # shell run as root in a private mount namespace before the suite (its changes to
-    # the file system are seen by the suite alone); $FAULT_CUDNN names torch's libcudnn.so.9 there
     expectations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # fields of the host's
     # expectations file changed (`pins.torch`, `python`, `min_driver`): an environment that drifted from its pins
     image_variant: str | None = None  # Dockerfile instructions run as root on top of the built image (the Docker
@@ -45,8 +43,6 @@ class Injection:
             parts.append("a second process running bf16 GEMMs on the GPU")
         if self.shm_mib is not None:
             parts.append(f"/dev/shm of {self.shm_mib} MiB")
-        if self.mounts:
-            parts.append(f"in a private mount namespace: {self.mounts}")
         if self.uid is not None:
             parts.append(f"uid and gid {self.uid} (no passwd entry; USER and an empty HOME as the image's entry gives)")
         if self.image_variant:

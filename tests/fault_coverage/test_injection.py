@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fault_coverage.expectations import drifted
-from fault_coverage.injection import InjectionError, find_torch_library, prepared
+from fault_coverage.injection import InjectionError, find_torch_libraries, prepared
 from fault_coverage.model import Case, Injection, env, patch
 from fault_coverage.runner import run_case, suite_command
 
@@ -44,7 +44,7 @@ def test_env_shm_and_uid_make_the_prefix_and_a_readable_copy_of_the_suite() -> N
 
 def test_a_library_that_is_not_in_the_wheels_is_a_named_setup_failure(tmp_path: Path) -> None:
     with pytest.raises(InjectionError, match="no libnothing"):
-        find_torch_library("libnothing.so*")
+        find_torch_libraries("libnothing.so*")
     case = Case("copy", "fault", "a foreign copy", Injection(preload_copy="libnothing.so*"), trips=("test_x",))
     run = run_case(case, ROOT, tmp_path)
     assert run.exit_status is None

@@ -12,6 +12,7 @@ from pytorch_cuda import cli
 from pytorch_cuda.cli.arguments import parser, short_form
 from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.errors import UserError
+from tests.unit.cli_refusal import refusal
 
 VERBS = ("build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release")
 
@@ -28,10 +29,7 @@ def test_the_short_form_is_build() -> None:
 def test_an_option_without_a_command_is_refused_with_a_guess(
     argv: list[str], guess: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as info:
-        cli.main(argv)
-    assert info.value.code == 2
-    err = " ".join(capsys.readouterr().err.split())
+    err = refusal(argv, capsys)
     assert f"{argv[0]} is not a command, and a command is required" in err
     assert f"(did you mean {guess}?)" in err
 
@@ -87,12 +85,9 @@ def test_build_and_push_verbs_plan(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_flags_give_one_paragraph_with_the_fix_and_exit_2(
     argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    with pytest.raises(SystemExit) as info:
-        cli.main(argv)
-    assert info.value.code == 2
-    err = capsys.readouterr().err
-    assert needle in " ".join(err.split())
-    assert "Fix: run `build.py" in " ".join(err.split())
+    err = refusal(argv, capsys)
+    assert needle in err
+    assert "Fix: run `build.py" in err
     assert "usage:" not in err
     assert "\n\n" not in err.strip()
 
