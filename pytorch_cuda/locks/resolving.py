@@ -8,13 +8,11 @@ the index the lock needs.
 from __future__ import annotations
 
 from pathlib import Path
-from urllib.parse import urlsplit
 
-from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.flavours import lineage
 from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
 from pytorch_cuda.locks.file_format import (
-    INSTALLER_LOCK,
     PYPI_INDEX,
     TOOL_LOCKS,
     compile_argv,
@@ -31,6 +29,7 @@ from pytorch_cuda.locks.writing import (
     index_of,
     lock_path,
     provenance_problem,
+    refuse_unreachable,
     require_index,
     run_uv,
     write_lock,
@@ -82,16 +81,14 @@ def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
     path = flavour_lock_path(root, variant) if child else lock_path(root, variant)
     if path.exists():
         return
-    index = index_of(variant)
     relative = path.relative_to(root)
-    try:
-        probe(index)
-    except UserError as exc:
-        raise EngineError(
-            cause=f"{relative} does not exist, and it cannot be made here: {exc.cause}",
-            fix=f"run `{_command(variant)}` on a machine where "
-            f"{urlsplit(index).hostname} is reachable, commit {relative}, then build",
-        ) from exc
+    refuse_unreachable(
+        variant,
+        probe,
+        cause=f"{relative} does not exist, and it cannot be made here",
+        command=_command(variant),
+        then=f", commit {relative}, then build",
+    )
     raise UserError(
         cause=f"{relative} does not exist; a build installs only hash-locked packages",
         fix=f"run `{_command(variant)}` and commit {relative}, then build",
@@ -163,11 +160,6 @@ def refresh_locks(
             failures.append(exc)
             failed.add(child.key)
     return changes, failures
-
-
-def refresh_installer_lock(root: Path, *, ca_bundle: Path | None, python: str, run: Runner = run_uv) -> LockChange:
-    """Lock uv itself (the installer the image's build stage fetches from PyPI) at UV_VERSION."""
-    return refresh_tool_lock(root, INSTALLER_LOCK, ca_bundle=ca_bundle, python=python, run=run)
 
 
 def refresh_tool_lock(

@@ -44,17 +44,28 @@ def provenance_problem(lock: LockFile, index: str, digest: str, inputs: str) -> 
     return None
 
 
-def require_index(variant: Variant, relative: Path, probe: IndexProbe) -> None:
-    """Probe the variant's one index before locking it; unreachable: say where to lock instead."""
+def refuse_unreachable(variant: Variant, probe: IndexProbe, *, cause: str, command: str, then: str) -> None:
+    """Probe the variant's one index; unreachable: an EngineError "`cause`: why", whose fix is to run
+    `command` on a machine that reaches the index's host, followed by `then` (what to commit)."""
     index = index_of(variant)
     try:
         probe(index)
     except UserError as exc:
         raise EngineError(
-            cause=f"cannot lock {variant.key}: {exc.cause}",
-            fix=f"run `python build.py lock --target {variant.target_name}` on a machine where "
-            f"{urlsplit(index).hostname} is reachable and commit {relative}",
+            cause=f"{cause}: {exc.cause}",
+            fix=f"run `{command}` on a machine where {urlsplit(index).hostname} is reachable{then}",
         ) from exc
+
+
+def require_index(variant: Variant, relative: Path, probe: IndexProbe) -> None:
+    """Probe the variant's one index before locking it; unreachable: say where to lock instead."""
+    refuse_unreachable(
+        variant,
+        probe,
+        cause=f"cannot lock {variant.key}",
+        command=f"python build.py lock --target {variant.target_name}",
+        then=f" and commit {relative}",
+    )
 
 
 def find_uv() -> str:
