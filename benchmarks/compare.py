@@ -14,7 +14,6 @@ bytes and times would be a previous run's, not this one's. Other builds then sta
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import platform
@@ -28,7 +27,8 @@ from typing import Any
 
 import docker
 
-from benchmarks.table import duplicate_sonames, markdown, new_layer_bytes, replace_readme_section
+from benchmarks.publish import parser, publish
+from benchmarks.table import README_END, README_START, duplicate_sonames, markdown, new_layer_bytes
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,6 +36,7 @@ WORK = ROOT / "build-output" / "bench"
 TREE = WORK / "tree"
 REPO = "pytorch-cuda-bench"
 NAIVE = f"{REPO}:naive"
+MARKERS = (README_START, README_END)
 
 
 class StepFailedError(Exception):
@@ -159,11 +160,9 @@ def run(numpy_to: str) -> dict[str, Any]:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--numpy-to", default="2.5.4", help="the version the bump rows move numpy to")
-    parser.add_argument("--readme", action="store_true", help="also rewrite the README's Measured section")
-    parser.add_argument("--from-json", type=Path, help="skip measuring; render the table from this JSON")
-    args = parser.parse_args()
+    options = parser(__doc__, "Measured")
+    options.add_argument("--numpy-to", default="2.5.4", help="the version the bump rows move numpy to")
+    args = options.parse_args()
     if args.from_json:
         report = json.loads(args.from_json.read_text())
     else:
@@ -174,12 +173,7 @@ def main() -> int:
             return 1
         save(report)
         shutil.copy(ROOT / "build-output" / "benchmark.json", ROOT / "benchmarks" / "results.json")
-    table = markdown(report)
-    (ROOT / "benchmarks" / "RESULTS.md").write_text("# Measured\n\n" + table)
-    if args.readme:
-        readme = ROOT / "README.md"
-        readme.write_text(replace_readme_section(readme.read_text(), table))
-    print(table)
+    publish(markdown(report), ROOT / "benchmarks" / "RESULTS.md", "Measured", MARKERS if args.readme else None)
     return 0
 
 

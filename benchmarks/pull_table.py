@@ -6,7 +6,7 @@ without Docker or a registry.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from benchmarks.table import Row, gigabytes, ratio, seconds
@@ -55,25 +55,17 @@ def rows(report: Mapping[str, Any]) -> list[Row]:
     def moved(side: Mapping[str, Any]) -> str:
         return gigabytes(side.get("update_bytes")) + _share(side.get("update_bytes"), side.get("compressed_bytes"))
 
+    def row(what: str, key: str, size: Callable[[Mapping[str, Any]], str], goal: str) -> Row:
+        """One pull's row: the naive time and size; ours, with its ratio to naive."""
+        time = seconds(ours.get(key)) + _ratio_text(ours.get(key), naive.get(key), "naive")
+        return Row(what, _cell(seconds(naive.get(key)), size(naive)), _cell(time, size(ours)), goal)
+
     return [
-        Row(
-            "first pull (only the base present)",
-            _cell(seconds(naive.get("first_pull_s")), compressed(naive)),
-            _cell(
-                seconds(ours.get("first_pull_s"))
-                + _ratio_text(ours.get("first_pull_s"), naive.get("first_pull_s"), "naive"),
-                compressed(ours),
-            ),
-            "no slower than naive",
-        ),
-        Row(
+        row("first pull (only the base present)", "first_pull_s", compressed, "no slower than naive"),
+        row(
             "update pull after the numpy bump (previous image present)",
-            _cell(seconds(naive.get("update_pull_s")), moved(naive)),
-            _cell(
-                seconds(ours.get("update_pull_s"))
-                + _ratio_text(ours.get("update_pull_s"), naive.get("update_pull_s"), "naive"),
-                moved(ours),
-            ),
+            "update_pull_s",
+            moved,
             "<= 0.1x naive, <= 5% of the image's bytes",
         ),
     ]

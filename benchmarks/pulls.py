@@ -16,20 +16,18 @@ sizes in the registry's manifests.
 
 from __future__ import annotations
 
-import argparse
 import json
 import shutil
 import sys
 import time
 import urllib.request
-from pathlib import Path
 from typing import Any
 
 import docker
 
 from benchmarks.compare import NAIVE, REPO, ROOT, TREE, naive, ours, prune_layer_cache, sh
+from benchmarks.publish import parser, publish
 from benchmarks.pull_table import MARKERS, compressed_bytes, markdown, update_bytes
-from benchmarks.table import replace_readme_section
 
 DOCKER = "/usr/bin/docker"
 REQUIREMENTS = "images/cu128-runtime/requirements.txt"
@@ -114,12 +112,10 @@ def measure(registry: str, client: docker.DockerClient, base: str) -> dict[str, 
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--registry", default="127.0.0.1:5000", help="an insecure (HTTP) registry to push to")
-    parser.add_argument("--base", default="pytorch-cuda-base/debian:trixie", help="the base image both build on")
-    parser.add_argument("--readme", action="store_true", help="also rewrite the README's pulls section")
-    parser.add_argument("--from-json", type=Path, help="skip measuring; render the table from this JSON")
-    args = parser.parse_args()
+    options = parser(__doc__, "pulls")
+    options.add_argument("--registry", default="127.0.0.1:5000", help="an insecure (HTTP) registry to push to")
+    options.add_argument("--base", default="pytorch-cuda-base/debian:trixie", help="the base image both build on")
+    args = options.parse_args()
     if args.from_json:
         report = json.loads(args.from_json.read_text())
     else:
@@ -134,12 +130,7 @@ def main() -> int:
             print(
                 "pulls: removed (build them again with build.py): " + " ".join(report["removed_tags"]), file=sys.stderr
             )
-    table = markdown(report)
-    (ROOT / "benchmarks" / "PULLS.md").write_text("# Pulls\n\n" + table)
-    if args.readme:
-        readme = ROOT / "README.md"
-        readme.write_text(replace_readme_section(readme.read_text(), table, MARKERS))
-    print(table)
+    publish(markdown(report), ROOT / "benchmarks" / "PULLS.md", "Pulls", MARKERS if args.readme else None)
     return 0
 
 
