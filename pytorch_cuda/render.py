@@ -67,12 +67,7 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "base": variant.base,
         "user": matrix.user,
         "venv": VENV_PATH,
-        "paths": {
-            **paths.as_template_context(),
-            **paths.entry_template_context(),
-            "precision_check_dir": paths.PRECISION_CHECK_DIR,
-            "precision_check_examples_dir": paths.PRECISION_CHECK_EXAMPLES_DIR,
-        },
+        "paths": paths.template_context(),
         "parent_ref": parent_ref(matrix, variant),
         "index_url": str(variant.target.index).rstrip("/"),
         "lock": {

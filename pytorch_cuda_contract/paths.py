@@ -41,7 +41,28 @@ SUMMARY_PATH: Final = f"{DEFAULT_RESULTS_DIR}/{SUMMARY_FILE}"
 MANIFEST_ENV: Final = "PYTORCH_CUDA_MANIFEST"
 
 
-def as_template_context() -> dict[str, str]:
+# precision-check: the package and its examples in the image; the wrapper puts SHARE_DIR
+# on PYTHONPATH so that `python -m precision_check` (and `from precision_check import Workload`) works.
+PRECISION_CHECK_DIR: Final = f"{SHARE_DIR}/precision_check"
+PRECISION_CHECK_EXAMPLES_DIR: Final = f"{SHARE_DIR}/examples/precision_check"
+
+
+# The entry point and environment report every flavour ships. The stdlib
+# package pytorch_cuda_entry lives next to the suite, under SHARE_DIR, so that with
+# SHARE_DIR on sys.path both `pytorch_cuda_entry` and `conformance` import.
+ENTRY_PACKAGE_PARENT: Final = SHARE_DIR
+ENTRY_PACKAGE_DIR: Final = f"{SHARE_DIR}/pytorch_cuda_entry"
+ENTRYPOINT_PATH: Final = "/usr/local/bin/pytorch-cuda-entry"
+INFO_COMMAND_PATH: Final = "/usr/local/bin/pytorch-cuda-info"
+QUIET_ENV: Final = "PYTORCH_CUDA_QUIET"
+# The devel flavour's CUDA_HOME: links into the nvidia-* wheels' bin/, include/, lib/.
+CUDA_HOME_PATH: Final = f"{SHARE_DIR}/cuda"
+# What a child flavour installs on top of its parent's venv (constrained by LOCK_PATH), and its lock.
+FLAVOUR_REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements-flavour.txt"
+FLAVOUR_LOCK_PATH: Final = f"{ETC_DIR}/requirements-flavour.lock"
+
+
+def template_context() -> dict[str, str]:
     """The paths as the render step hands them to the templates (``{{ paths.manifest }}``)."""
     return {
         "etc_dir": ETC_DIR,
@@ -62,33 +83,6 @@ def as_template_context() -> dict[str, str]:
         "junit_file": JUNIT_FILE,
         "summary_file": SUMMARY_FILE,
         "manifest_env": MANIFEST_ENV,
-    }
-
-
-# precision-check (issue 12): the package and its examples in the image; the wrapper puts SHARE_DIR
-# on PYTHONPATH so that `python -m precision_check` (and `from precision_check import Workload`) works.
-PRECISION_CHECK_DIR: Final = f"{SHARE_DIR}/precision_check"
-PRECISION_CHECK_EXAMPLES_DIR: Final = f"{SHARE_DIR}/examples/precision_check"
-
-
-# The entry point and environment report every flavour ships (issue 11). The stdlib
-# package pytorch_cuda_entry lives next to the suite, under SHARE_DIR, so that with
-# SHARE_DIR on sys.path both `pytorch_cuda_entry` and `conformance` import.
-ENTRY_PACKAGE_PARENT: Final = SHARE_DIR
-ENTRY_PACKAGE_DIR: Final = f"{SHARE_DIR}/pytorch_cuda_entry"
-ENTRYPOINT_PATH: Final = "/usr/local/bin/pytorch-cuda-entry"
-INFO_COMMAND_PATH: Final = "/usr/local/bin/pytorch-cuda-info"
-QUIET_ENV: Final = "PYTORCH_CUDA_QUIET"
-# The devel flavour's CUDA_HOME: links into the nvidia-* wheels' bin/, include/, lib/.
-CUDA_HOME_PATH: Final = f"{SHARE_DIR}/cuda"
-# What a child flavour installs on top of its parent's venv (constrained by LOCK_PATH), and its lock.
-FLAVOUR_REQUIREMENTS_PATH: Final = f"{ETC_DIR}/requirements-flavour.txt"
-FLAVOUR_LOCK_PATH: Final = f"{ETC_DIR}/requirements-flavour.lock"
-
-
-def entry_template_context() -> dict[str, str]:
-    """The entry-point paths for the templates (merged into ``paths``)."""
-    return {
         "entry_package_parent": ENTRY_PACKAGE_PARENT,
         "entry_package_dir": ENTRY_PACKAGE_DIR,
         "entrypoint": ENTRYPOINT_PATH,
@@ -97,4 +91,6 @@ def entry_template_context() -> dict[str, str]:
         "cuda_home": CUDA_HOME_PATH,
         "flavour_requirements": FLAVOUR_REQUIREMENTS_PATH,
         "flavour_lock": FLAVOUR_LOCK_PATH,
+        "precision_check_dir": PRECISION_CHECK_DIR,
+        "precision_check_examples_dir": PRECISION_CHECK_EXAMPLES_DIR,
     }
