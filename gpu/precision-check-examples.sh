@@ -3,7 +3,7 @@
 # copy of the repository root:   OUT=/some/dir gpu/precision-check-examples.sh
 # Runs `python3 -m precision_check` on the examples at their GPU size (the factories get device="cuda":
 # compute-bound sizes), the CNN at its CPU size too (small: expect "not faster"), the transformer under
-# torch.compile, and the linear regression fitted exactly (issue 19: precision-limited in bf16); then the
+# torch.compile, and the linear regression fitted exactly (precision-limited in bf16: its loss stalls far above fp32's); then the
 # tests/precision_check unit tests. Every run's terminal output is tee'd to <name>.txt, its report is <name>.json,
 # and its exit code goes to $OUT/summary.txt; a failing run does not stop the others. The per-run files are packed
 # into $OUT/precision-check-examples.tar.gz at the end (two files in $OUT: the device tool returns at most 8).

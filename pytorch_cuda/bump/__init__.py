@@ -5,7 +5,7 @@
 - resolver: the newest allowed, installable, non-yanked version of one package, and what policy holds back.
 - torch_pins: the triton, cuDNN and NCCL versions a torch wheel pins exactly (its core metadata).
 - matrix_edit: rewrite scalar pins in matrix.yaml, keeping its comments and layout.
-- planning: the whole bump of a matrix: one Move per pin, the bases' digests and Debian's updates.
+- bump_plan: the whole bump of a matrix: one Move per pin, the bases' digests and Debian's updates.
 - base_digest: a registry base's `digest:` against what its tag serves now (policy `base: follow|pinned`).
 - debian_record: images/debian-<base>.lock, the images' Debian packages (`bump --record-debian IMAGE`).
 - debian_archive: those against the suite, -updates and -security Packages indexes, in Debian's version order.

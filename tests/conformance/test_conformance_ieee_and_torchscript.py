@@ -1,6 +1,6 @@
 # mypy: disable-error-code="arg-type,attr-defined"
 # (checks called with plain dicts; pytest sets .pytestmark on the decorated function at run time)
-"""The issue-28 checks run without a GPU: the fp32 attention and conv IEEE bands, TorchScript's profiling and
+"""The fault-coverage checks run without a GPU: the fp32 attention and conv IEEE bands, TorchScript's profiling and
 fusion checks, the compile speed-up recorded without bound, the range flags recorded as informational, and the
 fault patches they name (fault_coverage/patches/), each shown passing on a sound input and failing on a broken one.
 CUDA tensors are replaced by CPU ones: the checks' code is the same."""

@@ -42,7 +42,7 @@ def test_arbitrary_uid_with_a_mounted_workdir(built: BuiltImage, tmp_path: Path)
 
 
 def test_any_uid_runs_the_cpu_checks_with_no_mount(built: BuiltImage) -> None:
-    """Issue 19: exactly this command crashed (HOME 0700, pytest chdirs into the working directory).
+    """Exactly this command once crashed (HOME 0700, pytest chdirs into the working directory).
 
     No --shm-size either, so the one check that may fail is the one naming Docker's 64 MiB /dev/shm.
     """

@@ -1,5 +1,5 @@
 """A model that is chaotic in fp32 itself, for the noise-floor tests: the transformer example as it
-was before issue 12's fix (post-LayerNorm encoder layers, no clipping), at the CPU size, with AdamW
+was before it was made stable (post-LayerNorm encoder layers, no clipping), at the CPU size, with AdamW
 at lr 3e-2. Its loss still falls, but two fp32 runs whose initial weights differ by one bf16
 rounding end up tens of percent apart: half precision must not be blamed for that.
 

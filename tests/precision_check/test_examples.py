@@ -106,7 +106,7 @@ def _windows(losses: list[float], size: int) -> list[float]:
 def test_transformer_learns_steadily_in_fp32_and_fp32_is_not_chaotic(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Issue 12's H200 run found the old example chaotic in fp32; the new one falls steadily toward the
+    """An H200 run found the old example chaotic in fp32; the new one falls steadily toward the
     teacher chain's entropy rate, and fp32 itself moves by far less than 0.1% on a bf16-rounding nudge."""
     doc, _ = _check("transformer", tmp_path, capsys, steps=30)
     losses = doc["runs"]["fp32"]["losses"]
@@ -142,7 +142,7 @@ def test_a_chaotic_model_shows_a_large_floor_that_bf16_is_judged_against(
 
 
 def test_linear_regression_is_precision_limited_in_bf16(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    """Issue 19: fitted exactly, fp32 falls by ten orders of magnitude and bf16 stalls near 5e-4; the old rule
+    """Fitted exactly, fp32 falls by ten orders of magnitude and bf16 stalls near 5e-4; the old rule
     printed 'bf16: safe: final loss within 2219%'."""
     doc, printed = _check("linear_regression", tmp_path, capsys, steps=300)
     verdict = doc["verdict"]

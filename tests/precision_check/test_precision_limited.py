@@ -1,4 +1,4 @@
-"""The end of training judged on the end (issue 19): a precision-limited dtype, late underflow, non-finite
+"""The end of training judged on the end (stalls are not noise): a precision-limited dtype, late underflow, non-finite
 gradients, and a control spread inflated by tiny losses, each with the verdict it must get."""
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ def regression(bf16_end: float = 5.1e-4, fp16_end: float | None = None, control_
 
 
 def test_the_old_rule_called_the_stalled_loss_noise() -> None:
-    """What issue 19 found: every difference at the end is below 0.5% of the initial loss, so it was 'noise'."""
+    """Why the old rule failed: every difference at the end is below 0.5% of the initial loss, so it was 'noise'."""
     m = regression()
     fp32, bf16 = m.run("fp32"), m.run("bf16")
     assert fp32 is not None

@@ -300,7 +300,7 @@ def test_a_control_that_goes_non_finite_means_fix_the_model_first() -> None:
     assert "non-finite loss from step 30" in verdict.headline
 
 
-# Real H200 runs (gpu/issue-12.sh, now gpu/precision-check-examples.sh, 2026-12-03, torch 2.11.0+cu130):
+# Real H200 runs (gpu/precision-check-examples.sh, 2026-12-03, torch 2.11.0+cu130):
 # the verdicts recomputed from them.
 
 

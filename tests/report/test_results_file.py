@@ -115,9 +115,6 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
         load_results(tmp_path)
 
 
-@pytest.mark.skipif(
-    not SCHEMA_FILE.exists(), reason="pytorch_cuda_contract/results.schema.json not written yet (issue 7)"
-)
 @pytest.mark.parametrize("path", [H100, T4, HALFWAY])
 def test_v2_fixtures_follow_the_suites_json_schema(path: Path) -> None:
     jsonschema = pytest.importorskip("jsonschema")
