@@ -1,4 +1,4 @@
-"""The packages' import rules (issue 21): the contract imports only the standard library, the suite never
+"""The packages' import rules (what runs where): the contract imports only the standard library, the suite never
 imports the builder, and nothing imports a ``_private`` module from outside the package that holds it."""
 
 from __future__ import annotations
