@@ -1,6 +1,6 @@
 """torch.compile on GPU: Inductor code produced and correctness against eager (gated), compile time and speed-up
 over eager (recorded): fp16 inference, fp32 training, and a small CNN with mode="max-autotune" (PyTorch's release
-smoke test).
+smoke test); and a GPT-2-small transformer training step, compiled per block, with the compile time amortised.
 
 The speed-up is recorded, not gated: on an H200 it is 0.8-1.3x (training 0.82x: Inductor's fused kernels do not
 win on small MLP steps), so no floor separates a healthy compile from a slow one, and none was shown crossed by a
@@ -14,6 +14,7 @@ import torch
 from conformance.support.results.recorder import RecordMetric, RecordNote
 from conformance.support.workloads.compile_speed import CompileTiming, run_compile_speed
 from conformance.support.workloads.gemm_bench import device_identity
+from conformance.support.workloads.transformer_lm import AMORTISED_STEPS, LmShape, compare_lm_training
 from pytorch_cuda_contract.metrics import spread
 
 pytestmark = pytest.mark.gpu
@@ -55,4 +56,35 @@ def test_compiled_matches_eager_and_is_timed(
     )
     assert timing.error < ERROR_BOUND[case], (
         f"torch.compile ({case}) differs from eager: normalized error {timing.error:.2e} >= {ERROR_BOUND[case]:.0e}"
+    )
+
+
+@pytest.mark.informational(
+    "the speed-up of torch.compile documents what it pays on a transformer; no floor separates a healthy compile "
+    "from a slow one, and a compile that does nothing fails test_compiled_matches_eager_and_is_timed"
+)
+def test_transformer_lm_training_compile_speedup(
+    cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
+) -> None:
+    shape = LmShape()
+    try:
+        timing = compare_lm_training(cuda_device, shape)
+    except torch.cuda.OutOfMemoryError as exc:
+        pytest.skip(f"a GPT-2-small training step at {shape.batch}x{shape.tokens} tokens does not fit: {exc}")
+    if timing.dynamo_graphs == 0:
+        pytest.skip("Dynamo compiled no graph (TORCHDYNAMO_DISABLE=1?): compiled and eager would be the same step")
+    eager, compiled = spread(timing.eager_ms), spread(timing.compiled_ms)
+    record_metric("compile.speedup.lm_training", timing.speedup, "x")
+    record_metric("compile.compile_s.lm_training", timing.compile_s, "s")
+    record_metric("compile.amortised_speedup.lm_training", timing.amortised_speedup(AMORTISED_STEPS), "x")
+    record_metric("compile_lm_training_eager_ms", float(eager["median"]), "ms", **eager)  # type: ignore[arg-type]
+    record_metric("compile_lm_training_compiled_ms", float(compiled["median"]), "ms", **compiled)  # type: ignore[arg-type]
+    record_metric("compile_lm_training_tokens_per_step", timing.tokens_per_step, "tokens")
+    break_even = timing.break_even_steps
+    record_note(
+        f"GPT-2-small training step ({shape.blocks} blocks, d={shape.width}, {shape.batch}x{shape.tokens} tokens, "
+        f"bf16 autocast, fused AdamW) on {device_identity(cuda_device)['name']}: eager {eager['median']:.1f} ms, "
+        f"compiled per block {compiled['median']:.1f} ms ({timing.speedup:.2f}x); compile {timing.compile_s:.1f} s, "
+        f"{timing.amortised_speedup(AMORTISED_STEPS):.2f}x over {AMORTISED_STEPS} steps; "
+        + (f"pays for itself after {break_even:.0f} steps" if break_even is not None else "never pays for itself")
     )

@@ -1,5 +1,6 @@
 """GEMM throughput: every dtype at the same m=n=k, the tensor-core ratios to FP32 IEEE against what the
-architecture promises, FP32 "highest" bounded above, and a native/emulated/unsupported verdict per dtype.
+architecture promises, FP32 "highest" bounded above, and a native/emulated/unsupported verdict per dtype; the
+maximum achievable matmul FLOPS (MAMF) of a short shape search, recorded next to the datasheet peak.
 
 CUDA-event timing, warm-up, random (not zero) data; min/median/max and NVML clocks are recorded.
 """
@@ -7,6 +8,7 @@ CUDA-event timing, warm-up, random (not zero) data; min/median/max and NVML cloc
 from __future__ import annotations
 
 import pytest
+import torch
 
 from conformance.support.expectations.bounds import Gate, throughput_gate
 from conformance.support.expectations.peaks import THROUGHPUT_FLOOR, lookup_peak
@@ -14,6 +16,8 @@ from conformance.support.expectations.ratios import RATIO_DTYPES, expected_ratio
 from conformance.support.probes.env_limits import tf32_disabled
 from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote
 from conformance.support.workloads.gemm_bench import GemmBench, dtype_verdict
+from conformance.support.workloads.mamf import DTYPES as MAMF_DTYPES
+from conformance.support.workloads.mamf import SEARCH_BUDGET_S, search_mamf
 from pytorch_cuda_contract.gpu import EVERY_DTYPE_FROM, is_native
 
 pytestmark = pytest.mark.gpu
@@ -124,3 +128,34 @@ def test_dtype_verdicts(gemm_bench: GemmBench, record_dtype: RecordDtype, record
         if dtype != "fp32" and is_native(dtype, gemm_bench.capability) and verdict != "native":
             problems.append(f"{dtype} is {verdict} on cc {gemm_bench.capability} ({reason})")
     assert not problems, "; ".join(problems) + ": expected native tensor-core speed"
+
+
+@pytest.mark.informational(
+    "the best shape's throughput documents what cuBLAS delivers on this GPU; the 8192^3 GEMM checks above gate "
+    "speed (a slow GPU lowers both, so their ratio crosses no bound)"
+)
+@pytest.mark.parametrize("dtype_name", list(MAMF_DTYPES))
+def test_maximum_achievable_matmul_flops(
+    dtype_name: str, gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
+) -> None:
+    run = gemm_bench.runs[dtype_name]
+    name = str(gemm_bench.device["name"])
+    if run.error is not None:
+        pytest.skip(f"{dtype_name} GEMM unsupported on {name}: {run.error}")
+    result = search_mamf(torch.device("cuda", 0), dtype_name)
+    spec = lookup_peak(name)
+    peak = spec.peak(dtype_name) if spec is not None else None
+    m, n, k = result.shape
+    record_metric(f"mamf.{dtype_name}.tflops", result.tflops, "TFLOP/s", peak=peak, device=gemm_bench.device)
+    record_metric(f"mamf.{dtype_name}.shape", f"{m}x{n}x{k}", "m x n x k")
+    record_metric(f"mamf.{dtype_name}.shapes_searched", result.shapes_searched, "shapes")
+    record_metric(f"{dtype_name}_fraction_of_mamf", 100.0 * run.tflops / result.tflops, "%")
+    if peak is not None:
+        record_metric(f"mamf.{dtype_name}.fraction_of_peak", 100.0 * result.tflops / peak, "%")
+    searched = "" if result.complete else f" (the {SEARCH_BUDGET_S:g} s budget stopped it)"
+    record_note(
+        f"{dtype_name} MAMF on {name}: {result.tflops:.1f} TFLOP/s at m={m} n={n} k={k}, best of "
+        f"{result.shapes_searched}/{result.shapes_in_grid} shapes in {result.seconds:.1f} s{searched}; the "
+        f"{run.n}^3 GEMM reaches {100.0 * run.tflops / result.tflops:.1f}% of it"
+        + (f", MAMF is {100.0 * result.tflops / peak:.1f}% of the {peak:g} TFLOP/s datasheet peak" if peak else "")
+    )

@@ -59,6 +59,9 @@ def test_the_suite_command_is_what_a_user_types_with_the_case_selection(tmp_path
     assert "conformance" in command
     assert command[-2:] == ("-k", "gemm")
     assert "--require-gpu" in command
+    assert command[command.index("-m", 4) + 1] == "(gpu) and not informational"
+    control = Case("plain", "control", "untouched", env(), markers="gpu")
+    assert suite_command(control, sys.executable, tmp_path / "r.json")[9:11] == ("-m", "gpu")
 
 
 def test_the_host_expectations_file_goes_to_every_run_with_the_case_changes() -> None:
