@@ -1,4 +1,4 @@
-"""The one reader of the suite's results JSON (schema 1 and 2). Standard library only.
+"""The one reader of the suite's results JSON (schema 2). Standard library only.
 
 Every consumer goes through here: the builder's in-image checks, the integration
 tests, the in-image precision summary and the host report. A file that cannot be
@@ -119,6 +119,13 @@ def _check_header(document: Mapping[str, Any], source: str) -> int:
             "update this checkout of pytorch-cuda (git pull) so its reader knows the newer schema, "
             "or produce the file with the suite version that matches this reader",
         )
+    if 0 < schema < min(SUPPORTED_SCHEMAS):
+        raise ResultsFileError(
+            source,
+            f"uses results schema {schema}, older than this reader understands "
+            f"(schemas {', '.join(map(str, SUPPORTED_SCHEMAS))}; schema 1 had no measurements index)",
+            RERUN,
+        )
     if schema not in SUPPORTED_SCHEMAS:
         raise ResultsFileError(source, f"uses unknown results schema {schema}", RERUN)
     return schema
@@ -166,17 +173,13 @@ def _gpus(environment: Mapping[str, Any]) -> tuple[Gpu, ...]:
     for position, entry in enumerate(raw if isinstance(raw, list) else []):
         if not isinstance(entry, Mapping):
             continue
-        memory = as_int(entry.get("memory_bytes"))
-        gib = as_float(entry.get("total_memory_gib"))  # schema 1
-        if memory is None and gib is not None:
-            memory = int(gib * 1024**3)
         gpus.append(
             Gpu(
                 index=_or(as_int(entry.get("index")), position),
                 name=as_str(entry.get("name")) or "unknown GPU",
-                compute_capability=as_str(entry.get("compute_capability") or entry.get("capability")),
-                memory_bytes=memory,
-                sm_count=as_int(entry.get("sm_count") if "sm_count" in entry else entry.get("multiprocessors")),
+                compute_capability=as_str(entry.get("compute_capability")),
+                memory_bytes=as_int(entry.get("memory_bytes")),
+                sm_count=as_int(entry.get("sm_count")),
                 driver=as_str(entry.get("driver")) or as_str(environment.get("driver")),
                 cuda_driver_version=as_str(entry.get("cuda_driver_version")),
                 uuid=as_str(entry.get("uuid")),
@@ -201,22 +204,16 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
     manifest = mapping(document.get("manifest"))
     measurements: dict[str, Metric] = {}
     dtypes: dict[str, DtypeVerdict] = {}
-    image = ImageInfo(None, None, None)
-    if schema >= 2:
-        for name, m in gaps.table(document, "measurements").items():
-            if isinstance(m, Mapping):
-                measurements[name] = parse_metric(name, m, as_str(m.get("test")))
-        for dtype, v in mapping(document.get("dtypes")).items():
-            if isinstance(v, Mapping):
-                dtypes[dtype] = DtypeVerdict(
-                    dtype, as_str(v.get("verdict")) or "unknown", as_str(v.get("reason")), as_int(v.get("device_index"))
-                )
-        img = mapping(document.get("image"))
-        image = ImageInfo(as_str(img.get("digest")), as_str(img.get("revision")), as_str(img.get("ref")))
-    else:
-        from pytorch_cuda_contract.results_schema1 import derive_measurements
-
-        measurements = derive_measurements(tests)
+    for name, m in gaps.table(document, "measurements").items():
+        if isinstance(m, Mapping):
+            measurements[name] = parse_metric(name, m, as_str(m.get("test")))
+    for dtype, v in mapping(document.get("dtypes")).items():
+        if isinstance(v, Mapping):
+            dtypes[dtype] = DtypeVerdict(
+                dtype, as_str(v.get("verdict")) or "unknown", as_str(v.get("reason")), as_int(v.get("device_index"))
+            )
+    img = mapping(document.get("image"))
+    image = ImageInfo(as_str(img.get("digest")), as_str(img.get("revision")), as_str(img.get("ref")))
     argv = document.get("argv")
     return ConformanceResults(
         source=source,

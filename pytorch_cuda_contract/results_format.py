@@ -10,6 +10,6 @@ from typing import Final
 
 SUITE: Final = "pytorch-cuda-conformance"
 RESULTS_SCHEMA: Final = 2  # what the suite writes
-SUPPORTED_SCHEMAS: Final = (1, 2)  # what the reader reads
+SUPPORTED_SCHEMAS: Final = (2,)  # what the reader reads
 OUTCOMES: Final = ("passed", "failed", "skipped", "not_run")
 VERDICTS: Final = ("native", "emulated", "unsupported")  # a dtype on a device, measured

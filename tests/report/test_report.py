@@ -44,7 +44,7 @@ def test_h200_report(tmp_path: Path) -> None:
     assert bf16["gemm_tflops"] == pytest.approx(776.588, abs=1e-3)
     assert bf16["pct_peak"] == pytest.approx(78.49, abs=0.01)
     assert "| NVIDIA H200 | 9.0 | bare host, torch 2.11.0+cu130 | **bf16** | 50.4 (75%) |" in markdown
-    assert html.count("<svg") == 1  # GEMM only: this schema-1 run has no AMP or compile timings
+    assert html.count("<svg") == 1  # GEMM only: this run predates the AMP and compile timings
     assert 'id="chart-amp-missing"' in html
     assert 'id="chart-compile-missing"' in html
     assert "<script" not in html

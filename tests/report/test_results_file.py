@@ -1,4 +1,4 @@
-"""pytorch_cuda_contract.results_file: schema 1 and 2 load; anything else is one clear paragraph."""
+"""pytorch_cuda_contract.results_file: schema 2 loads; anything else is one clear paragraph."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [  # every committed results file written by a real run (each stored once)
     *sorted((ROOT / "conformance/examples").glob("*.json")),
     ROOT / "docs/reports/h200/results.json",
-    ROOT / "tests/fixtures/results/h200-schema1.json",
+    ROOT / "tests/fixtures/results/h200.json",
 ]
 SCHEMA_FILE = ROOT / "pytorch_cuda_contract/results.schema.json"
 
 
-def test_schema_1_h200_reads_with_derived_measurements() -> None:
+def test_the_h200_run_reads_with_its_measurements() -> None:
     results = load_results(H200)
-    assert results.schema == 1
+    assert results.schema == 2
     assert results.counts() == {"passed": 49, "skipped": 8}
     assert results.gpus[0].name == "NVIDIA H200"
     assert results.gpus[0].compute_capability == "9.0"
@@ -96,6 +96,7 @@ def _error(data: str | bytes) -> str:
         ('{"schema": 2, "suite": "pytest-json-report"}', "is not a pytorch-cuda conformance results file"),
         ('{"suite": "pytorch-cuda-conformance"}', 'no integer "schema"'),
         ('{"schema": 0, "suite": "pytorch-cuda-conformance"}', "unknown results schema 0"),
+        ('{"schema": 1, "suite": "pytorch-cuda-conformance"}', "schema 1, older than this reader understands"),
     ],
 )
 def test_unreadable_files_give_one_paragraph(data: str | bytes, needle: str) -> None:
