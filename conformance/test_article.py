@@ -18,7 +18,6 @@ from conformance.support.expectations.bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
-from conformance.support.expectations.peaks import lookup_peak
 from conformance.support.probes.allocator import memory_stats_missing
 from conformance.support.probes.env_limits import timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
@@ -27,6 +26,7 @@ from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, d
 from conformance.support.workloads.numerics import normalized_error, seeded_randn, time_cuda_ms
 from pytorch_cuda_contract.gpu import is_native, needs
 from pytorch_cuda_contract.metrics import rate_spread, spread
+from pytorch_cuda_contract.peaks import lookup_peak
 
 ARTICLE_MEMORY_CLAIM = "half precision cuts GPU memory by about 50%"
 CONV_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}

@@ -10,8 +10,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.support.expectations.bounds import Gate, throughput_gate
-from conformance.support.expectations.peaks import THROUGHPUT_FLOOR, lookup_peak
+from conformance.support.expectations.bounds import THROUGHPUT_FLOOR, Gate, throughput_gate
 from conformance.support.expectations.ratios import RATIO_DTYPES, expected_ratios, fp32_upper_bound, ratio_note
 from conformance.support.probes.env_limits import tf32_disabled
 from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote
@@ -19,6 +18,7 @@ from conformance.support.workloads.gemm_bench import GemmBench, dtype_verdict
 from conformance.support.workloads.mamf import DTYPES as MAMF_DTYPES
 from conformance.support.workloads.mamf import SEARCH_BUDGET_S, search_mamf
 from pytorch_cuda_contract.gpu import EVERY_DTYPE_FROM, is_native
+from pytorch_cuda_contract.peaks import lookup_peak
 
 pytestmark = pytest.mark.gpu
 # "FP16 is up to 3x faster than FP32" (the seed article): tensor cores give far more on datacenter parts.

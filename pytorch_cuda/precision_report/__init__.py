@@ -2,7 +2,7 @@
 
 ``python build.py report RESULTS.json [...] --out DIR``. Reads every conformance results file through
 pytorch_cuda_contract.results_file and computes the recommendation with
-conformance.support.results.advice. A precision-check
+pytorch_cuda_contract.advice. A precision-check
 report (``precision-check ... --json``) among them becomes its own page, precision-check-<name>.html.
 """
 

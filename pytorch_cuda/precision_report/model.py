@@ -1,6 +1,6 @@
 """The report's data: one entry per results file (an image on a GPU), as the versioned report.json.
 
-Everything here comes from pytorch_cuda_contract.results_file (the one reader) and conformance.support.results.advice
+Everything here comes from pytorch_cuda_contract.results_file (the one reader) and pytorch_cuda_contract.advice
 (the one recommendation); this module only arranges it.
 """
 
@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict
 from typing import Any, Final
 
-from conformance.support.results.advice import Assessment, assess
+from pytorch_cuda_contract.advice import Assessment, assess
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 REPORT_SCHEMA: Final = 1

@@ -8,6 +8,7 @@ import pytest
 import torch
 
 from conformance.support.expectations.bounds import (
+    THROUGHPUT_FLOOR,
     amp_memory_gate,
     amp_speedup_gate,
     busbw_gate,
@@ -15,7 +16,6 @@ from conformance.support.expectations.bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
-from conformance.support.expectations.peaks import THROUGHPUT_FLOOR
 from conformance.support.probes import allocator
 from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs
 from pytorch_cuda_contract.metrics import build_metric

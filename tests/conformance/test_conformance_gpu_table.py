@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.support.expectations.peaks import lookup_peak
 from conformance.support.expectations.ratios import NEWER_THAN_TABLE, expected_ratios, ratio_note
+from pytorch_cuda_contract.peaks import lookup_peak
 
 # (torch.cuda.get_device_name(), compute capability, peak-table entry or None, fp16 / tf32 ratio, conservative)
 Part = tuple[str, tuple[int, int], str | None, float, float | None, bool]

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance.support.expectations.peaks import PEAK_TABLE, lookup_peak
 from conformance.support.expectations.pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
 from conformance.support.probes.c_compiler import CompilerChoice, CompilerProblem, resolve_c_compiler
 from conformance.support.probes.devices import judge_arch
@@ -26,6 +25,7 @@ from conformance.support.workloads.collectives import allreduce_expected, allred
 from conformance.support.workloads.numerics import gemm_tflops, normalized_error
 from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, requirement_for_cuda
 from pytorch_cuda_contract.manifest import ManifestError, find_manifest, parse_manifest
+from pytorch_cuda_contract.peaks import PEAK_TABLE, lookup_peak
 from pytorch_cuda_contract.shared_memory import shm_problem
 from pytorch_cuda_contract.versions import (
     cudnn_version_int,

@@ -6,8 +6,8 @@ import json
 from dataclasses import replace
 from pathlib import Path
 
-from conformance.support.results.advice import assess
-from conformance.support.results.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
+from pytorch_cuda_contract.advice import assess
+from pytorch_cuda_contract.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
 from pytorch_cuda_contract.results_file import load_results, parse_results
 from tests.report.fixtures import H100, H200, HALFWAY, T4, UNKNOWN_GPU
 

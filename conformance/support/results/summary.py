@@ -11,8 +11,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from conformance.support.results.advice import Assessment, assess, fmt
 from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.advice import Assessment, assess, fmt
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
 HEADER = ("dtype", "native?", "GEMM TFLOP/s", "% of peak", "x fp32", "error vs fp64")

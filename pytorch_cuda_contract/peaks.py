@@ -2,7 +2,9 @@
 
 Values are NVIDIA datasheet numbers at boost clock for the SXM/PCIe part the
 device name identifies; "sparsity" figures are halved to dense.  ``None``
-means the GPU has no tensor-core path for that dtype.
+means the GPU has no tensor-core path for that dtype.  Standard library only: the suite's "% of datasheet"
+and its throughput gates (conformance/support/expectations/bounds.py), the in-image summary and the host report
+read the same table.
 """
 
 from __future__ import annotations
@@ -11,13 +13,6 @@ from dataclasses import dataclass
 from typing import Final
 
 DTYPES: Final = ("fp16", "bf16", "tf32", "fp32")
-
-# Throughput floors as a fraction of the datasheet dense peak.  Measured on an
-# H200 (torch 2.11 + CUDA 13.0, median of 10 after 3 warm-ups): fp16 8192^3
-# 745 TFLOP/s = 75%, bf16 8192^3 775 = 78%, tf32 8192^3 402 = 81%, fp32 4096^3
-# 50.3 = 75%.  Floors are loose on purpose: PCIe and power-capped parts run
-# below the boost-clock datasheet numbers.
-THROUGHPUT_FLOOR: Final[dict[str, float]] = {"fp16": 0.60, "bf16": 0.60, "tf32": 0.50, "fp32": 0.50}
 
 
 @dataclass(frozen=True)
@@ -35,7 +30,7 @@ class PeakSpec:
 
 
 # Order matters: the first entry whose words all occur in the name wins.  Only "% of datasheet" uses this
-# table; the gates that must hold on any GPU come from the architecture (ratios.py).
+# table; the gates that must hold on any GPU come from the architecture (the suite's expectations/ratios.py).
 PEAK_TABLE: Final[tuple[PeakSpec, ...]] = (
     PeakSpec("V100S PCIe", ("V100S",), fp32=16.4, tf32=None, fp16=130.0, bf16=None),
     PeakSpec("V100 PCIe", ("V100", "PCIE"), fp32=14.0, tf32=None, fp16=112.0, bf16=None),

@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Final
 
-from conformance.support.expectations.peaks import lookup_peak
-from conformance.support.results.claims import Claim, check_claims
+from pytorch_cuda_contract.claims import Claim, check_claims
 from pytorch_cuda_contract.gpu import verdict_by_capability
+from pytorch_cuda_contract.peaks import lookup_peak
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
 
 DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")
