@@ -10,13 +10,12 @@
 # (d) the whole suite, all markers, --require-gpu (the probe runs in it, without the variable): no failure.
 # Writes compile-probe-headers.txt and results.json into $OUT.
 set -u
-OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT"
-PY="${PYTHON:-python3}"
+# shellcheck source=gpu/common.sh
+. "$(dirname "$0")/common.sh"
+gpu_out "$PWD/out"
 LOG="$OUT/compile-probe-headers.txt"
 : > "$LOG"
-{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>&1
-  "$PY" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'; } | tee -a "$LOG"
+gpu_host "$PY" | tee -a "$LOG"
 
 echo "== (a) unit tests" | tee -a "$LOG"
 timeout 300 "$PY" -m pytest -p no:cacheprovider -q tests/conformance/test_precompiled_headers.py \

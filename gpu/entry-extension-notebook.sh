@@ -14,19 +14,18 @@
 #   pip download --no-deps --only-binary=:all: --platform manylinux_2_28_x86_64 -d gpu/wheels \
 #     nvidia-cuda-nvcc==13.0.88 nvidia-nvvm==13.0.88 nvidia-cuda-crt==13.0.88 nvidia-cuda-cccl==13.0.85 ninja==1.13.2
 set -uo pipefail
-cd "$(dirname "$0")/.."
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
-py="${PYTHON:-python3}"
+cd "$(dirname "$0")/.." || exit 1
+# shellcheck source=gpu/common.sh
+. gpu/common.sh
+gpu_out "$PWD/gpu-out"
 status=0
 log() { printf '\n==> %s\n' "$*" | tee -a "$OUT/summary.txt"; }
 
 log "host"
 {
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
-  "$py" - <<'PY'
-import importlib.metadata as md, torch
-print("torch", torch.__version__, "cuda", torch.version.cuda)
+  gpu_host "$PY"
+  "$PY" - <<'PY'
+import importlib.metadata as md
 for name in ("nvidia-cuda-runtime", "nvidia-cuda-runtime-cu13", "nvidia-cuda-nvrtc", "nvidia-cuda-nvcc", "ninja"):
     try:
         print(f"{name}=={md.version(name)}")
@@ -37,18 +36,18 @@ PY
 
 log "1. banner and pytorch-cuda-info (manifest: images/cu130-runtime/manifest.json)"
 export PYTORCH_CUDA_MANIFEST="$PWD/images/cu130-runtime/manifest.json"
-PYTHONPATH="$PWD" "$py" -m pytorch_cuda_entry.banner 2>&1 | tee "$OUT/banner.txt" || status=1
-PYTHONPATH="$PWD" "$py" -m pytorch_cuda_entry.info 2>&1 | tee "$OUT/info.txt" || status=1
-PYTHONPATH="$PWD" "$py" -m pytorch_cuda_entry.info --json > "$OUT/info.json" || status=1
+PYTHONPATH="$PWD" "$PY" -m pytorch_cuda_entry.banner 2>&1 | tee "$OUT/banner.txt" || status=1
+PYTHONPATH="$PWD" "$PY" -m pytorch_cuda_entry.info 2>&1 | tee "$OUT/info.txt" || status=1
+PYTHONPATH="$PWD" "$PY" -m pytorch_cuda_entry.info --json > "$OUT/info.json" || status=1
 grep -q '"native_bf16": true' "$OUT/info.json" && echo "info.json: a GPU with native bf16 is listed" | tee -a "$OUT/summary.txt"
 
 log "2. CUDA extension (examples/cuda_extension) with torch.utils.cpp_extension"
 work="$(mktemp -d)"
 if [ -z "${CUDA_HOME:-}" ] && ! command -v nvcc >/dev/null; then
   if ls gpu/wheels/*.whl >/dev/null 2>&1; then
-    "$py" -m pip install --no-index --no-deps --quiet --target "$work/wheels" gpu/wheels/*.whl
-    site="$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
-    PYTHONPATH="$PWD" "$py" -m pytorch_cuda_entry.cuda_home "$work/cuda" --nvidia "$work/wheels/nvidia" --nvidia "$site/nvidia" \
+    "$PY" -m pip install --no-index --no-deps --quiet --target "$work/wheels" gpu/wheels/*.whl
+    site="$("$PY" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')"
+    PYTHONPATH="$PWD" "$PY" -m pytorch_cuda_entry.cuda_home "$work/cuda" --nvidia "$work/wheels/nvidia" --nvidia "$site/nvidia" \
       2>&1 | tee -a "$OUT/summary.txt"
     export CUDA_HOME="$work/cuda" PATH="$work/cuda/bin:$work/wheels/bin:$PATH"
   else
@@ -59,14 +58,14 @@ fi
 if [ -n "${CUDA_HOME:-}" ] || command -v nvcc >/dev/null; then
   (nvcc --version || "$CUDA_HOME/bin/nvcc" --version) 2>&1 | tail -2 | tee -a "$OUT/summary.txt"
   export TORCH_CUDA_ARCH_LIST="${TORCH_CUDA_ARCH_LIST:-9.0}" EXTENSION_BUILD_DIR="$work/build"
-  "$py" examples/cuda_extension/build_and_run.py 2>&1 | tee "$OUT/cuda-extension.txt"
+  "$PY" examples/cuda_extension/build_and_run.py 2>&1 | tee "$OUT/cuda-extension.txt"
   [ "${PIPESTATUS[0]}" = 0 ] || status=1
 else
   status=1
 fi
 
 log "3. examples/amp-fp16-bf16.ipynb"
-"$py" examples/run_notebook.py examples/amp-fp16-bf16.ipynb "$OUT/amp-fp16-bf16.ipynb" 2>&1 | tee "$OUT/notebook.txt"
+"$PY" examples/run_notebook.py examples/amp-fp16-bf16.ipynb "$OUT/amp-fp16-bf16.ipynb" 2>&1 | tee "$OUT/notebook.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 log "done: exit status $status (outputs in $OUT)"

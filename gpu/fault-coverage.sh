@@ -10,9 +10,9 @@ cd "$(dirname "$0")/.." || exit 2
 : "${OUT:?set OUT}" "${CARD:?set CARD (h100, h200)}"
 work="$OUT/work"
 mkdir -p "$work/runs"
-{ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1
-  python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda)'
-} | tee "$OUT/host.txt"
+# shellcheck source=gpu/common.sh
+. gpu/common.sh
+gpu_host python3 | tee "$OUT/host.txt"
 if [ $# -gt 0 ] && [ -d "docs/fault-coverage/$CARD/runs" ]; then
   cp "docs/fault-coverage/$CARD/runs/"* "$work/runs/"
 fi

@@ -10,9 +10,9 @@
 #     --require-gpu: must end with no failure ("N passed", skips only with a named reason).
 # Writes forked-starts.txt into $OUT.
 set -u
-OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT"
-PY="${PYTHON:-python3}"
+# shellcheck source=gpu/common.sh
+. "$(dirname "$0")/common.sh"
+gpu_out "$PWD/out"
 LOG="$OUT/forked-starts.txt"
 : > "$LOG"
 

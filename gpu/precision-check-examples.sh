@@ -20,10 +20,10 @@
 # Exit status: 0 when every run exited 0 and every CHECK held, else 1.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
-OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
+# shellcheck source=gpu/common.sh
+. gpu/common.sh
+gpu_out "$PWD/gpu-out"
 RUNS="$(mktemp -d)"  # the per-run files, packed into $OUT at the end
-py="${PYTHON:-python3}"
 status=0
 started=$SECONDS
 : >"$OUT/summary.txt"
@@ -33,16 +33,13 @@ run() { # run NAME TIMEOUT_S ARGS...: python3 -m precision_check ARGS --json $RU
   shift 2
   printf '\n=== %s: python3 -m precision_check %s\n' "$name" "$*"
   local began=$SECONDS
-  timeout "$limit" "$py" -m precision_check "$@" --json "$RUNS/$name.json" 2>&1 | tee "$RUNS/$name.txt"
+  timeout "$limit" "$PY" -m precision_check "$@" --json "$RUNS/$name.json" 2>&1 | tee "$RUNS/$name.txt"
   local rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || status=1
   printf '=== %s: exit %s after %ss\n' "$name" "$rc" "$((SECONDS - began))" | tee -a "$OUT/summary.txt"
 }
 
-{
-  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader || true
-  "$py" -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'gpu', torch.cuda.get_device_name(0))"
-} 2>&1 | tee "$RUNS/host.txt"
+gpu_host "$PY" 2>&1 | tee "$RUNS/host.txt"
 
 T=examples/precision_check
 run linear_regression 90 "$T/linear_regression.py:factory" --steps 300 --dtypes fp32,tf32,fp16,bf16
@@ -54,14 +51,14 @@ run transformer-compile 200 "$T/transformer.py:factory" --steps 10 --timed-steps
 
 # test_examples.py runs the same examples on the CPU (a minute): here they ran on the GPU above
 printf '\n=== unit tests: tests/precision_check but test_examples.py (verdicts from recorded runs, whole-run watches, contract, report)\n'
-timeout 180 "$py" -m pytest -q -p no:cacheprovider tests/precision_check --ignore=tests/precision_check/test_examples.py 2>&1 |
+timeout 180 "$PY" -m pytest -q -p no:cacheprovider tests/precision_check --ignore=tests/precision_check/test_examples.py 2>&1 |
   tee "$RUNS/unit-tests.txt"
 rc=${PIPESTATUS[0]}
 [ "$rc" = 0 ] || status=1
 echo "=== unit tests: exit $rc" | tee -a "$OUT/summary.txt"
 
 printf '\n=== verdicts, loss curves, noise floors and checks\n'
-"$py" gpu/precision-check-examples.py "$RUNS" 2>&1 | tee -a "$OUT/summary.txt"
+"$PY" gpu/precision-check-examples.py "$RUNS" 2>&1 | tee -a "$OUT/summary.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || status=1
 
 tar -czf "$OUT/precision-check-examples.tar.gz" -C "$RUNS" . && rm -rf "$RUNS"

@@ -6,9 +6,9 @@
 # (b) four GPU breakage cases, each a short pytest run restricted with -k, printing the failing checks.
 # Writes at most 7 files into $OUT: h200-results.json, h200-log.txt, break-*.json (4), breakage-summary.txt.
 set -u
-OUT="${OUT:-$PWD/out}"
-mkdir -p "$OUT"
-PY="${PYTHON:-python3}"
+# shellcheck source=gpu/common.sh
+. "$(dirname "$0")/common.sh"
+gpu_out "$PWD/out"
 PYTEST=("$PY" -m pytest -p no:cacheprovider -q -W ignore::DeprecationWarning conformance)
 SUMMARY="$OUT/breakage-summary.txt"
 : > "$SUMMARY"

@@ -6,12 +6,13 @@
 # 3. plain torch.matmul at the suite's GEMM size, compared with the suite's numbers (within 5%) -> $OUT/matmul.txt.
 # Then, on the dev machine: scripts/report-h200.sh $OUT/results.json   (regenerates docs/reports/h200).
 set -uo pipefail
-out="${OUT:?set OUT to the directory that comes back}"
-mkdir -p "$out"
+# shellcheck source=gpu/common.sh
+. "$(dirname "$0")/common.sh"
+gpu_out ""
 python3 -m pytest conformance -m "cpu or gpu" -p no:cacheprovider -o console_output_style=classic \
-  --conformance-json "$out/results.json" --junitxml "$out/junit.xml" >"$out/conformance-log.txt" 2>&1
-echo "conformance exit status $?" | tee -a "$out/conformance-log.txt"
-tail -5 "$out/conformance-log.txt"
-python3 -m conformance.support.results.summary "$out/results.json"
-python3 gpu/matmul_crosscheck.py --compare "$out/results.json" | tee "$out/matmul.txt"
-echo "matmul comparison exit status ${PIPESTATUS[0]} (0: every dtype within 5% of the suite)" | tee -a "$out/matmul.txt"
+  --conformance-json "$OUT/results.json" --junitxml "$OUT/junit.xml" >"$OUT/conformance-log.txt" 2>&1
+echo "conformance exit status $?" | tee -a "$OUT/conformance-log.txt"
+tail -5 "$OUT/conformance-log.txt"
+python3 -m conformance.support.results.summary "$OUT/results.json"
+python3 gpu/matmul_crosscheck.py --compare "$OUT/results.json" | tee "$OUT/matmul.txt"
+echo "matmul comparison exit status ${PIPESTATUS[0]} (0: every dtype within 5% of the suite)" | tee -a "$OUT/matmul.txt"
