@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.render import StaleFile
+from pytorch_cuda.stale_file import StaleFile
 
 SCHEMA_PATH = Path("matrix.schema.json")  # relative to the repository root
 DIALECT = "https://json-schema.org/draft/2020-12/schema"

@@ -24,6 +24,7 @@ from pytorch_cuda.locks.file_format import (
 )
 from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.stale_file import StaleFile
 from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants
 from pytorch_cuda_contract import paths
@@ -39,13 +40,6 @@ class RenderedFile:
     @property
     def executable(self) -> bool:
         return self.path.name in EXECUTABLE_FILES
-
-
-@dataclass(frozen=True)
-class StaleFile:
-    path: Path
-    reason: str
-    diff: str
 
 
 def _environment(templates_dir: Path) -> jinja2.Environment:

@@ -13,7 +13,7 @@ from rich.table import Table
 from pytorch_cuda.locks.writing import LockChange
 from pytorch_cuda.matrix import Matrix
 from pytorch_cuda.pipeline import BuildOutcome
-from pytorch_cuda.render import StaleFile
+from pytorch_cuda.stale_file import StaleFile
 from pytorch_cuda.tags import tag_set
 from pytorch_cuda.variants import all_variants
 

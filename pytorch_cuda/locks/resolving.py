@@ -36,7 +36,7 @@ from pytorch_cuda.locks.writing import (
 )
 from pytorch_cuda.manifest_writer import requirements_txt
 from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.render import StaleFile
+from pytorch_cuda.stale_file import StaleFile
 from pytorch_cuda.variants import Variant, all_variants
 
 
