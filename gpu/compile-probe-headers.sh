@@ -25,14 +25,14 @@ cache=$(mktemp -d)
 for run in 1 2; do
   echo "== (b) probe run $run, TORCHINDUCTOR_CACHE_DIR=$cache" | tee -a "$LOG"
   start=$(date +%s.%N)
-  TORCHINDUCTOR_CACHE_DIR="$cache" timeout 300 "$PY" conformance/support/probes/cpu_compile_probe.py 2>&1 |
+  TORCHINDUCTOR_CACHE_DIR="$cache" timeout 300 "$PY" conformance/support/processes/cpu_compile_probe.py 2>&1 |
     tail -n 1 | tee -a "$LOG"
   echo "probe wall: $("$PY" -c "print(round($(date +%s.%N) - $start, 1))") s" | tee -a "$LOG"
   echo "headers: $(find "$cache/precompiled_headers" -name '*.gch' -printf '%f %s bytes\n' 2>/dev/null)" | tee -a "$LOG"
 done
 
 echo "== (c) probe without TORCHINDUCTOR_CACHE_DIR" | tee -a "$LOG"
-timeout 300 "$PY" conformance/support/probes/cpu_compile_probe.py 2>&1 | tail -n 1 | tee -a "$LOG"
+timeout 300 "$PY" conformance/support/processes/cpu_compile_probe.py 2>&1 | tail -n 1 | tee -a "$LOG"
 
 echo "== (d) whole suite, --require-gpu" | tee -a "$LOG"
 start=$(date +%s)

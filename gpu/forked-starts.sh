@@ -28,7 +28,7 @@ print("nccl:", start_method("nccl", fork=True))
 
 echo "== (c) CPU-compile probe" | tee -a "$LOG"
 start=$(date +%s.%N)
-timeout 300 "$PY" conformance/support/probes/cpu_compile_probe.py 2>&1 | tail -n 1 | tee -a "$LOG"
+timeout 300 "$PY" conformance/support/processes/cpu_compile_probe.py 2>&1 | tail -n 1 | tee -a "$LOG"
 echo "probe wall: $("$PY" -c "print(round($(date +%s.%N) - $start, 1))") s" | tee -a "$LOG"
 
 echo "== (d) distributed and compile checks, --require-gpu" | tee -a "$LOG"

@@ -62,7 +62,7 @@ class Graph:
 
 
 def _package(node: str) -> str:
-    return node.split("/")[0]
+    return node.split("/", maxsplit=1)[0]
 
 
 def _reachable(edges: set[tuple[str, str]], start: str) -> set[str]:

@@ -35,8 +35,8 @@ def test_one_rank_collectives_still_catch_a_collective_that_does_nothing(
     import torch
     import torch.distributed as dist
 
-    from conformance.support.processes.dist_job import DistJob
     from conformance.support.workloads.collectives import task_collectives
+    from conformance.support.workloads.dist_job import DistJob
 
     job = DistJob(("collectives",), "gloo", 1, 0, str(tmp_path), 60.0)
     dist.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)

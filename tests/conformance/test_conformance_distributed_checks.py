@@ -16,9 +16,9 @@ import torch.distributed as dist
 
 from conformance.support.expectations.bounds import busbw_gate
 from conformance.support.probes import nvml
-from conformance.support.processes.dist_job import DistJob
 from conformance.support.processes.spawn import DistributedRun
 from conformance.support.workloads.collectives import task_collectives, unsupported_op_error
+from conformance.support.workloads.dist_job import DistJob
 
 with warnings.catch_warnings():  # the suite registers its cpu/gpu markers in its own conftest, not here
     warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)

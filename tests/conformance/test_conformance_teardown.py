@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from torch.multiprocessing.spawn import ProcessExitedException
 
-from conformance.support.processes.dist_job import DistJob
 from conformance.support.processes.spawn import DistributedRunError, PendingRun, wait_distributed
+from conformance.support.workloads.dist_job import DistJob
 
 
 class _Process:

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance.support.probes.cpu_compile_probe import ForkedLoadCheck, pick_vec_isa_forked
 from conformance.support.processes import spawn as spawn_module
+from conformance.support.processes.cpu_compile_probe import ForkedLoadCheck, pick_vec_isa_forked
 
 LOADER = '\nimport torch\nfrom ctypes import cdll\ncdll.LoadLibrary("__lib_path__")\n'
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from torch._inductor import codecache
 
-from conformance.support.probes.cpu_compile_probe import keep_precompiled_headers_in_cache_dir
+from conformance.support.processes.cpu_compile_probe import keep_precompiled_headers_in_cache_dir
 
 
 @pytest.fixture
@@ -46,7 +46,7 @@ def test_a_torch_without_those_folders_keeps_its_own(restored: pytest.MonkeyPatc
 # cache folder (which fills the variable in), and its compile is replaced by a failure, to keep the test short.
 PROBE_WITHOUT_A_CACHE_DIR = """
 import json, sys, types
-from conformance.support.probes import cpu_compile_probe  # standard library only: torch is not imported yet
+from conformance.support.processes import cpu_compile_probe  # standard library only: torch is not imported yet
 
 def pick():
     from torch._inductor.runtime.cache_dir_utils import cache_dir

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests import import_graph
+
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = (
     "pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom", "conformance",
@@ -96,3 +98,52 @@ def test_the_rule_sees_a_private_module() -> None:
     assert private_parent("pytorch_cuda.bump.simple_index._from_json") is None  # a function, not a module
     assert private_parent("conformance.support.probes.nvml") is None
     assert private_parent("torch._inductor.config") is None
+
+
+# The suite's helper roles, lowest floor first: a role imports only the roles below it.
+SUITE_FLOORS = ("probes", "workloads", "processes")
+
+
+def test_no_two_folders_import_each_other() -> None:
+    assert import_graph.build(ROOT).two_way() == []
+
+
+def test_no_import_arrow_climbs_back_up() -> None:
+    """No arrow points at a folder that already depends on the importer: the folders have floors."""
+    assert import_graph.build(ROOT).upward() == []
+
+
+def test_the_suite_helpers_import_only_the_roles_below_them() -> None:
+    upward = []
+    for path in _python_files(*(f"conformance/support/{role}" for role in SUITE_FLOORS)):
+        floor = SUITE_FLOORS.index(path.parent.name)
+        for name in imported_modules(path):
+            parts = name.split(".")
+            if parts[:2] == ["conformance", "support"] and len(parts) > 2 and parts[2] in SUITE_FLOORS[floor + 1 :]:
+                upward.append(f"{path.relative_to(ROOT)}: {name}")
+    assert not upward, upward
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def test_the_graph_sees_a_two_way_import_and_its_cycle(tmp_path: Path) -> None:
+    for folder in ("conformance", "conformance/support", "conformance/support/probes", "conformance/support/workloads"):
+        _write(tmp_path, f"{folder}/__init__.py", "")
+    _write(tmp_path, "conformance/support/probes/a.py", "from conformance.support.workloads.b import run\n")
+    _write(
+        tmp_path,
+        "conformance/support/workloads/b.py",
+        "def run() -> None:\n    from conformance.support.probes import a\n",
+    )
+    _write(tmp_path, "conformance/support/workloads/c.py", "from conformance.support.workloads import b\n")
+    graph = import_graph.build(tmp_path)
+    pair = ("conformance/support/probes", "conformance/support/workloads")
+    assert graph.two_way() == [pair]
+    assert graph.upward() == [pair, pair[::-1]]
+    _write(tmp_path, "conformance/support/workloads/b.py", "def run() -> None:\n    pass\n")
+    assert import_graph.build(tmp_path).two_way() == []
+    assert import_graph.build(tmp_path).upward() == []

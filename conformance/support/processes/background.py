@@ -15,8 +15,7 @@ from typing import Final
 
 import pytest
 
-SUITE_DIR: Final = Path(__file__).resolve().parents[2]
-CPU_COMPILE_PROBE: Final = SUITE_DIR / "support" / "probes" / "cpu_compile_probe.py"
+CPU_COMPILE_PROBE: Final = Path(__file__).resolve().with_name("cpu_compile_probe.py")
 TIMEOUT_S: Final = 300.0
 # Checks that read the background CPU-compile probe; they run last so that the compile overlaps the rest.
 CPU_COMPILE_TESTS: Final = ("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa")

@@ -14,9 +14,9 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
-from conformance.support.processes.dist_job import DistJob
 from conformance.support.processes.env import apply_safe_distributed_env
 from conformance.support.workloads.collectives import task_collectives
+from conformance.support.workloads.dist_job import DistJob
 from conformance.support.workloads.numerics import flat_parameters, normalized_error, seeded_randn
 from conformance.support.workloads.training import make_mlp
 

@@ -20,9 +20,9 @@ import torch
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
 from conformance.support.probes.devices import gpu_count
-from conformance.support.processes.dist_job import DistJob
 from conformance.support.processes.dist_workers import run_rank
 from conformance.support.processes.env import apply_safe_distributed_env
+from conformance.support.workloads.dist_job import DistJob
 
 
 class DistributedRunError(RuntimeError):

@@ -11,7 +11,7 @@ from typing import Final
 import torch
 import torch.distributed as dist
 
-from conformance.support.processes.dist_job import DistJob
+from conformance.support.workloads.dist_job import DistJob
 from conformance.support.workloads.numerics import cuda_event
 
 
