@@ -8,7 +8,6 @@ import json
 import socket
 from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import UTC, datetime
 from pathlib import Path
 
 from pytorch_cuda.cli.options import CommandParser, Session, SharedOptions, examples
@@ -23,7 +22,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         epilog=examples(
             "release keygen --key release.key --public-key release.pub",
             "release promote 127.0.0.1:5000/ci/pytorch-cuda@sha256:DIGEST --tag v2.9.1",
-            "release verify 127.0.0.1:5000/ci/pytorch-cuda:v2.9.1 --public-key release.pub",
+            "release verify ghcr.io/pytorch-cuda/pytorch-cuda:v2.9",
             "release pin-base --json",
         ),
     )
@@ -33,9 +32,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     common = [shared.common]
     keygen = subs.add_parser(
-        "keygen", parents=common, help="write a new ed25519 release key pair (private key mode 600)"
+        "keygen", parents=common, help="write a new ECDSA P-256 release key pair (private key encrypted, mode 600)"
     )
-    keygen.add_argument("--key", type=Path, required=True, help="private key to write (PEM, PKCS#8)")
+    keygen.add_argument("--key", type=Path, required=True, help="private key to write (PEM, PKCS#8, encrypted)")
     keygen.add_argument("--public-key", type=Path, required=True, help="public key to write (PEM)")
     prom = subs.add_parser(
         "promote", parents=common, help="copy the tested manifest to each tag inside the registry, byte-exact"
@@ -44,21 +43,30 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     prom.add_argument("--tag", action="append", required=True, dest="tags", help="a release tag (repeat)")
     prom.add_argument("--repository", help="where the tags go (default: the tested image's repository)")
     sign = subs.add_parser(
-        "sign", parents=common, help="sign the image digest; attach the SBOM and SLSA provenance attestations"
+        "sign", parents=common, help="cosign signature and attestations; bind the tags in the signed release index"
     )
     sign.add_argument("image", metavar="IMAGE[@sha256:DIGEST]")
-    sign.add_argument("--key", type=Path, required=True, help="the private release key")
-    sign.add_argument("--public-key", type=Path, required=True, help="its public key")
+    sign.add_argument("--key", required=True, help="the private key file (passphrase in $RELEASE_KEY_PASSPHRASE) "
+                      "or a KMS/HSM signer URI (awskms:, gcpkms:, azurekms:, hsm:, hv:)")  # fmt: skip
+    sign.add_argument("--public-key", type=Path, help="its public key (default: the repository's keys/release.pub)")
     sign.add_argument("--sbom", type=Path, required=True, help="the image's CycloneDX SBOM (JSON)")
+    sign.add_argument("--variant", required=True, help="matrix.yaml's variant the image is (e.g. cu128-runtime)")
+    sign.add_argument("--source-ref", required=True, help="the git ref released (e.g. refs/tags/v2.9.1)")
+    sign.add_argument("--commit", help="the source commit (default: the image's revision label)")
+    sign.add_argument("--source-repository", help="https://github.com/OWNER/REPO (default: the image's source label)")
+    sign.add_argument("--workflow", default=".github/workflows/release.yml", help="the workflow that ran")
     sign.add_argument("--builder-id", default=f"local://{socket.gethostname()}", help="who built it (a URI)")
     sign.add_argument("--invocation-id", default="", help="the build run (e.g. the workflow run's URL)")
     sign.add_argument("--material", action="append", default=[], metavar="URI=sha256:DIGEST", help="an input")
+    sign.add_argument("--tag", action="append", default=[], dest="tags", help="a tag to bind in the index (repeat)")
+    sign.add_argument("--index-lifetime", type=int, default=30 * 86400, metavar="SECONDS",
+                      help="how long the release index stays valid unless signed again (default: 30 days)")  # fmt: skip
+    sign.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
     ver = subs.add_parser(
-        "verify", parents=common, help="verify signature, SBOM and provenance attestations of an image"
+        "verify", parents=common, help="verify an image against release-policy.yaml: signature, attestations, index"
     )
     ver.add_argument("image", metavar="IMAGE[:TAG|@sha256:DIGEST]")
-    ver.add_argument("--public-key", type=Path, required=True, help="the release's public key (PEM)")
-    ver.add_argument("--builder-id", help="also require the provenance to name this builder")
+    ver.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
     pin = subs.add_parser("pin-base", parents=common, help="pin matrix.yaml's base to the base image here")
     pin.add_argument("--matrix", type=Path, help="the matrix file to edit (default: the repository's matrix.yaml)")
     pin.add_argument("--base", help="which base (default: the matrix's default_base)")
@@ -88,49 +96,34 @@ Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the sam
 
 
 def run(args: argparse.Namespace) -> Outcome:
-    # imported here: the registry client (oras) and cryptography load only for `release` (build.py starts fast)
-    from pytorch_cuda.release import keys
-    from pytorch_cuda.release.attestations import sign_image
+    # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
+    from pytorch_cuda.release.commands import keygen, sign, verify
     from pytorch_cuda.release.pin_base import pin_base
     from pytorch_cuda.release.promote import promote
-    from pytorch_cuda.release.statements import BuildRun
-    from pytorch_cuda.release.verify import verify_image
 
     if args.release_verb == "keygen":
-        key = keys.generate(args.key, args.public_key)
-        return [f"wrote {args.key} (private, mode 600) and {args.public_key}; key id {key.keyid}"], {
-            "keyid": key.keyid,
-            "key": str(args.key),
-            "public_key": str(args.public_key),
-        }
+        return keygen(args)
     if args.release_verb == "promote":
         done = promote(args.tested, args.tags, repository=args.repository)
         lines = [f"promoted {p.ref} -> {p.digest} (the tested bytes)" for p in done]
         return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
     if args.release_verb == "sign":
-        now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        build_run = BuildRun(args.builder_id, args.invocation_id or f"{args.builder_id}#{now}", finished_on=now)
-        signer = keys.signer(args.key, args.public_key)
-        digest, attached = sign_image(args.image, signer, _sbom(args.sbom), build_run, _materials(args.material))
-        lines = [f"signed {args.image} ({digest})"] + [f"  attached {a.kind}: {a.ref} {a.digest}" for a in attached]
-        return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
+        return sign(args, _sbom(args.sbom), _materials(args.material))
     if args.release_verb == "pin-base":
         pinned = pin_base(args.matrix, args.base)
         line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
         return [line, f"  {pinned.note}"], asdict(pinned)
-    v = verify_image(args.image, keys.public_key(args.public_key), args.builder_id)
-    line = (
-        f"verified {v.image} ({v.digest}): signature, SBOM ({v.sbom_components} component"
-        f"{'' if v.sbom_components == 1 else 's'}) and provenance "
-        f"(builder {v.builder_id}, revision {v.revision or 'unknown'}), signed by key {v.keyid[:16]}"
-    )
-    return [line], asdict(v)
+    return verify(args)
 
 
 def release_verb(args: argparse.Namespace, session: Session) -> int:
     """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
     if args.release_verb == "pin-base" and args.matrix is None:
         args.matrix = session.root() / "matrix.yaml"
+    if args.release_verb in ("sign", "verify") and args.policy is None:
+        args.policy = session.root() / "release-policy.yaml"
+    if args.release_verb == "sign" and args.public_key is None:
+        args.public_key = session.root() / "keys" / "release.pub"
     lines, found = run(args)
     print(json.dumps(found, indent=2) if args.json else "\n".join(lines))
     return 0

@@ -1,11 +1,12 @@
-"""The registry calls a release needs, through oras-py (docker login's credentials apply): a manifest's exact
-bytes, and small artifacts attached to an image (an OCI manifest whose `subject` is the image, one blob)."""
+"""The registry calls a release needs, through oras-py's authenticated requests (docker login's credentials and
+credential helpers, loaded for every call): a manifest's exact bytes, blobs checked against their digests, and
+blob and manifest uploads of exact bytes (cosign's layout, the referrers tag, the release index)."""
 
 from __future__ import annotations
 
 import hashlib
 import ipaddress
-import tempfile
+import os
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,6 +74,11 @@ class RegistryClient:
         import oras.provider  # see the note on the imports
 
         self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure)
+        # docker login's credentials for this host, for every call (GETs too): ~/.docker/config.json's `auths`,
+        # its `credHelpers` for the host, or its `credsStore` (docker-credential-<helper> get); $DOCKER_CONFIG
+        # names another folder. oras-py loads them itself only when it pushes.
+        configs = [str(Path(os.environ["DOCKER_CONFIG"]) / "config.json")] if os.environ.get("DOCKER_CONFIG") else []
+        self._oras.auth.load_configs(self._oras.get_container(f"{host}/credentials"), configs=configs)
         self._scheme = "http" if insecure else "https"
 
     @classmethod
@@ -85,8 +91,13 @@ class RegistryClient:
         return ref.repository[len(self.host) + 1 :]
 
     def _get(self, url: str, headers: dict[str, str], what: str) -> requests.Response:
+        return self._request("GET", url, headers, None, what)
+
+    def _request(
+        self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str
+    ) -> requests.Response:
         try:
-            response: requests.Response = self._oras.do_request(url, "GET", headers=headers)
+            response: requests.Response = self._oras.do_request(url, method, data=data, headers=dict(headers))
         except (requests.RequestException, ValueError) as exc:
             raise RegistryAccessError(
                 cause=f"the registry {self.host} did not answer for {what} ({type(exc).__name__}: {exc})",
@@ -127,29 +138,39 @@ class RegistryClient:
             )
         return data
 
-    def attach(self, subject: Manifest, tag: str, blob: bytes, media_type: str, annotations: dict[str, str]) -> str:
-        """Push `blob` as a one-layer OCI artifact whose subject is `subject`, tagged `tag`; return its digest."""
-        import oras.oci  # see the note on the imports
+    def push_blob(self, ref: ImageReference, data: bytes) -> str:
+        """Upload `data` as a blob of the repository (a monolithic upload), unless it is there; its digest."""
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        base = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/blobs"
+        if self._request("HEAD", f"{base}/{digest}", {}, None, f"blob {digest}").status_code == 200:
+            return digest
+        started = self._request("POST", f"{base}/uploads/", {}, None, f"an upload to {ref.repository}")
+        location = started.headers.get("Location", "")
+        if started.status_code != 202 or not location:
+            raise self._refused(started, f"starting an upload to {ref.repository}")
+        if location.startswith("/"):
+            location = f"{self._scheme}://{self.host}{location}"
+        separator = "&" if "?" in location else "?"
+        headers = {"Content-Type": "application/octet-stream"}
+        done = self._request("PUT", f"{location}{separator}digest={digest}", headers, data, f"blob {digest}")
+        if done.status_code != 201:
+            raise self._refused(done, f"uploading blob {digest} to {ref.repository}")
+        return digest
 
-        ref = reference(subject.ref)
-        with tempfile.TemporaryDirectory(prefix="pytorch-cuda-attach-") as workdir:
-            path = Path(workdir) / tag
-            path.write_bytes(blob)
-            try:
-                response = self._oras.push(
-                    target=f"{ref.repository}:{tag}",
-                    files=[f"{path}:{media_type}"],
-                    disable_path_validation=True,
-                    manifest_annotations=annotations,
-                    subject=oras.oci.Subject(subject.media_type, subject.digest, len(subject.raw)),
-                    quiet=True,
-                )
-            except (requests.RequestException, ValueError) as exc:
-                raise RegistryAccessError(
-                    cause=f"pushing {ref.repository}:{tag} failed ({type(exc).__name__}: {exc})",
-                    fix="check that the registry is up and that the login may push to this repository",
-                ) from exc
+    def push_manifest(self, target: str, raw: bytes, media_type: str) -> str:
+        """PUT these exact bytes as the manifest `target` (repository:tag); return the digest the registry gave."""
+        ref = reference(target)
+        url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/manifests/{ref.tag or ref.digest}"
+        response = self._request("PUT", url, {"Content-Type": media_type}, raw, target)
+        if response.status_code != 201:
+            raise self._refused(response, f"pushing the manifest {target}")
         return str(response.headers.get("Docker-Content-Digest", ""))
+
+    def _refused(self, response: requests.Response, what: str) -> RegistryAccessError:
+        return RegistryAccessError(
+            cause=f"the registry {self.host} answered {response.status_code} to {what}: {response.text[:300]}",
+            fix="check that the login (docker login, or a credential helper) may push to this repository",
+        )
 
 
 def open_image(text: str) -> tuple[RegistryClient, Manifest]:

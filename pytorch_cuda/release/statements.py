@@ -1,103 +1,94 @@
-"""What a release signs: a signature payload over the image digest, and in-toto Statements (v1) for the SBOM
-(CycloneDX) and the SLSA v1 provenance; each goes into a DSSE envelope (attestations.py)."""
+"""What a release attests: in-toto Statements v1 (built and validated by in-toto-attestation) for the CycloneDX
+SBOM and the SLSA v1 provenance, whose externalParameters are the run's real inputs (the matrix variant, the
+source repository, ref and commit, the workflow).
+
+The provenance predicate is a `Provenance` protobuf of in-toto-attestation, turned into JSON by protobuf's
+json_format (SLSA's camelCase names). The SBOM predicate is attached as the SBOM's own JSON: a protobuf `Struct`
+stores every number as a double, which would turn CycloneDX's integer `version: 1` into `1.0`.
+"""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
+
+from google.protobuf import json_format
+from in_toto_attestation.predicates.provenance.v1 import provenance_pb2
+from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
+from in_toto_attestation.v1.statement import Statement
 
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 IN_TOTO_PAYLOAD = "application/vnd.in-toto+json"
-SIGNATURE_PAYLOAD = "application/vnd.dev.cosign.simplesigning.v1+json"
-SIGNATURE_TYPE = "cosign container image signature"
 SBOM_PREDICATE = "https://cyclonedx.org/bom"
 PROVENANCE_PREDICATE = "https://slsa.dev/provenance/v1"
 BUILD_TYPE = "https://github.com/pytorch-cuda/pytorch-cuda/blob/main/docs/release.md#build-type-v1"
 
 
 @dataclass(frozen=True)
-class Kind:
-    """One thing attached to a released image: its tag suffix, DSSE payload type and (for a Statement) predicate."""
+class Source:
+    """Where the image came from: the repository, the ref a release is cut from, and the commit."""
 
-    name: str
-    payload_type: str
-    predicate_type: str | None
-
-
-SIGNATURE = Kind("sig", SIGNATURE_PAYLOAD, None)
-SBOM = Kind("sbom", IN_TOTO_PAYLOAD, SBOM_PREDICATE)
-PROVENANCE = Kind("provenance", IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE)
-KINDS = (SIGNATURE, SBOM, PROVENANCE)
-
-
-def attachment_tag(digest: str, kind: Kind) -> str:
-    """`sha256-<hex>.<kind>`: found from the digest alone, on registries without the OCI referrers API too."""
-    algorithm, _, hexdigest = digest.partition(":")
-    return f"{algorithm}-{hexdigest}.{kind.name}"
-
-
-def canonical(document: Mapping[str, Any]) -> bytes:
-    return json.dumps(document, sort_keys=True, separators=(",", ":")).encode()
-
-
-def signature_payload(repository: str, digest: str) -> dict[str, Any]:
-    return {
-        "critical": {
-            "identity": {"docker-reference": repository},
-            "image": {"docker-manifest-digest": digest},
-            "type": SIGNATURE_TYPE,
-        },
-        "optional": {},
-    }
-
-
-def statement(repository: str, digest: str, predicate_type: str, predicate: Mapping[str, Any]) -> dict[str, Any]:
-    algorithm, _, hexdigest = digest.partition(":")
-    return {
-        "_type": STATEMENT_TYPE,
-        "subject": [{"name": repository, "digest": {algorithm: hexdigest}}],
-        "predicateType": predicate_type,
-        "predicate": dict(predicate),
-    }
+    repository: str  # https://github.com/OWNER/REPO
+    ref: str  # refs/tags/v2.9.1
+    commit: str  # 40 hex digits
 
 
 @dataclass(frozen=True)
 class BuildRun:
-    """Who built it and in which run (the CI's identity: a workflow run URL; a host name offline)."""
+    """Who built it, from what, in which run (a workflow run URL in CI; a host name offline)."""
 
     builder_id: str
     invocation_id: str
-    started_on: str | None = None
-    finished_on: str | None = None
+    source: Source
+    variant: str  # matrix.yaml's variant, e.g. cu128-runtime
+    workflow: str  # the workflow file that ran, e.g. .github/workflows/release.yml
+    started_on: datetime | None = None
+    finished_on: datetime | None = None
+    materials: Mapping[str, str] = field(default_factory=dict)  # URI -> sha256:HEX
 
 
-def provenance(labels: Mapping[str, str], run: BuildRun, materials: Mapping[str, str]) -> dict[str, Any]:
-    """A SLSA v1 provenance predicate from the image's own labels (source, revision, variant, pins)."""
-    parameters = {
-        key: value
-        for key, value in sorted(labels.items())
-        if key.startswith(("dev.pytorch-cuda.", "org.opencontainers.image."))
-    }
-    source = labels.get("org.opencontainers.image.source")
-    revision = labels.get("org.opencontainers.image.revision")
-    dependencies: list[dict[str, Any]] = []
-    if source and revision:
-        dependencies.append({"uri": f"git+{source}", "digest": {"gitCommit": revision}})
-    for uri, digest in sorted(materials.items()):
+def statement(repository: str, digest: str, predicate_type: str, predicate: Mapping[str, Any]) -> dict[str, Any]:
+    """An in-toto Statement v1 about `repository@digest`, validated by in-toto-attestation."""
+    algorithm, _, hexdigest = digest.partition(":")
+    subject = ResourceDescriptor(name=repository, digest={algorithm: hexdigest}).pb
+    built = Statement([subject], predicate_type, {"placeholder": True})
+    built.validate()
+    document: dict[str, Any] = json_format.MessageToDict(built.pb)
+    document["predicate"] = dict(predicate)
+    return document
+
+
+def _descriptor(uri: str, algorithm: str, value: str) -> Any:
+    return ResourceDescriptor(uri=uri, digest={algorithm: value}).pb
+
+
+def provenance(run: BuildRun) -> dict[str, Any]:
+    """A SLSA v1 provenance predicate: the workflow, source and variant as externalParameters; the source commit
+    and every given material as resolvedDependencies; the builder and the run."""
+    predicate = provenance_pb2.Provenance()
+    definition = predicate.build_definition
+    definition.build_type = BUILD_TYPE
+    definition.external_parameters.update(
+        {
+            "workflow": {"repository": run.source.repository, "ref": run.source.ref, "path": run.workflow},
+            "variant": run.variant,
+        }
+    )
+    source = run.source
+    definition.resolved_dependencies.append(
+        _descriptor(f"git+{source.repository}@{source.ref}", "gitCommit", source.commit)
+    )
+    for uri, digest in sorted(run.materials.items()):
         algorithm, _, hexdigest = digest.partition(":")
-        dependencies.append({"uri": uri, "digest": {algorithm: hexdigest}})
-    metadata: dict[str, str] = {"invocationId": run.invocation_id}
-    if run.started_on:
-        metadata["startedOn"] = run.started_on
-    if run.finished_on:
-        metadata["finishedOn"] = run.finished_on
-    return {
-        "buildDefinition": {
-            "buildType": BUILD_TYPE,
-            "externalParameters": {"labels": parameters},
-            "resolvedDependencies": dependencies,
-        },
-        "runDetails": {"builder": {"id": run.builder_id}, "metadata": metadata},
-    }
+        definition.resolved_dependencies.append(_descriptor(uri, algorithm, hexdigest))
+    details = predicate.run_details
+    details.builder.id = run.builder_id
+    details.metadata.invocation_id = run.invocation_id
+    if run.started_on is not None:
+        details.metadata.started_on.FromDatetime(run.started_on)
+    if run.finished_on is not None:
+        details.metadata.finished_on.FromDatetime(run.finished_on)
+    document: dict[str, Any] = json_format.MessageToDict(predicate)
+    return document

@@ -1,123 +1,180 @@
-"""Verify a released image: its digest is signed by the release key, and its SBOM and SLSA provenance are
-attested by that key for that very digest. Any failure names the image, the digest and what is wrong."""
+"""Verify a released image against the release policy (release-policy.yaml), in this order:
+
+1. the repository is the policy's;
+2. cosign's signature (`.sig`): by a policy key, over a simple-signing payload naming this repository and digest;
+3. the attestations (`.att`): SBOM and SLSA provenance, each a DSSE envelope by a policy key, each a Statement
+   about this digest in this repository; the provenance names the policy's builder, source repository,
+   workflow, a ref the policy allows and a commit;
+4. the signed release index (TUF): the tag is bound to this digest (by digest: some tag is), and no role is
+   expired or older than one this machine has seen.
+Each failure names the field, the expected value and the value found (failures.py); exit status 1.
+"""
 
 from __future__ import annotations
 
+import base64
+import binascii
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
-from securesystemslib.dsse import Envelope
-from securesystemslib.exceptions import FormatError, VerificationError
-from securesystemslib.signer import Key
-
-from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
-from pytorch_cuda.release.attestations import DSSE_MEDIA_TYPE
-from pytorch_cuda.release.registry_client import Manifest, RegistryClient, open_image, reference
-from pytorch_cuda.release.statements import (
-    KINDS,
-    PROVENANCE,
-    SBOM,
-    SIGNATURE,
+from pytorch_cuda.release import release_index
+from pytorch_cuda.release.cosign_layout import (
+    DSSE_ENVELOPE,
+    PREDICATE_ANNOTATION,
+    SIGNATURE_ANNOTATION,
     SIGNATURE_TYPE,
-    STATEMENT_TYPE,
-    Kind,
-    attachment_tag,
+    SIMPLE_SIGNING,
+    tag_for,
 )
-
-FIX = (
-    "do not use this image: it is not the one that was released and signed. Pull the release by the digest in "
-    "its release notes, or ask the publisher whether the tag was moved"
-)
-
-
-class VerificationFailedError(UserError):
-    """The image is not signed and attested by the release key. Exit status 1."""
-
-    exit_status = EXIT_CHECKS_FAILED
+from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
+from pytorch_cuda.release.failures import Reason, VerificationFailedError
+from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
+from pytorch_cuda.release.policy import LoadedPolicy
+from pytorch_cuda.release.registry_client import Manifest, RegistryClient, open_image, reference
+from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE
 
 
 @dataclass(frozen=True)
 class Verified:
     image: str
     digest: str
+    tags: tuple[str, ...]
     keyid: str
     sbom_components: int
     builder_id: str
-    revision: str
+    source_ref: str
+    commit: str
+    index_version: int
 
 
-def _fail(image: str, digest: str, what: str) -> VerificationFailedError:
-    return VerificationFailedError(cause=f"{image} (digest {digest}) failed verification: {what}", fix=FIX)
+class _Check:
+    """The checks of one image; `fail` raises the named reason."""
 
+    def __init__(self, image: str, policy: LoadedPolicy, client: RegistryClient, target: Manifest) -> None:
+        self.image, self.policy, self.client, self.target = image, policy, client, target
+        self.repository = reference(image).repository
 
-def _payload(client: RegistryClient, image: str, target: Manifest, kind: Kind, key: Key) -> dict[str, Any]:
-    """The verified payload of the `kind` attachment of `target`, or a VerificationFailedError."""
-    ref = reference(image)
-    tag = f"{ref.repository}:{attachment_tag(target.digest, kind)}"
-    found = client.manifest(tag)
-    if found is None:
-        raise _fail(
-            image,
-            target.digest,
-            f"it has no {kind.name} ({tag} does not exist): this digest was never "
-            "signed, or the tag now points at another image than the signed one",
+    def fail(self, field: str, expected: object, found: object, why: str = "") -> VerificationFailedError:
+        return VerificationFailedError(self.image, self.target.digest, Reason(field, str(expected), str(found), why))
+
+    def equal(self, field: str, expected: object, found: object, why: str = "") -> None:
+        if expected != found:
+            raise self.fail(field, expected, found, why)
+
+    def attachment(self, suffix: str) -> dict[str, Any]:
+        tag = f"{self.repository}:{tag_for(self.target.digest, suffix)}"
+        found = self.client.manifest(tag)
+        if found is None:
+            why = "this digest was never signed, or the tag points at another image than the signed one"
+            raise self.fail(f".{suffix}", f"{tag} (cosign's {suffix} of this digest)", "nothing", why)
+        document: dict[str, Any] = json.loads(found.raw)
+        return document
+
+    def blob(self, layer: dict[str, Any]) -> bytes:
+        return self.client.blob(reference(self.image), str(layer.get("digest")))
+
+    def signature(self) -> str:
+        layers = [l for l in self.attachment("sig").get("layers") or [] if l.get("mediaType") == SIMPLE_SIGNING]  # noqa: E741
+        keys = self.policy.keys
+        for layer in layers:
+            payload = self.blob(layer)
+            try:
+                encoded = str((layer.get("annotations") or {}).get(SIGNATURE_ANNOTATION, ""))
+                raw = base64.b64decode(encoded, validate=True)
+            except binascii.Error:
+                continue
+            key = verifying_key(keys, payload, raw)
+            if key is None:
+                continue
+            critical = json.loads(payload).get("critical") or {}
+            self.equal("critical.type", SIGNATURE_TYPE, critical.get("type"))
+            self.equal("critical.identity.docker-reference", self.repository,
+                       (critical.get("identity") or {}).get("docker-reference"),
+                       "a signature made for another repository")  # fmt: skip
+            self.equal("critical.image.docker-manifest-digest", self.target.digest,
+                       (critical.get("image") or {}).get("docker-manifest-digest"),
+                       "a signature of another image under this digest's tag")  # fmt: skip
+            return key.keyid
+        raise self.fail(
+            f"{SIGNATURE_ANNOTATION} (.sig, {len(layers)} signature(s))",
+            f"a signature by a key of {self.policy.path.name} ({', '.join(k[:16] for k in self.policy.keyids)})",
+            "no signature that those keys verify",
+            "signed by a key the policy does not name, or altered",
         )
-    document = json.loads(found.raw)
-    subject = (document.get("subject") or {}).get("digest")
-    layers = document.get("layers") or []
-    if subject != target.digest or len(layers) != 1 or layers[0].get("mediaType") != DSSE_MEDIA_TYPE:
-        raise _fail(image, target.digest, f"{tag} is not a DSSE attachment of this digest (its subject is {subject})")
-    try:
-        dsse = Envelope.from_dict(json.loads(client.blob(ref, str(layers[0]["digest"]))))
-    except (KeyError, TypeError, ValueError, FormatError) as exc:
-        raise _fail(image, target.digest, f"the {kind.name} blob is not a DSSE envelope ({exc})") from exc
-    if dsse.payload_type != kind.payload_type:
-        raise _fail(image, target.digest, f"the {kind.name} envelope has payload type {dsse.payload_type!r}")
-    try:
-        dsse.verify([key], 1)
-    except VerificationError as exc:
-        raise _fail(
-            image,
-            target.digest,
-            f"the {kind.name} envelope's signature does not verify with the release "
-            f"key {key.keyid[:16]}... ({exc}): it was signed by another key, or altered",
-        ) from exc
-    payload: dict[str, Any] = json.loads(dsse.payload)
-    return payload
+
+    def statement(self, layers: list[dict[str, Any]], predicate_type: str) -> dict[str, Any]:
+        chosen = [l for l in layers if (l.get("annotations") or {}).get(PREDICATE_ANNOTATION) == predicate_type]  # noqa: E741
+        if not chosen or chosen[0].get("mediaType") != DSSE_ENVELOPE:
+            raise self.fail(f".att predicateType {predicate_type}", "a DSSE envelope", "none")
+        try:
+            payload_type, payload, key = open_envelope(self.blob(chosen[0]), self.policy.keys)
+        except EnvelopeError as exc:
+            raise self.fail(f".att {predicate_type}", "a DSSE envelope", exc) from exc
+        if key is None:
+            raise self.fail(f".att {predicate_type} signature", f"a signature by a key of {self.policy.path.name}",
+                            "no signature that those keys verify", "signed by another key, or altered")  # fmt: skip
+        self.equal(f".att {predicate_type} payloadType", IN_TOTO_PAYLOAD, payload_type)
+        document: dict[str, Any] = json.loads(payload)
+        self.equal(f"{predicate_type} _type", STATEMENT_TYPE, document.get("_type"))
+        self.equal(f"{predicate_type} predicateType", predicate_type, document.get("predicateType"))
+        subjects = document.get("subject") or [{}]
+        self.equal(f"{predicate_type} subject[0].digest.sha256", self.target.digest.partition(":")[2],
+                   (subjects[0].get("digest") or {}).get("sha256"), "an attestation of another image")  # fmt: skip
+        self.equal(f"{predicate_type} subject[0].name", self.repository, subjects[0].get("name"))
+        predicate: dict[str, Any] = document.get("predicate") or {}
+        return predicate
+
+    def provenance(self, predicate: dict[str, Any]) -> tuple[str, str, str]:
+        policy = self.policy.policy
+        builder = str(((predicate.get("runDetails") or {}).get("builder") or {}).get("id"))
+        self.equal("provenance runDetails.builder.id", policy.builder_id, builder)
+        definition = predicate.get("buildDefinition") or {}
+        workflow = (definition.get("externalParameters") or {}).get("workflow") or {}
+        self.equal("provenance externalParameters.workflow.repository", policy.source_repository,
+                   workflow.get("repository"))  # fmt: skip
+        self.equal("provenance externalParameters.workflow.path", policy.workflow, workflow.get("path"))
+        ref = str(workflow.get("ref"))
+        if not policy.ref_allowed(ref):
+            raise self.fail("provenance externalParameters.workflow.ref", f"a ref matching {policy.ref_pattern}", ref)
+        commits = [
+            str((d.get("digest") or {}).get("gitCommit"))
+            for d in definition.get("resolvedDependencies") or []
+            if str(d.get("uri", "")).startswith(f"git+{policy.source_repository}@")
+        ]
+        if not commits or not re.fullmatch(r"[0-9a-f]{40}", commits[0]):
+            raise self.fail("provenance resolvedDependencies git commit", f"git+{policy.source_repository} at a "
+                            "40-hex commit", commits[0] if commits else "none")  # fmt: skip
+        return builder, ref, commits[0]
 
 
-def _check_statement(image: str, digest: str, kind: Kind, payload: dict[str, Any]) -> dict[str, Any]:
-    hexdigest = digest.partition(":")[2]
-    subjects = [s.get("digest", {}).get("sha256") for s in payload.get("subject") or []]
-    if payload.get("_type") != STATEMENT_TYPE or payload.get("predicateType") != kind.predicate_type:
-        raise _fail(image, digest, f"the {kind.name} is not an in-toto Statement of {kind.predicate_type}")
-    if hexdigest not in subjects:
-        raise _fail(image, digest, f"the signed {kind.name} statement is about sha256:{subjects}, not this digest")
-    predicate: dict[str, Any] = payload.get("predicate") or {}
-    return predicate
-
-
-def verify_image(image: str, key: Key, builder_id: str | None = None) -> Verified:
+def verify_image(image: str, policy: LoadedPolicy) -> Verified:
+    ref = reference(image)
+    if ref.repository != policy.policy.repository:
+        why = f"{policy.path.name} covers one repository"
+        reason = Reason("repository", policy.policy.repository, ref.repository, why)
+        raise VerificationFailedError(image, ref.digest or "not resolved", reason)
     client, target = open_image(image)
-    payloads = {kind.name: _payload(client, image, target, kind, key) for kind in KINDS}
-    signed = payloads[SIGNATURE.name].get("critical") or {}
-    if (signed.get("image") or {}).get("docker-manifest-digest") != target.digest or signed.get(
-        "type"
-    ) != SIGNATURE_TYPE:
-        raise _fail(image, target.digest, f"the signature is over {signed.get('image')}, not this digest")
-    sbom = _check_statement(image, target.digest, SBOM, payloads[SBOM.name])
-    if sbom.get("bomFormat") != "CycloneDX":
-        raise _fail(image, target.digest, "the SBOM attestation holds no CycloneDX document")
-    built = _check_statement(image, target.digest, PROVENANCE, payloads[PROVENANCE.name])
-    builder = str(((built.get("runDetails") or {}).get("builder") or {}).get("id", ""))
-    if builder_id is not None and builder != builder_id:
-        raise _fail(image, target.digest, f"the provenance names the builder {builder!r}, not {builder_id!r}")
-    revisions = [
-        d["digest"]["gitCommit"]
-        for d in (built.get("buildDefinition") or {}).get("resolvedDependencies") or []
-        if "gitCommit" in (d.get("digest") or {})
-    ]
-    return Verified(
-        image, target.digest, key.keyid, len(sbom.get("components") or []), builder, revisions[0] if revisions else ""
-    )
+    check = _Check(image, policy, client, target)
+    keyid = check.signature()
+    layers = check.attachment("att").get("layers") or []
+    sbom = check.statement(layers, SBOM_PREDICATE)
+    check.equal("SBOM predicate bomFormat", "CycloneDX", sbom.get("bomFormat"))
+    builder, source_ref, commit = check.provenance(check.statement(layers, PROVENANCE_PREDICATE))
+    files = release_index.fetch(client, ref.repository, policy.policy.index_tag)
+    try:
+        version, targets = trusted_targets(files, policy)
+    except IndexFailureError as failure:
+        raise VerificationFailedError(image, target.digest, failure.reason) from failure
+    tags = tuple(sorted(tag for tag, digest in targets.items() if digest == target.digest))
+    if ref.tag is not None and ref.digest is None:
+        bound = targets.get(ref.tag)
+        why = "the tag was moved to another image (a rollback or a swap)" if bound else "not a release tag"
+        field = f'release-index targets["{ref.tag}"]'
+        check.equal(field, bound or "the tag bound to a digest", target.digest, why)
+    elif not tags:
+        raise check.fail("release-index targets", "a tag bound to this digest", "none",
+                         "this digest is not, or no longer, a release")  # fmt: skip
+    components = len(sbom.get("components") or [])
+    return Verified(image, target.digest, tags, keyid, components, builder, source_ref, commit, version)

@@ -34,7 +34,10 @@ def test_an_option_without_a_command_is_refused_with_a_guess(
     assert f"(did you mean {guess}?)" in err
 
 
-def test_release_goes_through_the_main_parser(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_release_goes_through_the_main_parser(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELEASE_KEY_PASSPHRASE", "p")  # keygen encrypts the private key with it
     with pytest.raises(SystemExit) as info:
         cli.main(["release", "verfy", "x"])
     assert info.value.code == 2

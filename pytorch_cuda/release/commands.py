@@ -1,0 +1,82 @@
+"""The `release keygen|sign|verify` steps of the command line (pytorch_cuda/cli/releasing.py parses them): each
+returns the lines to print and the same as JSON."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict
+from datetime import UTC, datetime, timedelta
+
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.release import keys
+from pytorch_cuda.release.policy import load_policy
+from pytorch_cuda.release.registry_client import open_image, reference
+from pytorch_cuda.release.signing import image_labels, sign_image
+from pytorch_cuda.release.statements import BuildRun, Source
+from pytorch_cuda.release.verify import verify_image
+
+Outcome = tuple[list[str], dict[str, object]]
+
+
+def keygen(args: argparse.Namespace) -> Outcome:
+    key = keys.generate(args.key, args.public_key)
+    lines = [f"wrote {args.key} (private, encrypted, mode 600) and {args.public_key}; key id {key.keyid}"]
+    return lines, {"keyid": key.keyid, "key": str(args.key), "public_key": str(args.public_key)}
+
+
+def _source(args: argparse.Namespace) -> Source:
+    """The source repository and commit: the flags, else the image's OCI labels; refused when neither says."""
+    labels: dict[str, str] = {}
+    if args.commit is None or args.source_repository is None:
+        client, image = open_image(args.image)
+        labels = image_labels(client, image.raw, reference(args.image).repository)
+    commit = args.commit or labels.get("org.opencontainers.image.revision")
+    repository = args.source_repository or labels.get("org.opencontainers.image.source")
+    if not commit or not repository:
+        raise UserError(
+            cause=f"{args.image} has no org.opencontainers.image.revision/source label, and no --commit or "
+            "--source-repository was given",
+            fix="pass --commit SHA and --source-repository https://github.com/OWNER/REPO (the workflow passes "
+            "$GITHUB_SHA and the repository URL)",
+        )
+    return Source(repository, args.source_ref, commit)
+
+
+def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
+    if args.index_lifetime <= 0:
+        raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
+    policy = load_policy(args.policy)
+    signer = keys.signer(args.key, args.public_key)
+    now = datetime.now(UTC)
+    run = BuildRun(
+        builder_id=args.builder_id,
+        invocation_id=args.invocation_id or f"{args.builder_id}#{now:%Y-%m-%dT%H:%M:%SZ}",
+        source=_source(args),
+        variant=args.variant,
+        workflow=args.workflow,
+        finished_on=now,
+        materials=materials,
+    )
+    digest, attached = sign_image(
+        args.image,
+        signer,
+        sbom,
+        run,
+        tags=args.tags,
+        index_tag=policy.policy.index_tag,
+        index_lifetime=timedelta(seconds=args.index_lifetime),
+    )
+    lines = [f"signed {args.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
+    return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
+
+
+def verify(args: argparse.Namespace) -> Outcome:
+    v = verify_image(args.image, load_policy(args.policy))
+    lines = [
+        f"verified {v.image} ({v.digest}) against {args.policy.name}:",
+        f"  cosign signature by key {v.keyid[:16]}; SBOM ({v.sbom_components} component"
+        f"{'' if v.sbom_components == 1 else 's'}) and SLSA provenance attested",
+        f"  built by {v.builder_id} from {v.source_ref} at {v.commit}",
+        f"  release index v{v.index_version}: {', '.join(v.tags)} -> this digest",
+    ]
+    return lines, asdict(v)

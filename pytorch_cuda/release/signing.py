@@ -1,0 +1,125 @@
+"""Sign a released digest in the formats the ecosystem reads, and bind its tags in the signed release index:
+
+- `R:sha256-<hex>.sig`: cosign's simple-signing signature (`cosign verify --key keys/release.pub R:TAG`);
+- `R:sha256-<hex>.att`: the CycloneDX SBOM and SLSA v1 provenance Statements as DSSE envelopes
+  (`cosign verify-attestation --key ... --type slsaprovenance1|cyclonedx R:TAG`);
+- `R:sha256-<hex>`: the OCI referrers tag schema's index listing both (`oras discover R:TAG` on a registry
+  without the referrers API: GHCR, Distribution 2.8);
+- `R:<index_tag>`: the TUF release index, each given tag bound to this digest (release_index.py).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from securesystemslib.signer import Signer
+
+from pytorch_cuda.release import release_index
+from pytorch_cuda.release.cosign_layout import (
+    ATT_ARTIFACT_TYPE,
+    OCI_INDEX,
+    SIG_ARTIFACT_TYPE,
+    Artifact,
+    Subject,
+    attestation_layer,
+    compact,
+    manifest,
+    referrers_index,
+    signature_layer,
+    simple_signing_payload,
+    tag_for,
+)
+from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
+from pytorch_cuda.release.registry_client import RegistryAccessError, RegistryClient, open_image, reference
+from pytorch_cuda.release.statements import (
+    IN_TOTO_PAYLOAD,
+    PROVENANCE_PREDICATE,
+    SBOM_PREDICATE,
+    BuildRun,
+    provenance,
+    statement,
+)
+
+
+@dataclass(frozen=True)
+class Attached:
+    kind: str  # sig, att, referrers, index
+    ref: str
+    digest: str
+
+
+def _push(client: RegistryClient, repository: str, tag: str, artifact: Artifact, media_type: str) -> Attached:
+    for blob in artifact.blobs:
+        client.push_blob(reference(f"{repository}:{tag}"), blob.data)
+    pushed = client.push_manifest(f"{repository}:{tag}", artifact.raw, media_type)
+    if pushed and pushed != artifact.digest:
+        raise RegistryAccessError(
+            cause=f"the registry stored {repository}:{tag} as {pushed}, not {artifact.digest} (it rewrote the bytes)",
+            fix="use a registry that stores manifests as pushed (OCI distribution spec)",
+        )
+    return Attached(tag.rpartition(".")[2] if "." in tag else "referrers", f"{repository}:{tag}", artifact.digest)
+
+
+def image_labels(client: RegistryClient, raw: bytes, repository: str) -> dict[str, str]:
+    """The image config's labels (none for an index: a multi-platform image has one config per platform)."""
+    config = json.loads(raw).get("config")
+    if not isinstance(config, dict) or "digest" not in config:
+        return {}
+    blob = json.loads(client.blob(reference(f"{repository}:x"), str(config["digest"])))
+    labels = (blob.get("config") or {}).get("Labels") or {}
+    return {str(key): str(value) for key, value in labels.items()}
+
+
+def sign_image(
+    image_ref: str,
+    signer: Signer,
+    sbom: Mapping[str, Any],
+    run: BuildRun,
+    *,
+    tags: Sequence[str],
+    index_tag: str,
+    index_lifetime: timedelta = timedelta(days=30),
+) -> tuple[str, list[Attached]]:
+    """Sign the digest `image_ref` names (or its tag resolves to now), attest it, bind `tags` to it."""
+    if sbom.get("bomFormat") != "CycloneDX":
+        raise RegistryAccessError(
+            cause="the SBOM is not a CycloneDX document (no bomFormat: CycloneDX)",
+            fix="give the build's SBOM, build-output/sbom-<variant>.cdx.json (or /etc/pytorch-cuda/sbom.cdx.json)",
+        )
+    client, image = open_image(image_ref)
+    repository, digest = reference(image_ref).repository, image.digest
+    subject = Subject(image.media_type, digest, len(image.raw))
+    payload = simple_signing_payload(repository, digest)
+    signature = manifest([signature_layer(payload, sign_raw(signer, payload))], subject, SIG_ARTIFACT_TYPE)
+    statements = [
+        (SBOM_PREDICATE, statement(repository, digest, SBOM_PREDICATE, sbom)),
+        (PROVENANCE_PREDICATE, statement(repository, digest, PROVENANCE_PREDICATE, provenance(run))),
+    ]
+    layers = [
+        attestation_layer(dsse_envelope(signer, compact(document), IN_TOTO_PAYLOAD), predicate)
+        for predicate, document in statements
+    ]
+    attestations = manifest(layers, subject, ATT_ARTIFACT_TYPE)
+    attached = [
+        _push(client, repository, tag_for(digest, "sig"), signature, signature_media_type()),
+        _push(client, repository, tag_for(digest, "att"), attestations, signature_media_type()),
+    ]
+    existing = client.manifest(f"{repository}:{tag_for(digest, '')}")
+    listing = referrers_index(existing.raw if existing else None, [signature, attestations])
+    pushed = client.push_manifest(f"{repository}:{tag_for(digest, '')}", listing, OCI_INDEX)
+    attached.append(Attached("referrers", f"{repository}:{tag_for(digest, '')}", pushed))
+    if tags:
+        current = release_index.fetch(client, repository, index_tag)
+        bindings = [release_index.Binding(tag, digest, len(image.raw)) for tag in tags]
+        files = release_index.updated(current, signer, bindings, datetime.now(UTC), index_lifetime)
+        index = _push(client, repository, index_tag, release_index.artifact(files), signature_media_type())
+        attached.append(Attached("index", index.ref, index.digest))
+    return digest, attached
+
+
+def signature_media_type() -> str:
+    return "application/vnd.oci.image.manifest.v1+json"
