@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 import docker
 import pytest
+import requests
 
 from pytorch_cuda.release.promote import PromotionMismatchError, promote
 from tests.integration import local_registry as registry
@@ -114,3 +115,43 @@ def test_verify_of_another_repository_than_the_policy_s_exits_1_before_any_regis
     assert f"repository: expected {release.repository}, found 127.0.0.1:1/elsewhere/pytorch-cuda" in folded(
         failed.stderr
     )
+
+
+def test_the_registry_serves_cosign_s_layout_and_the_referrers_tag_lists_it(release: Release) -> None:
+    """As cosign and oras read it: `.sig` and `.att` by tag (cosign's discovery), and the OCI distribution spec's
+    referrers tag schema (`sha256-<hex>`, an image index of descriptors with artifactType) for `oras discover` on a
+    registry without the referrers API, as Distribution 2.8 here (and GHCR)."""
+    base = release.tested.replace(":", "-")
+    sig = registry.manifest(release.path, f"{base}.sig")
+    att = registry.manifest(release.path, f"{base}.att")
+    for served in (sig, att):
+        assert served.body["subject"]["digest"] == release.tested
+        assert served.body["config"]["mediaType"] == "application/vnd.oci.image.config.v1+json"
+        assert registry.blob_digest(release.path, served.config_digest)[0] == served.config_digest
+    (layer,) = sig.layers
+    assert layer["mediaType"] == "application/vnd.dev.cosign.simplesigning.v1+json"
+    assert list(layer["annotations"]) == ["dev.cosignproject.cosign/signature"]
+    assert sig.body["artifactType"] == "application/vnd.dev.cosign.artifact.sig.v1+json"
+    assert [(layer["mediaType"], layer["annotations"]) for layer in att.layers] == [
+        ("application/vnd.dsse.envelope.v1+json",
+         {"dev.cosignproject.cosign/signature": "", "predicateType": predicate})
+        for predicate in ("https://cyclonedx.org/bom", "https://slsa.dev/provenance/v1")
+    ]  # fmt: skip
+    referrers = registry.manifest(release.path, base)
+    assert referrers.body["mediaType"] == "application/vnd.oci.image.index.v1+json"
+    listed = {(d["mediaType"], d["digest"], d["size"], d["artifactType"]) for d in referrers.body["manifests"]}
+    oci = "application/vnd.oci.image.manifest.v1+json"
+    assert listed == {
+        (oci, sig.digest, served_size(release.path, sig.digest), "application/vnd.dev.cosign.artifact.sig.v1+json"),
+        (oci, att.digest, served_size(release.path, att.digest), "application/vnd.dsse.envelope.v1+json"),
+    }
+
+
+def served_size(path: str, digest: str) -> int:
+    response = requests.get(
+        f"http://{registry.REGISTRY_HOST}/v2/{path}/manifests/{digest}",
+        headers={"Accept": registry.MANIFEST_TYPES},
+        timeout=30,
+    )
+    response.raise_for_status()
+    return len(response.content)
