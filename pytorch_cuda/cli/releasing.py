@@ -62,6 +62,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     sign.add_argument("--index-lifetime", type=int, default=30 * 86400, metavar="SECONDS",
                       help="how long the release index stays valid unless signed again (default: 30 days)")  # fmt: skip
     sign.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
+    sign.add_argument(
+        "--require-pinned-base", action="store_true", help="refuse (exit 2) unless matrix.yaml's base has a digest:"
+    )
     ver = subs.add_parser(
         "verify", parents=common, help="verify an image against release-policy.yaml: signature, attestations, index"
     )
@@ -124,6 +127,8 @@ def release_verb(args: argparse.Namespace, session: Session) -> int:
         args.policy = session.root() / "release-policy.yaml"
     if args.release_verb == "sign" and args.public_key is None:
         args.public_key = session.root() / "keys" / "release.pub"
+    if args.release_verb == "sign":
+        args.matrix = session.root() / "matrix.yaml"
     lines, found = run(args)
     print(json.dumps(found, indent=2) if args.json else "\n".join(lines))
     return 0

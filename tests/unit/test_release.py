@@ -11,6 +11,7 @@ from tuf.api.metadata import Metadata, Targets, Timestamp
 
 from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys, release_index
+from pytorch_cuda.release.commands import check_pinned_base
 from pytorch_cuda.release.policy import PolicyError, load_policy
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.registry_client import RegistryAccessError, is_loopback, reference
@@ -153,3 +154,22 @@ def test_sign_without_its_key_exits_2(
     assert main(argv) == 2
     text = " ".join(capsys.readouterr().err.split())
     assert f"cannot load the private key {tmp_path / 'none.key'} (FileNotFoundError" in text
+
+
+def test_the_release_workflow_s_sign_refuses_a_base_without_a_digest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--require-pinned-base (release.yml passes it): the committed matrix.yaml's base has no digest: yet."""
+    (tmp_path / "sbom.json").write_text('{"bomFormat": "CycloneDX"}')
+    argv = ["sign", f"127.0.0.1:5000/ci/x@{DIGEST}", "--key", "awskms:none", "--sbom", str(tmp_path / "sbom.json"),
+            "--variant", "v", "--source-ref", "refs/v1", "--root", str(ROOT), "--require-pinned-base"]  # fmt: skip
+    assert main(argv) == 2
+    assert "matrix.yaml's base 'trixie' (pytorch-cuda-base/debian:trixie) carries no digest:" in " ".join(
+        capsys.readouterr().err.split()
+    )
+    pinned = tmp_path / "matrix.yaml"
+    pin = "    digest: sha256:" + "1" * 64 + "\n"
+    pinned.write_text(
+        (ROOT / "matrix.yaml").read_text().replace('    python: "3.13"\n', '    python: "3.13"\n' + pin, 1)
+    )
+    assert check_pinned_base(pinned) == "sha256:" + "1" * 64
