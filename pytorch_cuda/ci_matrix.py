@@ -47,6 +47,7 @@ class GpuEntry:
     runner: str
     gpu: str
     gpus: int
+    group: str  # runs-on: {group: GROUP, labels: LABELS}: fleet.yaml's runner group
     labels: tuple[str, ...]
     require: str  # conformance options: "--require-gpu" or "--require-gpu --require-gpus N"
 
@@ -116,6 +117,7 @@ def _gpu_entry(build: BuildEntry, name: str, runner: Runner) -> GpuEntry:
         runner=name,
         gpu=runner.gpu,
         gpus=runner.gpus,
+        group=runner.group,
         labels=runner.labels,
         require=" ".join(runner.require_args),
     )

@@ -40,8 +40,12 @@ class _Frozen(BaseModel):
 
 
 class Runner(_Frozen):
-    """One kind of self-hosted GPU runner: its GPU model, how many GPUs it has, and its labels."""
+    """One kind of self-hosted GPU runner: its runner group, its GPU model, how many GPUs it has, and its labels."""
 
+    group: Annotated[str, AfterValidator(_name)] = Field(
+        description="the organisation's runner group (runs-on: {group, labels}), restricted to the workflows that "
+        "define the GPU jobs (docs/release.md, 'Runner hardening')"
+    )
     gpu: str = Field(min_length=1, description="the GPU model, as nvidia-smi names it")
     gpus: int = Field(ge=1, le=64, description="GPUs the runner exposes to `docker run --gpus all`")
     labels: tuple[Label, ...] = Field(min_length=2)

@@ -70,6 +70,7 @@ def test_one_gpu_job_per_built_variant_and_runner(matrix: Matrix, fleet: Fleet) 
     two = next(g for g in jobs.gpu if g.runner == "h200x2" and g.variant == "cu128-runtime")
     assert two.require == "--require-gpu --require-gpus 2"
     assert two.labels == fleet.runners["h200x2"].labels
+    assert two.group == fleet.runners["h200x2"].group == "gpu-conformance"  # runs-on: {group, labels}
     assert two.name == "cu128-runtime on h200x2"
     one = next(g for g in jobs.gpu if g.runner == "h200")
     assert one.require == "--require-gpu"
@@ -103,7 +104,7 @@ def test_the_cli_names_a_bad_fleet(tmp_path: Path) -> None:
     bad = tmp_path / "fleet.yaml"
     bad.write_text(
         "schema: 1\nbuilder: {labels: [ubuntu-24.04]}\n"
-        "runners:\n  a: {gpu: H200, gpus: 1, labels: [linux, gpu-h200]}\n",
+        "runners:\n  a: {group: g, gpu: H200, gpus: 1, labels: [linux, gpu-h200]}\n",
         encoding="utf-8",
     )
     result = subprocess.run(

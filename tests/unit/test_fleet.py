@@ -19,7 +19,7 @@ def write(tmp_path: Path, data: object) -> Path:
 
 
 def runner(gpus: int, *labels: str) -> dict[str, object]:
-    return {"gpu": "NVIDIA H200", "gpus": gpus, "labels": ["self-hosted", *labels]}
+    return {"group": "gpu-conformance", "gpu": "NVIDIA H200", "gpus": gpus, "labels": ["self-hosted", *labels]}
 
 
 def fleet_of(runners: object, builder: object = None) -> dict[str, object]:
@@ -43,7 +43,7 @@ def test_actionlint_knows_exactly_the_fleets_custom_labels() -> None:
 @pytest.mark.parametrize(
     ("runners", "needle"),
     [
-        ({"a": {"gpu": "H200", "gpus": 1, "labels": ["linux", "gpu-h200"]}}, "must include 'self-hosted'"),
+        ({"a": {"group": "g", "gpu": "H200", "gpus": 1, "labels": ["gpu-h200", "x64"]}}, "must include 'self-hosted'"),
         ({"a": runner(0, "gpu-h200")}, "greater than or equal to 1"),
         ({"a": runner(1, "gpu-h200"), "b": runner(2, "gpu-h200", "gpus-2")}, "are all labels of runner 'b'"),
         ({"a": runner(1, "gpu h200")}, "is not a runner label"),
