@@ -124,6 +124,23 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     assert "$GITHUB_STEP_SUMMARY" in run
 
 
+def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind() -> None:
+    publish = load("release.yml")["jobs"]["publish"]
+    (step,) = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
+    assert "if" not in step  # no key is a failure, not a skipped step
+    run = step["run"]
+    assert "exit 1" in run
+    assert "::error::no release key" in run
+    assert run.index("trap 'rm -rf \"$keys_dir\"' EXIT") < run.index('> "$key"')  # cleanup armed before the key
+    assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
+    assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
+    verify = run[run.index("release verify") :].splitlines()[0]
+    assert "--public-key" not in verify
+    assert "--policy" not in verify
+    assert publish["strategy"]["max-parallel"] == 1  # one writer of the release index at a time
+    assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
+
+
 def _triggers(workflow: dict[str, Any]) -> set[str]:
     on = next((value for key, value in workflow.items() if key in ("on", True)), None)  # PyYAML: bare `on` is True
     return set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on or [])
