@@ -14,8 +14,8 @@ __all__ = ["Workload"]
 
 
 def __getattr__(name: str) -> object:
-    """``Workload`` loads torch on first use, so that ``precision_check.report`` (standard library only)
-    reads reports on a host without torch (the builder's ``report`` command)."""
+    """``Workload`` loads torch on first use, so that the report's modules (report, display, upgrade: standard
+    library only) read and rewrite reports where torch is not installed."""
     if name == "Workload":
         from precision_check.workload import Workload
 

@@ -1,9 +1,12 @@
-"""The precision-check report: frozen dataclasses, JSON out and back in.
+"""The precision-check report: frozen dataclasses, and the JSON document back in.
 
-JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 4, ...}``; its JSON Schema is
-``report.schema.json`` beside this file, which says what each version added. Versions 1 to 3 still read
-back (an old verdict's kind reads as ``""``). Non-finite numbers never reach JSON: a non-finite loss is
-``null`` (its step is listed in ``nonfinite_steps``), a non-finite activation's ``max_abs`` is ``null``.
+JSON form: ``{"schema": "pytorch-cuda/precision-check", "version": 5, ...}``; its JSON Schema is
+``report.schema.json`` beside this file, which says what each version added. precision_check/display.py writes
+it, with the lines precision-check judged (``display``, version 5), so that a page on the host shows them without
+judging again (pytorch_cuda_contract/precision_check_file.py reads them there). Versions 1 to 4 still read back
+here (an old verdict's kind reads as ``""``); ``python -m precision_check.upgrade`` rewrites one as version 5.
+Non-finite numbers never reach JSON: a non-finite loss is ``null`` (its step is listed in ``nonfinite_steps``), a
+non-finite activation's ``max_abs`` is ``null``.
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any, Final
 
-SCHEMA = "pytorch-cuda/precision-check"
-VERSION = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+from pytorch_cuda_contract import precision_check_file
+
+SCHEMA: Final = precision_check_file.SCHEMA
+VERSION: Final = precision_check_file.VERSION
+READABLE_VERSIONS: Final = precision_check_file.KNOWN_VERSIONS
 FP16_MAX = 65504.0
 
 
@@ -143,17 +148,8 @@ class Verdict:
     kind: str = ""  # one of VERDICT_KINDS (docs/precision-check.md); "" in reports before version 4
 
 
-# What kind of answer the verdict is, one line each (`precision-check --help` and the HTML page print these;
-# docs/precision-check.md says more):
-VERDICT_KIND_MEANING: Final[dict[str, str]] = {
-    "faster": "a lower precision is safe for this model and faster on this GPU",
-    "not-faster": "a lower precision is safe but buys no speed here: stay in fp32",
-    "numerics-only": "a CPU run: which precisions are safe in numerics; no speed evidence, so no dtype for speed",
-    "precision-limited": "a precision's loss stalls far above fp32's: it cannot fit this model and is never chosen",
-    "unsafe": "no lower precision is safe for this model (overflow, drift, non-finite values or underflow)",
-    "model-unstable": "fp32 itself diverges or is on the edge of it: fix the model before choosing a dtype",
-    "no-reference": "fp32 did not run: there was nothing to compare with",
-}
+# What kind of answer the verdict is, one line each: the contract's, which the host's page shows too.
+VERDICT_KIND_MEANING: Final = precision_check_file.VERDICT_KIND_MEANING
 VERDICT_KINDS: Final = tuple(VERDICT_KIND_MEANING)
 
 
@@ -165,7 +161,8 @@ class Report:
     verdict: Verdict
 
 
-def to_json(report: Report) -> str:
+def as_document(report: Report) -> dict[str, Any]:
+    """The report's measurements and verdict as a JSON document (display.py adds the judged lines and writes it)."""
     m = report.measurements
     doc: dict[str, Any] = {
         "schema": SCHEMA,
@@ -180,7 +177,7 @@ def to_json(report: Report) -> str:
         "noise_floor": None if m.noise_floor is None else asdict(m.noise_floor),
         "verdict": asdict(report.verdict),
     }
-    return json.dumps(doc, indent=2, allow_nan=False) + "\n"
+    return doc
 
 
 def _timing(d: dict[str, Any] | None) -> Timing | None:

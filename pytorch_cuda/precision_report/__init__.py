@@ -3,7 +3,8 @@
 ``python build.py report RESULTS.json [...] --out DIR``. Reads every conformance results file through
 pytorch_cuda_contract.results_file and computes the recommendation with
 pytorch_cuda_contract.advice. A precision-check
-report (``precision-check ... --json``) among them becomes its own page, precision-check-<name>.html.
+report (``precision-check ... --json``) among them becomes its own page, precision-check-<name>.html, which shows
+the lines precision-check judged and wrote into it (pytorch_cuda_contract.precision_check_file reads them).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from precision_check.report import Report
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.precision_report.check_page import (
     CheckPageError,
@@ -23,6 +23,7 @@ from pytorch_cuda.precision_report.check_page import (
 from pytorch_cuda.precision_report.markdown import render_markdown
 from pytorch_cuda.precision_report.model import build_document
 from pytorch_cuda.precision_report.view import render_html
+from pytorch_cuda_contract.precision_check_file import CheckFile
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
 SCHEMA_FILE = Path(__file__).with_name("report.schema.json")
@@ -32,7 +33,7 @@ class ReportInputError(UserError):
     """A results file given to `report` cannot be read."""
 
 
-def _check_report(path: Path) -> Report | None:
+def _check_report(path: Path) -> CheckFile | None:
     """The precision-check report in ``path``, or None when it is not one (a results file, or unreadable)."""
     try:
         text = path.read_text(encoding="utf-8")

@@ -1,4 +1,4 @@
-"""The JSON report: its schema file, and the dataclasses' round trip."""
+"""The JSON report: its schema file, the dataclasses' round trip, and the judged lines it carries (version 5)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from precision_check.report import Report, Verdict, report_from_json, to_json
+from precision_check.display import display_of, to_json
+from precision_check.report import Report, Verdict, report_from_json
+from precision_check.terminal_table import render, table_rows
 from precision_check.verdict import decide
 from tests.precision_check.measurements import healthy_h200, with_floor
 
@@ -52,14 +54,14 @@ def test_non_finite_numbers_never_reach_json() -> None:
 
 def test_a_version_1_report_still_reads_back_without_a_floor() -> None:
     doc = json.loads(to_json(_report()))
-    assert doc["version"] == 4
+    assert doc["version"] == 5
     assert doc["noise_floor"]["rel_diff_max"] > 0
     old = {key: value for key, value in doc.items() if key != "noise_floor"} | {"version": 1}
     report = report_from_json(json.dumps(old))
     assert report.measurements.noise_floor is None
     assert report.measurements.runs == _report().measurements.runs
-    with pytest.raises(ValueError, match="version 1 or 2 or 3 or 4"):
-        report_from_json(json.dumps(doc | {"version": 5}))
+    with pytest.raises(ValueError, match="version 1 or 2 or 3 or 4 or 5"):
+        report_from_json(json.dumps(doc | {"version": 6}))
 
 
 def test_schema_wants_the_floor_in_version_2() -> None:
@@ -67,3 +69,24 @@ def test_schema_wants_the_floor_in_version_2() -> None:
     with pytest.raises(jsonschema.ValidationError):
         jsonschema.validate({key: value for key, value in doc.items() if key != "noise_floor"}, SCHEMA)
     jsonschema.validate(doc | {"noise_floor": None}, SCHEMA)
+
+
+def test_the_report_carries_the_lines_precision_check_judged() -> None:
+    """The table the terminal prints, cell for cell, the facts and the kind's meaning: a page shows them without
+    judging again."""
+    report = _report()
+    display = json.loads(to_json(report))["display"]
+    header, rows = table_rows(report)
+    assert (display["header"], display["rows"]) == (header, rows)
+    assert all(" ".join(row[:2]) in " ".join(render(report).split()) for row in rows)
+    assert tuple(display["facts"]) == display_of(report).facts
+    assert display["facts"][0].startswith("fp32 noise floor: 0.2% at most along the way")
+    assert display["kind_meaning"] == "a lower precision is safe for this model and faster on this GPU"
+
+
+def test_schema_wants_the_judged_lines_from_version_5() -> None:
+    doc = json.loads(to_json(_report()))
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({key: value for key, value in doc.items() if key != "display"}, SCHEMA)
+    old = {key: value for key, value in doc.items() if key != "display"} | {"version": 4}
+    jsonschema.validate(old, SCHEMA)

@@ -10,6 +10,7 @@ from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report import write_report
 from pytorch_cuda.precision_report.browser import find_chromium, load
 from tests.report.fixtures import H100, H200, ROOT, T4
+from tests.report.test_check_page import upgraded
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -44,7 +45,7 @@ def test_the_console_check_can_fail(tmp_path: Path) -> None:
 
 
 def test_a_precision_check_page_opens_cleanly_with_its_loss_curves(tmp_path: Path) -> None:
-    source = ROOT / "tests/precision_check/recorded/transformer.h200.json"
+    source = upgraded(tmp_path, ROOT / "tests/precision_check/recorded/transformer.h200.json")
     (written,) = write_report([source], tmp_path)
     shot = tmp_path / "check.png"
     page = load(written, shot)

@@ -1,4 +1,8 @@
-"""`build.py report` renders a precision-check report (precision-check ... --json) as its own HTML page."""
+"""`build.py report` renders a precision-check report (precision-check ... --json) as its own HTML page.
+
+The page shows the lines precision-check judged and wrote into the report (version 5); the recorded runs are older,
+so each test first upgrades its run with precision-check's own `python -m precision_check.upgrade`, as a user
+would in the image."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from precision_check import upgrade
 from pytorch_cuda.precision_report import ReportInputError, write_report
 from tests.report.fixtures import H200, ROOT
 from tests.report.test_report import build_py
@@ -17,8 +22,15 @@ TRANSFORMER = RECORDED / "transformer.h200.json"
 OVERFLOW = RECORDED / "overflow_mlp.h200.json"
 
 
+def upgraded(tmp_path: Path, recorded: Path) -> Path:
+    """The recorded run rewritten as the current version (same file name), with its judged lines."""
+    new = tmp_path / "upgraded" / recorded.name
+    assert upgrade.main([str(recorded), str(new)]) == 0
+    return new
+
+
 def _page(tmp_path: Path, source: Path) -> str:
-    (written,) = write_report([source], tmp_path)
+    (written,) = write_report([upgraded(tmp_path, source)], tmp_path)
     assert written.name == f"precision-check-{source.stem}.html"
     return written.read_text()
 
@@ -46,10 +58,11 @@ def test_overflow_page_names_the_layer(tmp_path: Path) -> None:
 
 
 def test_conformance_results_and_check_reports_together(tmp_path: Path) -> None:
+    transformer = upgraded(tmp_path, TRANSFORMER)
     other = tmp_path / "in" / "transformer.h200.json"
     other.parent.mkdir()
-    other.write_text(TRANSFORMER.read_text())
-    written = write_report([H200, TRANSFORMER, other], tmp_path / "out")
+    other.write_text(transformer.read_text())
+    written = write_report([H200, transformer, other], tmp_path / "out")
     assert [p.name for p in written] == [
         "report.json",
         "report.md",
@@ -71,7 +84,7 @@ def test_conformance_results_and_check_reports_together(tmp_path: Path) -> None:
 def test_a_malformed_check_report_is_refused_before_anything_is_written(
     tmp_path: Path, change: object, needle: str
 ) -> None:
-    doc = json.loads(TRANSFORMER.read_text())
+    doc = json.loads(upgraded(tmp_path, TRANSFORMER).read_text())
     change(doc)  # type: ignore[operator]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(doc))
@@ -108,3 +121,33 @@ def test_a_precision_limited_page_names_the_verdict_kind_and_the_gradients(tmp_p
     assert "zero gradients over the last 5 steps: fp32 0.00%, bf16 0.00%; first non-finite gradient: none" in page
     old = _page(tmp_path / "old", TRANSFORMER)  # a version 3 report: its verdict has no kind, the page none either
     assert "verdict-kind" not in old
+
+
+def test_an_old_report_is_refused_with_the_command_that_upgrades_it(tmp_path: Path) -> None:
+    with pytest.raises(ReportInputError) as raised:
+        write_report([H200, TRANSFORMER], tmp_path / "out")
+    assert f"{TRANSFORMER} is a pytorch-cuda/precision-check report that cannot be read" in raised.value.cause
+    assert "version 3 predates the judged lines (display) that a page shows" in raised.value.cause
+    assert "`PYTHONPATH=/opt/pytorch-cuda python -m precision_check.upgrade OLD.json NEW.json`" in raised.value.fix
+    assert not (tmp_path / "out").exists()
+
+
+def test_the_page_shows_the_lines_precision_check_wrote_and_judges_nothing(tmp_path: Path) -> None:
+    doc = json.loads(upgraded(tmp_path, TRANSFORMER).read_text())
+    doc["display"]["rows"][0][1] = "judged-by-precision-check"
+    doc["display"]["facts"] = ["a fact only the file holds"]
+    doc["display"]["kind_meaning"] = "a meaning only the file holds"
+    doc["verdict"]["kind"] = "faster"
+    edited = tmp_path / "edited" / "transformer.h200.json"
+    edited.parent.mkdir()
+    edited.write_text(json.dumps(doc))
+    page = _page_of(edited, tmp_path / "out")
+    assert '<td class="num">judged-by-precision-check</td>' in page
+    assert "<li>a fact only the file holds</li>" in page
+    assert "fp32 noise floor" not in page
+    assert "a meaning only the file holds" in page
+
+
+def _page_of(source: Path, out: Path) -> str:
+    (written,) = write_report([source], out)
+    return written.read_text()

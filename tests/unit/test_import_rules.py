@@ -71,6 +71,19 @@ def test_what_runs_in_the_image_never_imports_the_builder(package: str) -> None:
         assert not builder, f"{path.relative_to(ROOT)} imports the builder: {builder}"
 
 
+@pytest.mark.parametrize(
+    "package", ["pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom"]
+)
+def test_the_builder_imports_neither_the_suite_nor_precision_check(package: str) -> None:
+    """The other direction: what the suite and precision-check write (results files, precision-check reports) the
+    builder reads through the contract (results_file, precision_check_file, advice), never through their code. No
+    packaging exception: the wheel carries pytorch_cuda* only (pyproject.toml)."""
+    for path in _python_files(package):
+        found = [n for n in imported_modules(path) if n.split(".")[0] in ("conformance", "precision_check")]
+        assert not found, f"{path.relative_to(ROOT)} imports {found}"
+    assert not import_graph.build(ROOT).builder_arrows_into(("conformance", "precision_check"))
+
+
 def test_the_fault_harness_runs_the_suite_as_a_user_would_and_imports_neither_it_nor_the_builder() -> None:
     """fault_coverage runs bare on a GPU host: the standard library and the contract only (its patches/ are
     sitecustomize bodies run inside the suite's processes, where torch is; they import torch, nvidia-ml-py's pynvml and
