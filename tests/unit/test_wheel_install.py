@@ -34,7 +34,7 @@ PACKAGED_SUITE = ("conformance", "precision_check")
 IMPORTED = (
     "pytorch_cuda.cli",
     "pytorch_cuda_contract.results_file",
-    "precision_check.report",
+    "pytorch_cuda_contract.precision_check_file",
     "pytorch_cuda_entry.banner",
 )
 BACKEND = Version("77")  # pyproject.toml's [build-system] requires setuptools>=77
@@ -88,6 +88,14 @@ def test_every_imported_package_comes_from_the_wheel(installed: Path, tmp_path: 
     assert found.returncode == 0, found.stderr
     for path in json.loads(found.stdout):
         assert Path(path).is_relative_to(installed.parent), path
+
+
+def test_the_wheel_carries_neither_the_suite_nor_precision_check(installed: Path, tmp_path: Path) -> None:
+    """The builder never imports them (tests/unit/test_import_rules.py); the images COPY them from the checkout."""
+    for package in PACKAGED_SUITE:
+        found = _run([str(installed / "python"), "-c", f"import {package}"], tmp_path)
+        assert found.returncode == 1, found.stdout
+        assert f"No module named '{package}'" in found.stderr
 
 
 def test_the_command_works_from_any_folder(installed: Path, tmp_path: Path) -> None:
