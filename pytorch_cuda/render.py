@@ -1,4 +1,5 @@
-"""Render templates/ into images/<variant>/ and check that images/ is up to date."""
+"""Render templates/ into images/<variant>/ (and the commands every root image ships, once, into images/bin/)
+and check that images/ is up to date."""
 
 from __future__ import annotations
 
@@ -29,7 +30,16 @@ from pytorch_cuda.tags import full_tag
 from pytorch_cuda.variants import Variant, all_variants
 from pytorch_cuda_contract import paths
 
-EXECUTABLE_FILES = frozenset({"conformance", "precision-check", "entrypoint", "pytorch-cuda-info"})
+# The commands a root image installs into /usr/local/bin: one file each under images/bin/, rendered from its
+# template with the in-image paths alone (no variant), so every variant's Dockerfile COPYs the same bytes.
+COMMANDS_DIR = Path("images") / "bin"
+COMMANDS = {
+    "conformance": "conformance.sh.j2",
+    "precision-check": "precision-check.sh.j2",
+    "entrypoint": "entrypoint.sh.j2",
+    "pytorch-cuda-info": "pytorch-cuda-info.sh.j2",
+}
+EXECUTABLE_FILES = frozenset(COMMANDS)
 
 
 @dataclass(frozen=True)
@@ -62,6 +72,7 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
         "user": matrix.user,
         "venv": VENV_PATH,
         "paths": paths.template_context(),
+        "commands_dir": str(COMMANDS_DIR),
         "parent_ref": parent_ref(matrix, variant),
         "index_url": str(variant.target.index).rstrip("/"),
         "lock": {
@@ -99,10 +110,21 @@ def _render_template(env: jinja2.Environment, name: str, context: dict[str, obje
     return "\n".join(collapsed).strip("\n") + "\n"
 
 
+def render_commands(templates_dir: Path) -> list[RenderedFile]:
+    """images/bin/: the root images' commands, the same for every variant (their templates see only the paths)."""
+    env = _environment(templates_dir)
+    context: dict[str, object] = {"paths": paths.template_context(), "venv": VENV_PATH}
+    return [
+        RenderedFile(COMMANDS_DIR / name, _render_template(env, template, context))
+        for name, template in COMMANDS.items()
+    ]
+
+
 def render_variant(
     matrix: Matrix, variant: Variant, templates_dir: Path, root: Path | None = None
 ) -> list[RenderedFile]:
-    """The variant's rendered files; with a committed lock (under ``root``), its layer slices too."""
+    """The variant's rendered files (a root's with the images/bin/ commands it COPYs); with a committed lock
+    (under ``root``), its layer slices too."""
     env = _environment(templates_dir)
     context = _context(matrix, variant)
     folder = Path("images") / variant.key
@@ -114,12 +136,9 @@ def render_variant(
         ]
     files = [
         RenderedFile(folder / "Dockerfile", _render_template(env, variant.flavour.template, context)),
-        RenderedFile(folder / "conformance", _render_template(env, "conformance.sh.j2", context)),
-        RenderedFile(folder / "precision-check", _render_template(env, "precision-check.sh.j2", context)),
-        RenderedFile(folder / "entrypoint", _render_template(env, "entrypoint.sh.j2", context)),
-        RenderedFile(folder / "pytorch-cuda-info", _render_template(env, "pytorch-cuda-info.sh.j2", context)),
         RenderedFile(folder / "manifest.json", manifest_json(matrix, variant)),
         RenderedFile(folder / "requirements.txt", requirements_txt(matrix, variant)),
+        *render_commands(templates_dir),
     ]
     lock = (root or templates_dir.parent) / folder / LOCK_NAME
     if lock.exists():
@@ -129,13 +148,17 @@ def render_variant(
 
 
 def render_all(matrix: Matrix, templates_dir: Path, root: Path | None = None) -> list[RenderedFile]:
-    return [file for variant in all_variants(matrix) for file in render_variant(matrix, variant, templates_dir, root)]
+    """Every variant's files, each path once (the images/bin/ commands are every root variant's)."""
+    files = [file for variant in all_variants(matrix) for file in render_variant(matrix, variant, templates_dir, root)]
+    return list({file.path: file for file in files}.values())
 
 
 def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
-    """Write the files; remove variant folders the matrix no longer has. Returns the changed paths."""
+    """Write the files; remove variant folders the matrix no longer has, and files under images/ that are no
+    longer rendered (locks excepted). Returns the changed paths."""
     changed: list[Path] = []
     wanted_dirs = {file.path.parent for file in files}
+    wanted = {file.path for file in files}
     images_dir = root / "images"
     if images_dir.is_dir():
         for folder in sorted(images_dir.iterdir()):
@@ -144,6 +167,12 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
                     child.unlink()
                 folder.rmdir()
                 changed.append(folder.relative_to(root))
+            elif folder.is_dir():
+                for child in sorted(folder.iterdir()):
+                    relative = child.relative_to(root)
+                    if child.is_file() and relative not in wanted and not _is_lock(relative):
+                        child.unlink()
+                        changed.append(relative)
     for file in files:
         target = root / file.path
         target.parent.mkdir(parents=True, exist_ok=True)

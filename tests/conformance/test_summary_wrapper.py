@@ -1,6 +1,6 @@
 """The image's `conformance` command: pytest's exit status is kept and the precision summary follows it.
 
-Runs the rendered wrapper (images/cu128-runtime/conformance) for real, with the image's paths
+Runs the rendered wrapper (images/bin/conformance) for real, with the image's paths
 pointed at this checkout, on a fast CPU check of the real suite.
 """
 
@@ -19,7 +19,7 @@ from tests.conformance.harness import manifest_document, write_manifest
 from tests.report.fixtures import H200, HALFWAY
 
 ROOT = Path(__file__).resolve().parents[2]
-WRAPPER = ROOT / "images/cu128-runtime/conformance"
+WRAPPER = ROOT / "images/bin/conformance"
 
 
 def _wrapper(tmp_path: Path) -> Path:

@@ -17,11 +17,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def entry(tmp_path: Path) -> Path:
-    """The committed cu128 entry script, with the venv's python replaced by a fake that prints BANNER."""
+    """The committed entry script, with the venv's python replaced by a fake that prints BANNER."""
     fake_python = tmp_path / "python"
     fake_python.write_text("#!/bin/sh\necho BANNER >&2\n")
     fake_python.chmod(0o755)
-    script = (ROOT / "images/cu128-runtime/entrypoint").read_text()
+    script = (ROOT / "images/bin/entrypoint").read_text()
     assert f"{paths.VENV_PATH}/bin/python -c" in script
     copy = tmp_path / "entrypoint"
     copy.write_text(script.replace(f"{paths.VENV_PATH}/bin/python", str(fake_python)))

@@ -180,7 +180,7 @@ def test_bootstrap_command_excludes_docs(matrix: Matrix, tmp_path: Path) -> None
 
 
 def test_results_path_is_what_the_wrapper_writes(root: Path) -> None:
-    wrapper = (root / "images/cu128-runtime/conformance").read_text()
+    wrapper = (root / "images/bin/conformance").read_text()
     assert '--conformance-json="$out/results.json"' in wrapper
     assert RESULTS_PATH == "/tmp/conformance/results.json"
     assert 'out="${CONFORMANCE_OUT:-/tmp/conformance}"' in wrapper

@@ -44,7 +44,7 @@ def test_every_root_variant_renders_an_executable_wrapper_and_copies_the_package
         assert f'PYTHONPATH="{paths.SHARE_DIR}' in wrapper.content
         assert '/bin/python -m precision_check "$@"' in wrapper.content
         dockerfile = files["Dockerfile"].content
-        assert f"COPY images/{variant.key}/precision-check /usr/local/bin/precision-check" in dockerfile
+        assert "COPY images/bin/precision-check /usr/local/bin/precision-check" in dockerfile
         assert f"COPY precision_check {paths.PRECISION_CHECK_DIR}" in dockerfile
         assert f"COPY examples/precision_check {paths.PRECISION_CHECK_EXAMPLES_DIR}" in dockerfile
     assert f"{paths.SHARE_DIR}/precision_check" == paths.PRECISION_CHECK_DIR

@@ -7,7 +7,7 @@ import pytest
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.render import find_stale, render_all, render_variant, write_rendered
+from pytorch_cuda.render import COMMANDS, COMMANDS_DIR, find_stale, render_all, render_variant, write_rendered
 from pytorch_cuda.variants import select_variant
 
 
@@ -41,12 +41,12 @@ def test_leftover_and_missing_and_mode(matrix: Matrix, root: Path, tmp_path: Pat
     (copy / "images/cu999-runtime").mkdir()
     (copy / "images/cu999-runtime/Dockerfile").write_text("FROM scratch\n")
     (copy / "images/cu126-runtime/manifest.json").unlink()
-    (copy / "images/cu130-runtime/conformance").chmod(0o644)
+    (copy / "images/bin/conformance").chmod(0o644)
     reasons = {str(s.path): s.reason for s in find_stale(render_all(matrix, copy / "templates"), copy)}
     assert reasons == {
         "images/cu999-runtime/Dockerfile": "not rendered from the matrix (left over)",
         "images/cu126-runtime/manifest.json": "missing",
-        "images/cu130-runtime/conformance": "is not executable",
+        "images/bin/conformance": "is not executable",
     }
     write_rendered(render_all(matrix, copy / "templates"), copy)
     assert find_stale(render_all(matrix, copy / "templates"), copy) == []
@@ -117,3 +117,51 @@ def test_variants_share_one_template(root: Path) -> None:
     runtime = (root / "templates/runtime.Dockerfile.j2").read_text()
     assert '{% extends "base.Dockerfile.j2" %}' in runtime
     assert "FROM" not in runtime
+
+
+def test_the_commands_are_rendered_once_and_every_root_dockerfile_copies_them(matrix: Matrix, root: Path) -> None:
+    """The four commands are the same bytes for every variant: one file each under images/bin/, no copies."""
+    files = render_all(matrix, root / "templates")
+    commands = [f for f in files if f.path.name in COMMANDS]
+    assert sorted(str(f.path) for f in commands) == sorted(str(COMMANDS_DIR / name) for name in COMMANDS)
+    assert all(f.executable for f in commands)
+    assert len({f.path for f in files}) == len(files)
+    roots = [f for f in files if f.path.name == "Dockerfile" and f.path.parent.name.endswith("-runtime")]
+    assert len(roots) == 3
+    for dockerfile in roots:
+        for name in COMMANDS:
+            assert f"COPY images/bin/{name} /usr/local/bin/" in dockerfile.content
+        assert f"COPY {dockerfile.path.parent}/manifest.json" in dockerfile.content  # still the variant's own
+
+
+def test_render_removes_a_file_it_no_longer_renders_and_keeps_the_locks(
+    matrix: Matrix, root: Path, tmp_path: Path
+) -> None:
+    copy = _copy_repo(root, tmp_path)
+    old = copy / "images/cu128-runtime/conformance"  # where each variant had its own copy of a command
+    old.write_text("#!/bin/sh\n")
+    stale = find_stale(render_all(matrix, copy / "templates"), copy)
+    assert [(s.path, s.reason) for s in stale] == [(old.relative_to(copy), "not rendered from the matrix (left over)")]
+    changed = write_rendered(render_all(matrix, copy / "templates"), copy)
+    assert changed == [old.relative_to(copy)]
+    assert not old.exists()
+    assert (copy / "images/cu128-runtime/requirements.lock").exists()
+    assert (copy / "images/installer.lock").exists()
+    assert find_stale(render_all(matrix, copy / "templates"), copy) == []
+
+
+def test_every_rendered_file_says_it_is_generated(matrix: Matrix, root: Path) -> None:
+    """Each file but JSON (no comments there; .gitattributes marks images/ generated) opens with a header naming
+    what made it; a shell command's header follows its #! line."""
+    for file in render_all(matrix, root / "templates"):
+        if file.path.suffix == ".json":
+            continue
+        lines = file.content.splitlines()
+        head = "\n".join(lines[1:3] if lines[0].startswith("#!") else lines[:2])
+        assert head.startswith("# Generated from "), file.path
+        assert "`python build.py render`" in head, file.path
+        assert "Do not edit" in file.content.split("\n\n")[0], file.path
+
+
+def test_gitattributes_marks_images_generated(root: Path) -> None:
+    assert "images/** linguist-generated=true" in (root / ".gitattributes").read_text().splitlines()
