@@ -5,6 +5,8 @@
 #     permissions, credential persistence, dangerous triggers, Dependabot cooldown...; findings at medium
 #     severity or above fail,
 #   no $(jq ...) inside another command's arguments (echo "x=$(jq ...)"), where a failing jq goes unnoticed,
+#   no workflow a pull request triggers reaches a self-hosted runner (scripts/pr_runner_reach.py): a fork's pull
+#     request runs its own copy of the workflow, so runs-on must be a GitHub-hosted image named literally,
 #   check-jsonschema: the workflows and .github/dependabot.yml against their vendored schemas,
 #   hadolint (.hadolint.yaml) on the rendered images/*/Dockerfile,
 #   kubernetes-validate --strict on deploy/k8s/*.yaml (the Kubernetes schemas ship in its wheel).
@@ -54,6 +56,7 @@ hidden_jq() {
   fi
 }
 run "jq exit status" hidden_jq "${workflows[@]}"
+run "self-hosted reach: pull-request workflows" "$bin/python" "$here/scripts/pr_runner_reach.py" .
 run "check-jsonschema: workflows" check-jsonschema --builtin-schema vendor.github-workflows "${workflows[@]}"
 run "check-jsonschema: dependabot" check-jsonschema --builtin-schema vendor.dependabot .github/dependabot.yml
 run "hadolint: images/*/Dockerfile" hadolint --config .hadolint.yaml images/*/Dockerfile

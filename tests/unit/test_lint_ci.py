@@ -171,6 +171,30 @@ BROKEN = [
     ),
     pytest.param(
         Broken(
+            ".github/workflows/pr.yml",
+            "    runs-on: ubuntu-24.04\n    timeout-minutes: 30\n",
+            "    runs-on: [self-hosted, gpu-h200]\n    timeout-minutes: 30\n",
+            ["pr.yml (on pull_request): job 'unit' of pr.yml can run on the self-hosted label 'self-hosted'"],
+            ["self-hosted reach"],
+        ),
+        id="a pull-request job on a self-hosted runner",
+    ),
+    pytest.param(
+        Broken(
+            ".github/workflows/pr.yml",
+            "  build-and-integration:\n",
+            "  gpu:\n    uses: ./.github/workflows/gpu-conformance.yml\n  build-and-integration:\n",
+            [
+                "pr.yml (on pull_request) calls gpu-conformance.yml (job 'gpu'): job 'gpu' of gpu-conformance.yml can "
+                "run on runner group '${{ matrix.group }}'",
+                "job 'build' of gpu-conformance.yml can run on the expression '${{ matrix.labels }}'",
+            ],
+            ["self-hosted reach"],
+        ),
+        id="a pull-request workflow calling the GPU workflow",
+    ),
+    pytest.param(
+        Broken(
             "images/cu128-runtime/Dockerfile",
             "USER 1000\n",
             "USER 0\n",
