@@ -1,4 +1,4 @@
-"""Issue 29's attacks on `build.py release verify`, each on the loopback registry (127.0.0.1:5000) with small real
+"""Release attacks against `build.py release verify`, each on the loopback registry (127.0.0.1:5000) with small real
 images, real ECDSA keys and the committed policy's shape: an untouched release verifies with the documented
 command and no flag; each attack fails with exit 1 naming the field, the expected value and the value found."""
 
