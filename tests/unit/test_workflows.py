@@ -65,6 +65,14 @@ def test_pr_runs_the_readme_test_command() -> None:
     assert "scripts/test.sh --unit" in runs
 
 
+def test_zizmor_runs_online_in_pr_and_offline_in_lint_ci() -> None:
+    steps = load("pr.yml")["jobs"]["unit"]["steps"]
+    (online,) = [s for s in steps if "zizmor" in s.get("run", "")]
+    assert "--offline" not in online["run"]
+    assert online["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert "zizmor --offline" in (ROOT / "scripts" / "lint-ci.sh").read_text()
+
+
 def test_build_once_push_by_digest_then_test_that_digest() -> None:
     jobs = load("gpu-conformance.yml")["jobs"]
     assert jobs["build"]["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's builder
