@@ -1,0 +1,102 @@
+"""`results ingest|list` (the results store, pytorch_cuda/run_store) and `site` (the static site, pytorch_cuda/site).
+
+Exit status: 0 done; 2 bad input (a malformed, foreign-schema or duplicate results file, a folder that is not a
+store, a record changed by hand): nothing already stored is lost, and a refused ingest stores none of its files.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from pytorch_cuda.cli.options import Session, SharedOptions, examples
+from pytorch_cuda.console.output import dumps
+
+
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
+    results_verb = verbs.add_parser(
+        "results",
+        parents=[shared.common],
+        help="the results store: ingest conformance result files, list the stored runs",
+        description="A content-addressed store of conformance runs (docs/site.md): one immutable file per run, "
+        "named by the sha256 of its results, under the image digest it tested (or, for a bare host, its torch "
+        "and CUDA versions); index.json is generated from them. Exit 2: a malformed, foreign-schema or "
+        "duplicate file (nothing is stored), or a folder that is not a store.",
+        epilog=examples(
+            "results ingest out/results.json --store store/",
+            "results ingest busy-gpu.json --store store/ --fault busy-gpu",
+            "results list --store store/",
+        ),
+    )
+    actions = results_verb.add_subparsers(dest="action", required=True, metavar="ACTION")
+    ingest_verb = actions.add_parser("ingest", parents=[shared.common], help="validate and store result files")
+    ingest_verb.add_argument("files", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
+    ingest_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store (a new one starts)")
+    ingest_verb.add_argument(
+        "--fault", metavar="NAME", help="the runs ran under this injected fault: shown and flagged, never a baseline"
+    )
+    ingest_verb.add_argument(
+        "--image-digest", metavar="sha256:...", help="the digest of the image tested, for a file that lacks one"
+    )
+    ingest_verb.add_argument(
+        "--skip-duplicates", action="store_true", help="a file already stored is noted, not refused (the nightly)"
+    )
+    ingest_verb.set_defaults(run=ingest)
+    list_verb = actions.add_parser("list", parents=[shared.common], help="the stored runs, oldest first")
+    list_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
+    list_verb.set_defaults(run=list_runs)
+    site_verb = verbs.add_parser(
+        "site",
+        parents=[shared.common],
+        help="the static site of a results store: image x GPU, history, regressions, expected support",
+        epilog=examples("site --store store/ --out site/"),
+    )
+    site_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the results store")
+    site_verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the site is written")
+    site_verb.set_defaults(run=site)
+
+
+def ingest(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.run_store import ingest as store_runs
+
+    done = store_runs(
+        args.files, args.store, fault=args.fault, image_digest=args.image_digest, skip_duplicates=args.skip_duplicates
+    )
+    if args.json:
+        stored = [{"sha256": s.record.sha256, "path": str(s.path), "gpu": s.gpu} for s in done.stored]
+        print(dumps({"stored": stored, "duplicates": list(done.duplicates)}))
+        return 0
+    for s in done.stored:
+        session.out.print(f"stored {s.path} ({s.gpu}, {s.record.subject.label})", highlight=False)
+    for sha in done.duplicates:
+        session.out.print(f"already stored: {sha}", highlight=False)
+    return 0
+
+
+def list_runs(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.run_store.store import index_document, read_store
+
+    document = index_document(read_store(args.store))
+    if args.json:
+        print(dumps(document))
+        return 0
+    for row in document["runs"]:
+        status = "complete" if row["complete"] else f"exit {row['exit_status']}"
+        fault = f"  fault: {row['fault']}" if row["fault"] else ""
+        line = f"{row['started_at']}  {row['sha256'][:12]}  {row['gpu']}  {row['label']}  {status}{fault}"
+        session.out.print(line, highlight=False)
+    return 0
+
+
+def site(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.site import build_site  # matplotlib loads only for `site`
+
+    built = build_site(args.store, args.out)
+    if args.json:
+        print(dumps({"pages": len(built.pages), "regressions": built.regressions, "out": str(args.out)}))
+    else:
+        session.out.print(
+            f"wrote {len(built.pages)} pages into {args.out} ({built.regressions} regression(s) flagged)",
+            highlight=False,
+        )
+    return 0

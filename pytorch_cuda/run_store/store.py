@@ -1,0 +1,207 @@
+"""Read and grow a results store: validate everything first, then write each record atomically."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+from pytorch_cuda.run_store.record import RECORD_KIND, Record, StoreError, Subject, results_sha256, subject_of
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+
+STORE_KIND: Final = "pytorch-cuda-results-store"
+STORE_SCHEMA: Final = 1
+INDEX_KIND: Final = "pytorch-cuda-results-index"
+
+
+@dataclass(frozen=True, eq=False)  # one object per stored file: hashed by identity (history caches its diffs)
+class Stored:
+    record: Record
+    path: Path
+    results: ConformanceResults
+
+    @property
+    def gpu(self) -> str:
+        return self.results.gpus[0].name if self.results.gpus else "no GPU"
+
+
+@dataclass(frozen=True)
+class Ingested:
+    stored: tuple[Stored, ...]  # written by this call
+    duplicates: tuple[str, ...]  # sha256 of files already stored (only with skip_duplicates)
+
+
+def _marker(store: Path) -> Path:
+    return store / "STORE.json"
+
+
+def _check_store(store: Path, *, create: bool) -> None:
+    marker = _marker(store)
+    if marker.is_file():
+        try:
+            doc = json.loads(marker.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as error:
+            raise StoreError(f"{marker} cannot be read ({error})", "restore it from the results branch") from None
+        if not isinstance(doc, dict) or doc.get("kind") != STORE_KIND or doc.get("schema") != STORE_SCHEMA:
+            raise StoreError(
+                f"{marker} does not mark a results store of schema {STORE_SCHEMA} (found {doc!r})",
+                "pass the folder `build.py results ingest` created, or update this checkout",
+            )
+        return
+    if store.is_dir() and any(store.iterdir()):
+        raise StoreError(
+            f"{store} is not empty and holds no STORE.json, so it is not a results store",
+            "pass an empty or new folder to start a store, or the folder of an existing one",
+        )
+    if not create:
+        raise StoreError(f"{store} is not a results store (no {marker.name})", "ingest a results file into it first")
+    _write_atomically(marker, json.dumps({"kind": STORE_KIND, "schema": STORE_SCHEMA}) + "\n", replace=True)
+
+
+def _write_atomically(path: Path, text: str, *, replace: bool) -> None:
+    """Write a temporary file beside ``path``, fsync it, then link it into place (``replace``: rename over)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+    try:
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if replace:
+            os.replace(temporary, path)
+        else:
+            os.link(temporary, path)  # FileExistsError: never overwrite a stored run
+    finally:
+        if os.path.exists(temporary):
+            os.unlink(temporary)
+
+
+def _read_record(path: Path) -> Stored:
+    fix = "restore the file from the results branch's history (git log -- PATH), or remove it and ingest it again"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
+    if not isinstance(doc, dict) or doc.get("kind") != RECORD_KIND or not isinstance(doc.get("results"), dict):
+        raise StoreError(f"{path} is not a stored run (no kind {RECORD_KIND!r} with results)", fix)
+    sha = results_sha256(doc["results"])
+    if path.stem != sha:
+        raise StoreError(f"{path} holds results whose sha256 is {sha}, not its name: it was changed", fix)
+    try:
+        results = parse_results(json.dumps(doc["results"]), source=str(path))
+    except ResultsFileError as error:
+        raise StoreError(f"stored run {path}: {error.cause}", fix) from None
+    raw = doc.get("subject")
+    s: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    if path.parent.name != s.get("key"):
+        raise StoreError(f"{path} names subject {s.get('key')!r}, not its folder {path.parent.name!r}", fix)
+    subject = Subject(
+        str(s.get("kind")), str(s.get("key")), str(s.get("label")), s.get("digest"), s.get("torch"), s.get("cuda")
+    )
+    record = Record(sha, subject, doc.get("fault"), str(doc.get("source_name") or ""), doc["results"])
+    return Stored(record, path, results)
+
+
+def read_store(store: Path) -> list[Stored]:
+    """Every stored run, oldest first (by the time the run started, then by name)."""
+    _check_store(store, create=False)
+    runs = [_read_record(path) for path in sorted((store / "runs").glob("*/*.json"))]
+    return sorted(runs, key=lambda s: (s.results.started_at or "", s.record.sha256))
+
+
+def _load(path: Path) -> tuple[dict[str, Any], ConformanceResults]:
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        raise StoreError(f"{path} cannot be read ({error.strerror})", "check the path and its permissions") from None
+    try:
+        results = parse_results(raw, source=str(path))
+    except ResultsFileError as error:
+        raise StoreError(f"{error.source}: {error.cause}; nothing was stored", error.fix) from None
+    if not results.gpus:
+        raise StoreError(
+            f"{path} records no GPU (the run saw none), so it belongs to no image x GPU cell; nothing was stored",
+            "ingest the results of a run on a GPU host (conformance --require-gpu)",
+        )
+    document = json.loads(raw)
+    return document, results
+
+
+def ingest(
+    paths: Sequence[Path],
+    store: Path,
+    *,
+    fault: str | None = None,
+    image_digest: str | None = None,
+    skip_duplicates: bool = False,
+) -> Ingested:
+    """Validate every file, then store each; a bad file, or a duplicate (unless skipped), stores none."""
+    if store.exists() and not store.is_dir():
+        raise StoreError(f"--store {store} is a file, not a folder", "pass a folder (a new one starts a store)")
+    known = {s.record.sha256: s for s in read_store(store)} if _marker(store).exists() else {}
+    if not known and not _marker(store).exists() and store.is_dir() and any(store.iterdir()):
+        _check_store(store, create=True)  # refuses: a folder that is neither empty nor a store
+    pending: dict[str, Record] = {}
+    duplicates: list[str] = []
+    for path in paths:
+        document, results = _load(path)
+        sha = results_sha256(document)
+        if sha in known or sha in pending:
+            where = known[sha].path if sha in known else f"{pending[sha].source_name}, given twice"
+            if skip_duplicates and sha in known:
+                duplicates.append(sha)
+                continue
+            raise StoreError(
+                f"{path} is already stored as {where} (same results, sha256 {sha[:12]}); nothing was stored",
+                "leave it out (a run is stored once), or pass --skip-duplicates to store only the new files",
+            )
+        pending[sha] = Record(sha, subject_of(results, image_digest), fault, path.name, document)
+    _check_store(store, create=True)
+    written = []
+    for sha, record in pending.items():
+        target = store / "runs" / record.subject.key / f"{sha}.json"
+        text = json.dumps(record.document(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+        try:
+            _write_atomically(target, text, replace=False)
+        except FileExistsError:
+            duplicates.append(sha)  # stored by a concurrent ingest since we looked: the same bytes by definition
+            continue
+        except OSError as error:
+            raise StoreError(f"cannot write {target} ({error.strerror})", "pass a writable --store") from None
+        written.append(_read_record(target))
+    write_index(store)
+    return Ingested(tuple(written), tuple(duplicates))
+
+
+def index_document(runs: Sequence[Stored]) -> dict[str, Any]:
+    rows = []
+    for s in runs:
+        r, gpu = s.results, (s.results.gpus[0] if s.results.gpus else None)
+        rows.append(
+            {
+                "sha256": s.record.sha256,
+                "path": f"runs/{s.record.subject.key}/{s.record.sha256}.json",
+                "subject": s.record.subject.key,
+                "subject_kind": s.record.subject.kind,
+                "label": s.record.subject.label,
+                "gpu": gpu.name if gpu else None,
+                "compute_capability": gpu.compute_capability if gpu else None,
+                "started_at": r.started_at,
+                "exit_status": r.exit_status,
+                "complete": r.complete,
+                "counts": r.counts(),
+                "fault": s.record.fault,
+                "source_name": s.record.source_name,
+            }
+        )
+    return {"kind": INDEX_KIND, "schema": STORE_SCHEMA, "generated_from": "runs/ (never edit by hand)", "runs": rows}
+
+
+def write_index(store: Path) -> Path:
+    path = store / "index.json"
+    _write_atomically(path, json.dumps(index_document(read_store(store)), indent=1) + "\n", replace=True)
+    return path

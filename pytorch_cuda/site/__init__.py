@@ -1,0 +1,57 @@
+"""`build.py site --store DIR --out DIR`: the static site of a results store (pytorch_cuda/run_store).
+
+A home table image x GPU (recommendation, GEMM and AMP speed-ups, last run; failures and regressions marked and
+linked), a page per GPU (the article's claims, regressions beyond `report --diff`'s noise, history charts with the
+noise band, the runs), per image and per run, 'can I use bf16 on X?' for GPUs never measured (expected, not
+measured), and each cell's JSON. Plain HTML and inline SVG: no JavaScript.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pytorch_cuda.run_store import StoreError, read_store
+from pytorch_cuda.site.cells import build_cells
+from pytorch_cuda.site.pages import render_pages
+
+MARKER: Final = ".pytorch-cuda-site"
+
+
+@dataclass(frozen=True)
+class Built:
+    pages: tuple[str, ...]
+    regressions: int
+
+
+def _replace(out: Path, staged: Path) -> None:
+    """Put the staged site at ``out``: a folder that is neither empty nor an earlier site is refused."""
+    if out.exists():
+        if not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists()):
+            raise StoreError(
+                f"--out {out} exists and is not a site this command built (no {MARKER}), so it is left alone",
+                "pass a new or empty folder, or the folder of an earlier `build.py site`",
+            )
+        shutil.rmtree(out)
+    shutil.move(str(staged), out)
+
+
+def build_site(store: Path, out: Path) -> Built:
+    runs = read_store(store)
+    if not runs:
+        raise StoreError(f"the store {store} holds no runs", "ingest results first: build.py results ingest ...")
+    cells = build_cells(runs)
+    files = render_pages(cells, len(runs))
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=out.parent, prefix=".site-") as tmp:
+        staged = Path(tmp) / "site"
+        for relative, text in files.items():
+            path = staged / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+        (staged / MARKER).write_text("built by build.py site; replaced whole on every build\n", encoding="utf-8")
+        _replace(out, staged)
+    return Built(tuple(sorted(files)), sum(len(c.flags) for c in cells))

@@ -1,0 +1,101 @@
+"""'Can I use bf16 on X?' for a GPU never measured: the answer the contract's architecture table gives.
+
+Every answer here is **expected, not measured**: it comes from the GPU's compute capability through
+pytorch_cuda_contract.gpu (is_native, architecture, FLASH_ATTENTION_FROM), never from a run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Final
+
+from pytorch_cuda_contract.gpu import FLASH_ATTENTION_FROM, ComputeCapability, architecture, is_native, needs
+
+# Common data-centre and workstation GPUs: (name as NVIDIA writes it, its compute capability).
+KNOWN_GPUS: Final = (
+    ("V100", ComputeCapability(7, 0)),
+    ("T4", ComputeCapability(7, 5)),
+    ("RTX 2080 Ti", ComputeCapability(7, 5)),
+    ("A100", ComputeCapability(8, 0)),
+    ("A30", ComputeCapability(8, 0)),
+    ("A10", ComputeCapability(8, 6)),
+    ("A10G", ComputeCapability(8, 6)),
+    ("A40", ComputeCapability(8, 6)),
+    ("RTX 3090", ComputeCapability(8, 6)),
+    ("L4", ComputeCapability(8, 9)),
+    ("L40S", ComputeCapability(8, 9)),
+    ("RTX 4090", ComputeCapability(8, 9)),
+    ("RTX 6000 Ada", ComputeCapability(8, 9)),
+    ("H100", ComputeCapability(9, 0)),
+    ("H200", ComputeCapability(9, 0)),
+    ("GH200", ComputeCapability(9, 0)),
+    ("B200", ComputeCapability(10, 0)),
+    ("RTX 5090", ComputeCapability(12, 0)),
+    ("RTX PRO 6000 Blackwell", ComputeCapability(12, 0)),
+)
+# The tensor-core generation of each architecture of the contract's table.
+TENSOR_CORE_GENERATION: Final = {"Volta": 1, "Turing": 2, "Ampere": 3, "Ada": 4, "Hopper": 4, "Blackwell": 5}
+
+
+@dataclass(frozen=True)
+class Expected:
+    gpu: str
+    slug: str
+    cc: ComputeCapability
+    architecture: str
+    tensor_cores: int | None  # generation
+    bf16: bool
+    fp16: bool
+    tf32: bool
+    flash_attention: bool
+    measured_as: str | None  # the measured GPU it is (a link to its page), or None: expected, not measured
+
+    @property
+    def answer(self) -> str:
+        if self.bf16:
+            return (
+                f"Yes: compute capability {self.cc} ({self.architecture}, tensor cores gen {self.tensor_cores}) "
+                "runs bf16 on its tensor cores; train in bf16 autocast, no GradScaler."
+            )
+        fp16 = "fp16 autocast with a GradScaler" if self.fp16 else "fp32 (no tensor cores)"
+        return (
+            f"No: bf16 needs {needs('bf16')}; {self.cc} ({self.architecture}) emulates it, slower than fp32. "
+            f"Use {fp16}."
+        )
+
+
+def slug(name: str) -> str:
+    return "-".join(name.lower().split())
+
+
+def _measured(name: str, measured: Iterable[str]) -> str | None:
+    """The measured GPU whose name holds every word of ``name`` (NVIDIA H100 80GB HBM3 is an H100)."""
+    needles = name.upper().split()
+    for gpu in measured:
+        words = gpu.upper().replace("-", " ").split()
+        if all(n in words for n in needles):
+            return gpu
+    return None
+
+
+def expected_table(measured: Iterable[str]) -> list[Expected]:
+    names = list(measured)
+    rows = []
+    for name, cc in KNOWN_GPUS:
+        arch = architecture(cc)
+        rows.append(
+            Expected(
+                gpu=name,
+                slug=slug(name),
+                cc=cc,
+                architecture=arch,
+                tensor_cores=TENSOR_CORE_GENERATION.get(arch),
+                bf16=is_native("bf16", cc),
+                fp16=is_native("fp16", cc),
+                tf32=is_native("tf32", cc),
+                flash_attention=cc >= FLASH_ATTENTION_FROM,
+                measured_as=_measured(name, names),
+            )
+        )
+    return rows

@@ -1,0 +1,69 @@
+"""Render the site's pages (jinja2 templates beside this module) from the cells."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Final
+
+import jinja2
+
+from pytorch_cuda.precision_report.view import times, vclass
+from pytorch_cuda.site.cells import Cell, cell_json
+from pytorch_cuda.site.chart import history_chart
+from pytorch_cuda.site.expected import expected_table, slug
+
+TEMPLATES: Final = Path(__file__).with_name("templates")
+
+
+def _counts(counts: dict[str, int]) -> str:
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no tests"
+
+
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    environment.filters.update(times=times, vclass=vclass, slug=slug, counts=_counts)
+    return environment
+
+
+def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
+    """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell."""
+    env = _environment()
+    common: dict[str, Any] = {"run_count": run_count}
+    gpus = sorted({c.gpu for c in cells})
+    subjects = list({c.subject.key: c.subject for c in cells}.values())
+    by = {(c.subject.key, c.gpu): c for c in cells}
+    rows = [(s, [by.get((s.key, g)) for g in gpus]) for s in subjects]
+    files = {
+        "index.html": env.get_template("index.html.j2").render(
+            title="every image × GPU", root="", gpus=gpus, rows=rows, **common
+        ),
+        "expected.html": env.get_template("expected.html.j2").render(
+            title="can I use bf16?", root="", rows=expected_table(gpus), **common
+        ),
+    }
+    charts = {c.key: [(t, svg) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
+    for gpu in gpus:
+        mine = [c for c in cells if c.gpu == gpu]
+        files[f"gpu/{slug(gpu)}.html"] = env.get_template("gpu.html.j2").render(
+            title=gpu, root="../", gpu=gpu, cells=mine, charts=charts, **common
+        )
+    for subject in subjects:
+        mine = [c for c in cells if c.subject.key == subject.key]
+        files[f"image/{subject.key}.html"] = env.get_template("image.html.j2").render(
+            title=subject.label, root="../", subject=subject, cells=mine, **common
+        )
+    for cell in cells:
+        files[f"data/{cell.key}.json"] = json.dumps(cell_json(cell), indent=1) + "\n"
+        for run in cell.runs:
+            files[f"run/{run.sha}.html"] = env.get_template("run.html.j2").render(
+                title=f"run {run.sha[:12]}", root="../", run=run, cell=cell, **common
+            )
+    return files
