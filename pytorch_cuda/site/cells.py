@@ -121,3 +121,14 @@ def cell_json(cell: Cell) -> dict[str, Any]:
         "runs": [_run_json(r) for r in cell.runs],
         "regressions": [_flag_json(f) for f in cell.flags],
     }
+
+
+def latest_regressions(cells: Sequence[Cell]) -> list[dict[str, Any]]:
+    """The regressions of each cell's latest run, one row each with a stable title (the nightly's issues)."""
+    rows = []
+    for cell in cells:
+        for flag in cell.last_flags():
+            title = f"Regression: {flag.what} on {cell.gpu} ({cell.subject.label})"
+            rows.append({"title": title, "cell": cell.key, "gpu": cell.gpu, "subject": cell.subject.label,
+                         "page": f"gpu/{slug(cell.gpu)}.html#regressions-{cell.key}", **_flag_json(flag)})  # fmt: skip
+    return rows

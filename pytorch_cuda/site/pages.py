@@ -10,7 +10,7 @@ from typing import Any, Final
 import jinja2
 
 from pytorch_cuda.precision_report.view import times, vclass
-from pytorch_cuda.site.cells import Cell, cell_json
+from pytorch_cuda.site.cells import Cell, cell_json, latest_regressions
 from pytorch_cuda.site.chart import history_chart
 from pytorch_cuda.site.expected import expected_table, slug
 
@@ -34,7 +34,8 @@ def _environment() -> jinja2.Environment:
 
 
 def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
-    """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell."""
+    """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell, and
+    regressions.json (the regressions of each cell's latest run)."""
     env = _environment()
     common: dict[str, Any] = {"run_count": run_count}
     gpus = sorted({c.gpu for c in cells})
@@ -49,6 +50,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
             title="can I use bf16?", root="", rows=expected_table(gpus), **common
         ),
     }
+    files["regressions.json"] = json.dumps(latest_regressions(cells), indent=1) + "\n"
     charts = {c.key: [(t, svg) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
     for gpu in gpus:
         mine = [c for c in cells if c.gpu == gpu]
