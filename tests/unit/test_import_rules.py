@@ -1,5 +1,7 @@
 """The packages' import rules (what runs where): the contract imports only the standard library, the suite never
-imports the builder, and nothing imports a ``_private`` module from outside the package that holds it."""
+imports the builder and the builder neither the suite nor precision_check, nothing imports a ``_private`` module
+from outside the package that holds it, and the folder-level import graph (tests/import_graph.py) has no two-way
+import and no arrow on a cycle."""
 
 from __future__ import annotations
 
