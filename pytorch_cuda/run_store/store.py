@@ -71,6 +71,7 @@ def _write_atomically(path: Path, text: str, *, replace: bool) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(temporary, 0o644)  # mkstemp's 0600 would hide the store from the web server and other readers
         if replace:
             os.replace(temporary, path)
         else:

@@ -54,5 +54,8 @@ def history_chart(title: str, all_series: Sequence[Series]) -> str | None:
         ax.tick_params(axis="y", labelsize=7)
         ax.margins(x=0.15, y=0.25)
         ax.spines[["top", "right"]].set_visible(False)
-    figure.suptitle(f"{title}: shaded, the baseline's noise band; X, a regression beyond it", fontsize=8)
+    figure.suptitle(
+        f"{title}: shaded, the baseline's noise band; X, a regression beyond it; hollow, a run under an injected fault",
+        fontsize=8,
+    )
     return svg_text(figure)

@@ -33,6 +33,32 @@ def _environment() -> jinja2.Environment:
     return environment
 
 
+def _markdown_cell(cell: Cell | None) -> str:
+    if cell is None:
+        return "not measured"
+    a, parts = cell.advised, []
+    if a is not None:
+        parts.append(f"**{a.choice}**; GEMM bf16 {times(a.x_fp32('bf16'))}, fp16 {times(a.x_fp32('fp16'))} fp32")
+        parts.append(f"AMP bf16 {times(a.amp_speedup('bf16'))}, fp16 {times(a.amp_speedup('fp16'))}")
+    parts.append(f"last run {cell.last.date} UTC")
+    if cell.last.failures:
+        parts.append(f"{len(cell.last.failures)} test(s) failed")
+    if cell.last_flags():
+        parts.append(f"{len(cell.last_flags())} regression(s) beyond noise")
+    return "; ".join(parts)
+
+
+def home_markdown(cells: Sequence[Cell]) -> str:
+    """The home table in Markdown (README shows it)."""
+    gpus = sorted({c.gpu for c in cells})
+    by = {(c.subject.key, c.gpu): c for c in cells}
+    lines = ["| image | " + " | ".join(gpus) + " |", "|---" * (len(gpus) + 1) + "|"]
+    for subject in {c.subject.key: c.subject for c in cells}.values():
+        row = [_markdown_cell(by.get((subject.key, g))) for g in gpus]
+        lines.append(f"| {subject.label} | " + " | ".join(row) + " |")
+    return "\n".join(lines) + "\n"
+
+
 def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
     """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell, and
     regressions.json (the regressions of each cell's latest run)."""
@@ -50,6 +76,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
             title="can I use bf16?", root="", rows=expected_table(gpus), **common
         ),
     }
+    files["home.md"] = home_markdown(cells)
     files["regressions.json"] = json.dumps(latest_regressions(cells), indent=1) + "\n"
     charts = {c.key: [(t, svg) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
     for gpu in gpus:
