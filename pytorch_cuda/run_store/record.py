@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.precision_report.model import image_label
 from pytorch_cuda_contract.results_file import ConformanceResults, parse_results
 
 RECORD_KIND: Final = "pytorch-cuda-stored-run"
@@ -97,9 +98,8 @@ def subject_of(results: ConformanceResults, image_digest: str | None = None) -> 
                 f"{results.source}: image digest {digest!r} is not sha256:<64 hex digits>",
                 "pass the digest the image was pulled by (docker inspect --format '{{.RepoDigests}}' IMAGE)",
             )
-        ref = results.image.ref or results.manifest_content.get("target")
-        label = f"{ref}@{digest[:19]}" if ref else digest[:19]
-        return Subject("image", f"image-{digest.replace(':', '-')}", str(label), digest, torch_text, cuda_text)
+        label = f"{image_label(results)} @{digest[:19]}"
+        return Subject("image", f"image-{digest.replace(':', '-')}", label, digest, torch_text, cuda_text)
     target = results.manifest_content.get("target")
     if results.image.ref or (target and target != "bare-host"):
         raise StoreError(
