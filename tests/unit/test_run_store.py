@@ -127,3 +127,30 @@ def test_the_cli_ingests_lists_and_refuses_with_exit_2(tmp_path: Path, capsys: p
     err = " ".join(capsys.readouterr().err.split())
     assert "is already stored as" in err
     assert "Fix: leave it out" in err
+
+
+def test_a_digest_that_contradicts_the_file_is_refused(tmp_path: Path) -> None:
+    tagged = _variant(tmp_path, "tagged.json", image={"digest": DIGEST, "ref": "pytorch-cuda:v2.9", "revision": None})
+    with pytest.raises(StoreError, match="not the sha256:cdcd"):
+        ingest([tagged], tmp_path / "store", image_digest="sha256:" + "cd" * 32)
+    assert not (tmp_path / "store").exists()
+
+
+def test_a_stored_run_is_never_overwritten_and_no_temporary_file_is_left(tmp_path: Path) -> None:
+    from pytorch_cuda.run_store.store import _write_atomically
+
+    target = tmp_path / "runs" / "x.json"
+    _write_atomically(target, "first", replace=False)
+    with pytest.raises(FileExistsError):
+        _write_atomically(target, "second", replace=False)
+    assert target.read_text() == "first"
+    assert [p.name for p in target.parent.iterdir()] == ["x.json"]
+    assert target.stat().st_mode & 0o777 == 0o644
+
+
+def test_a_store_of_another_schema_is_refused(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    ingest([H200], store)
+    (store / "STORE.json").write_text('{"kind": "pytorch-cuda-results-store", "schema": 99}')
+    with pytest.raises(StoreError, match="does not mark a results store of schema 1"):
+        ingest([H100], store)
