@@ -83,3 +83,28 @@ def test_an_out_folder_that_is_not_a_site_is_left_alone(store: Path, tmp_path: P
     assert (mine / "thesis.tex").read_text() == "keep"
     assert main(["site", "--store", str(store), "--out", str(tmp_path / "site")]) == 0
     assert main(["site", "--store", str(store), "--out", str(tmp_path / "site")]) == 0  # an earlier site: replaced
+
+
+def test_a_metric_that_diff_does_not_judge_is_charted_never_flagged(tmp_path: Path) -> None:
+    from pytorch_cuda.site.history import flags, series
+
+    store = tmp_path / "store"
+    for n, (started, tflops) in enumerate((("2026-12-06T03:00:00+00:00", 837.0), ("2026-12-07T03:00:00+00:00", 600.0))):
+        document = json.loads((H200_RUNS / "untouched.json").read_text())
+        document["started_at"] = started
+        document["measurements"]["mamf.bf16.tflops"] = {"value": tflops, "unit": "TFLOP/s", "informational": True}
+        path = tmp_path / f"night{n}.json"
+        path.write_text(json.dumps(document))
+        ingest([path], store)
+    runs = read_store(store)
+    mamf = series(runs, "mamf.bf16.tflops")
+    assert mamf is not None
+    assert [p.value for p in mamf.points] == [837.0, 600.0]
+    assert not mamf.judged
+    assert not any(p.regression for p in mamf.points)
+    assert "mamf.bf16.tflops" not in {f.what for f in flags(runs)}
+    gemm = series(runs, "gemm.bf16.tflops")
+    assert gemm is not None
+    assert gemm.judged
+    assert gemm.points[1].row is not None
+    assert gemm.points[1].row.status == "within noise"  # the same measurement twice
