@@ -97,7 +97,9 @@ class RegistryClient:
         self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str
     ) -> requests.Response:
         try:
-            response: requests.Response = self._oras.do_request(url, method, data=data, headers=dict(headers))
+            # oras-py's do_request without its retry decorator, which sleeps 131 s before a refused login fails
+            once = type(self._oras).do_request.__wrapped__
+            response: requests.Response = once(self._oras, url, method, data=data, headers=dict(headers))
         except (requests.RequestException, ValueError) as exc:
             raise RegistryAccessError(
                 cause=f"the registry {self.host} did not answer for {what} ({type(exc).__name__}: {exc})",
