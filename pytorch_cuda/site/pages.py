@@ -21,6 +21,10 @@ def _counts(counts: dict[str, int]) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no tests"
 
 
+def _number(value: float | None) -> str:
+    return "-" if value is None else f"{value:.4g}"
+
+
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(
         loader=jinja2.FileSystemLoader(TEMPLATES),
@@ -29,7 +33,7 @@ def _environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters.update(times=times, vclass=vclass, slug=slug, counts=_counts)
+    environment.filters.update(times=times, vclass=vclass, slug=slug, counts=_counts, number=_number)
     return environment
 
 
