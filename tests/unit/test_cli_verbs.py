@@ -14,7 +14,10 @@ from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.errors import UserError
 from tests.unit.cli_refusal import refusal
 
-VERBS = ("build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release")
+VERBS = (
+    "build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release",
+    "results", "site",
+)  # fmt: skip
 
 
 def test_the_short_form_is_build() -> None:
