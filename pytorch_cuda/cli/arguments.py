@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from pytorch_cuda import __version__
-from pytorch_cuda.cli import building, bumping, ci, offline, releasing, results_site
+from pytorch_cuda.cli import auditing, building, bumping, ci, offline, releasing, results_site
 from pytorch_cuda.cli.options import CommandParser, shared_options
 from pytorch_cuda.target_selection import did_you_mean
 
@@ -26,6 +26,8 @@ examples:
   python build.py lock --target cu12         re-resolve images/cu128-runtime/requirements.lock; print what changed
   python build.py bump --target cu12 --dry-run
                                              the newest pins matrix.yaml's policy allows; held back ones
+  python build.py audit --json --vex vex.cdx.json
+                                             every lock against the advisory databases, Debian against -security
   python build.py report results.json --out report/
                                              precision report (report.html, .md, .json)
   python build.py matrix                     the CI jobs (JSON): a build per variant, a GPU job per variant x runner
@@ -35,7 +37,9 @@ examples:
                                              verify a release's signature, SBOM and provenance
   python build.py COMMAND --help             the options of one command (--json on each: JSON on stdout)
 
-exit status: 0 success; 1 stale images/ or lock (render --check), or failed in-image checks;
+exit status: 0 success; 1 stale images/ or lock (render --check), failed in-image checks, or advisories
+found (audit); 3 a rebuild needed (bump); 4 partial (bump: a target's index did not answer; audit: pins
+no advisory database answered for);
 2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
 the same variant already running, a failed push); 130 interrupted (Ctrl-C: no tag moved; during a
 push, the message names every remote tag and where it was left).
@@ -52,7 +56,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    for module in (building, offline, bumping, ci, releasing, results_site):
+    for module in (building, offline, bumping, auditing, ci, releasing, results_site):
         module.register(verbs, shared)
     return p
 

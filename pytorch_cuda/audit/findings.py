@@ -1,0 +1,122 @@
+"""What the audit found, where, and what the security lane does about it: a pull request where a fixed version
+exists (a Python fix release, a Debian `-security` update), an issue where none does."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from pytorch_cuda.audit.lock_pins import LockedPin
+from pytorch_cuda.audit.python_audit import PythonAudit
+from pytorch_cuda.bump.debian_archive import DebianUpdate
+
+Action = Literal["pull-request", "issue"]
+EXIT_CLEAN = 0
+EXIT_FINDINGS = 1  # like failed checks: the lane opens a pull request or an issue
+EXIT_PARTIAL = 4  # no finding, but some pins no advisory database answered for (as bump's exit 4)
+
+
+@dataclass(frozen=True)
+class Finding:
+    ecosystem: Literal["pypi", "deb"]
+    package: str
+    version: str
+    ids: tuple[str, ...]  # the advisory's id and aliases (Debian: the suite the fix is in)
+    fix_versions: tuple[str, ...]
+    description: str
+    source: str
+    locks: tuple[str, ...]  # where the version is pinned (relative paths)
+
+    @property
+    def action(self) -> Action:
+        return "pull-request" if self.fix_versions else "issue"
+
+    @property
+    def purl(self) -> str:
+        if self.ecosystem == "deb":
+            return f"pkg:deb/debian/{self.package}@{self.version}?arch=amd64"
+        return f"pkg:pypi/{self.package}@{self.version}"
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "ecosystem": self.ecosystem,
+            "package": self.package,
+            "version": self.version,
+            "id": self.ids[0],
+            "aliases": list(self.ids[1:]),
+            "fix_versions": list(self.fix_versions),
+            "action": self.action,
+            "description": self.description,
+            "source": self.source,
+            "locks": list(self.locks),
+        }
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    findings: tuple[Finding, ...]
+    not_audited: tuple[tuple[str, str, str], ...]
+    locks: tuple[str, ...]
+    pins: int
+    audited: int
+    debian_packages: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def exit_status(self) -> int:
+        if self.findings:
+            return EXIT_FINDINGS
+        return EXIT_PARTIAL if self.not_audited else EXIT_CLEAN
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "result": "findings" if self.findings else ("partial" if self.not_audited else "clean"),
+            "locks": list(self.locks),
+            "pins": self.pins,
+            "audited": self.audited,
+            "debian_packages": self.debian_packages,
+            "findings": [f.as_json() for f in self.findings],
+            "pull_request": [f.ids[0] for f in self.findings if f.action == "pull-request"],
+            "issue": [f.ids[0] for f in self.findings if f.action == "issue"],
+            "not_audited": [{"package": n, "version": v, "why": w} for n, v, w in self.not_audited],
+            "notes": list(self.notes),
+        }
+
+
+def python_findings(audit: PythonAudit, pins: Sequence[LockedPin]) -> list[Finding]:
+    where: dict[tuple[str, str], list[str]] = {}
+    for pin in pins:
+        where.setdefault((pin.name, pin.public), []).append(pin.lock)
+    return [
+        Finding(
+            "pypi",
+            a.name,
+            a.version,
+            a.ids,
+            a.fix_versions,
+            a.description,
+            a.source,
+            tuple(dict.fromkeys(where.get((a.name, a.version), []))),
+        )
+        for a in sorted(audit.advisories, key=lambda a: (a.name, a.version, a.ids))
+    ]
+
+
+def debian_findings(updates: Iterable[DebianUpdate], record: str) -> list[Finding]:
+    """The recorded packages (`record`: the record's path) that the base's `-security` suite has newer; updates
+    from the suite itself or -updates are bump's, not the security lane's."""
+    return [
+        Finding(
+            "deb",
+            u.package,
+            u.old,
+            (f"{u.suite}:{u.package}",),
+            (u.new,),
+            f"Debian {u.suite} has {u.package} {u.new}",
+            "Debian security archive",
+            (record,),
+        )
+        for u in updates
+        if u.security
+    ]

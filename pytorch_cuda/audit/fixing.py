@@ -1,0 +1,107 @@
+"""`build.py audit --fix`: move what a published fix allows, skipping bump's release-age gate. A pin of
+matrix.yaml (python_packages, a flavour's python_packages) moves to the lowest fixed version above it; the
+images' locks are then re-resolved on their indexes (uv --refresh: a transitive package gets its newest release,
+so its fix too); a host-tool lock (requirements/) is re-locked with `uv lock --upgrade-package NAME`."""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from packaging.version import Version
+
+from pytorch_cuda.audit.findings import Finding
+from pytorch_cuda.bump.matrix_edit import set_scalar
+from pytorch_cuda.errors import EngineError
+from pytorch_cuda.locks.child_flavour import own_lock_path
+from pytorch_cuda.locks.resolving import refresh_locks
+from pytorch_cuda.locks.writing import LockChange, find_uv, run_uv
+from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.render import render_all, write_rendered
+from pytorch_cuda.variants import all_variants
+
+
+@dataclass(frozen=True)
+class PinMove:
+    pin: str  # the matrix.yaml key path, dotted
+    package: str
+    old: str
+    new: str
+    advisory: str
+
+
+def lowest_fix(finding: Finding) -> str | None:
+    above = sorted(Version(v) for v in finding.fix_versions if Version(v) > Version(finding.version))
+    return str(above[0]) if above else None
+
+
+def pin_moves(matrix: Matrix, findings: Sequence[Finding]) -> list[PinMove]:
+    """The matrix.yaml pins that a Python finding's fix moves (a pin the finding's version is)."""
+    pins: dict[tuple[str, ...], object] = {
+        ("python_packages", name): version for name, version in matrix.python_packages.items()
+    }
+    for flavour_name, flavour in matrix.flavours.items():
+        pins |= {("flavours", flavour_name, "python_packages", n): v for n, v in flavour.python_packages.items()}
+    moves = []
+    for finding in (f for f in findings if f.ecosystem == "pypi"):
+        new = lowest_fix(finding)
+        for path, version in pins.items():
+            if new and path[-1] == finding.package and Version(str(version)) == Version(finding.version):
+                moves.append(PinMove(".".join(path), finding.package, finding.version, new, finding.ids[0]))
+    return moves
+
+
+def apply_fixes(
+    matrix_path: Path, root: Path, findings: Sequence[Finding], ca: Path | None, log: Callable[[str], None]
+) -> tuple[list[PinMove], list[LockChange], list[str]]:
+    """Rewrite matrix.yaml, re-render, re-lock the images' locks, re-lock the host tools a finding names."""
+    matrix = load_matrix(matrix_path)
+    moves = pin_moves(matrix, findings)
+    text = matrix_path.read_text(encoding="utf-8")
+    for move in moves:
+        log(f"fix: {move.pin} {move.old} -> {move.new} ({move.advisory})")
+        text = set_scalar(text, tuple(move.pin.split(".")), move.new)
+    matrix_path.write_text(text, encoding="utf-8")
+    matrix = load_matrix(matrix_path)
+    image_fixes = [f for f in findings if f.ecosystem == "pypi" and any(lock.startswith("images/") for lock in f.locks)]
+    changes: list[LockChange] = []
+    if image_fixes:
+        write_rendered(render_all(matrix, root / "templates"), root)
+        roots = [v for v in all_variants(matrix) if v.flavour.parent is None and own_lock_path(root, v).exists()]
+        log("fix: re-locking " + ", ".join(v.key for v in roots))
+        changes, failures = refresh_locks(
+            matrix,
+            roots,
+            root,
+            ca_bundle=ca,
+            probe=lambda i: probe_index(i, ca),
+            run=lambda argv, env: run_uv([*argv, "--refresh"], env),
+        )
+        if failures:
+            raise failures[0]
+        write_rendered(render_all(matrix, root / "templates", root), root)
+    host = sorted(
+        {
+            f.package
+            for f in findings
+            if f.ecosystem == "pypi" and any(lock.startswith("requirements/") for lock in f.locks)
+        }
+    )
+    if host:
+        _relock_host_tools(root, host, log)
+    return moves, changes, [f"requirements/: {name} upgraded by uv lock" for name in host]
+
+
+def _relock_host_tools(root: Path, packages: list[str], log: Callable[[str], None]) -> None:
+    log("fix: uv lock --upgrade-package " + " ".join(packages) + ", then scripts/lock-host-tools.sh")
+    upgrade = [arg for name in packages for arg in ("--upgrade-package", name)]
+    for argv in ([find_uv(), "lock", *upgrade], [str(root / "scripts" / "lock-host-tools.sh")]):
+        done = subprocess.run(argv, cwd=root, capture_output=True, text=True, check=False, timeout=600)
+        if done.returncode != 0:
+            raise EngineError(
+                cause=f"{' '.join(argv[:3])} failed (exit {done.returncode}): {done.stderr.strip()[-400:]}",
+                fix="re-lock the host tools by hand (scripts/lock-host-tools.sh) and read uv's message",
+            )

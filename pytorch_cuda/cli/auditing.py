@@ -1,0 +1,159 @@
+"""`build.py audit`: the security lane. Every lock against the Python advisory databases (pip-audit) and each
+base's recorded Debian packages against Debian's `-security` suite; JSON, Markdown and CycloneDX VEX out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytorch_cuda import __version__
+from pytorch_cuda.audit.findings import AuditResult, Finding, debian_findings, python_findings
+from pytorch_cuda.audit.fixing import apply_fixes
+from pytorch_cuda.audit.lock_pins import read_all
+from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
+from pytorch_cuda.audit.report import markdown, summary_lines
+from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.bump.debian_record import load_record, record_path
+from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
+from pytorch_cuda.console.output import dumps, print_lock_changes
+from pytorch_cuda.errors import EngineError
+from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda_sbom.vex import VexEntry, vex_document
+
+
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
+    verb = verbs.add_parser(
+        "audit",
+        parents=[shared.matrix, shared.common],
+        help="check every lock against the Python advisory databases and the Debian packages against -security",
+        description="Read every lock (images/*/requirements*.lock, images/installer.lock, images/sbom-tool.lock, "
+        "requirements/*.txt) and look each pinned version up with pip-audit (PyPI's advisory JSON, or OSV); a "
+        "version that service cannot answer for is looked up in PyPI's project JSON when it is the project's "
+        "newest release, else listed as not audited. Compare each base's recorded Debian packages "
+        "(images/debian-BASE.lock) with the base's -security suite. Exit 0: no finding; 1: findings (each with "
+        "its action: pull-request where a fixed version exists, issue where none does); 4: no finding, but some "
+        "pins were not audited; 2: bad input, or no advisory service answers. Progress goes to stderr.",
+        epilog=examples(
+            "audit",
+            "audit --json --vex audit/vex.cdx.json",
+            "audit --markdown-pr pr.md --markdown-issue issue.md",
+            "audit --service osv --osv-url http://127.0.0.1:8080/v1/query",
+        ),
+    )
+    verb.add_argument("--service", choices=("pypi", "osv"), default="pypi", help="pip-audit's advisory service")
+    verb.add_argument("--osv-url", metavar="URL", help="an OSV-compatible /v1/query URL (with --service osv)")
+    verb.add_argument("--pypi-json", metavar="URL", default=PYPI_JSON, help=f"PyPI's JSON API (default {PYPI_JSON})")
+    verb.add_argument("--lock", action="append", type=Path, metavar="PATH", help="audit this lock only (repeatable)")
+    verb.add_argument("--no-debian", action="store_true", help="leave the Debian -security check out")
+    verb.add_argument(
+        "--fix",
+        action="store_true",
+        help="apply the fixes that exist: move matrix.yaml's pins to the lowest fixed version, re-lock the images "
+        "(newest transitive versions) and the host tools a finding names; no release-age gate",
+    )
+    verb.add_argument("--vex", type=Path, metavar="PATH", help="write the findings as a CycloneDX 1.6 VEX document")
+    verb.add_argument("--markdown-pr", type=Path, metavar="PATH", help="write the fixable findings as Markdown")
+    verb.add_argument("--markdown-issue", type=Path, metavar="PATH", help="write the unfixable findings as Markdown")
+    ca_bundle_option(verb)
+    verb.set_defaults(run=audit)
+
+
+def audit(args: argparse.Namespace, session: Session) -> int:
+    root = session.root()
+
+    def log(line: str) -> None:
+        session.err.print(f"audit: {line}", highlight=False, markup=False)
+
+    ca = find_ca_bundle(args.ca_bundle)
+    ca_path = ca.path if ca else None
+    locks = [p if p.is_absolute() else root / p for p in args.lock] if args.lock else None
+    pins = read_all(root, locks)
+    lock_names = tuple(dict.fromkeys(p.lock for p in pins))
+    log(f"{len(pins)} pins in {len(lock_names)} locks")
+
+    def fetch_json(url: str) -> Any:
+        try:
+            return json.loads(fetch_bytes(url, ca_path, accept="application/json")[1])
+        except EngineError as exc:
+            if getattr(exc.__cause__, "code", None) == 404:
+                return None
+            raise
+
+    service = Service(args.service, args.osv_url, args.pypi_json)
+    python = audit_pins(pins, service, run_pip_audit, fetch_json, log)
+    findings = python_findings(python, pins)
+    debian, notes = (0, []) if args.no_debian else _debian(session.matrix(args), root, ca_path, findings, log)
+    result = AuditResult(
+        tuple(findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes)
+    )
+    _write_outputs(args, result)
+    fixed = _fix(args, session, root, result, ca_path, log) if args.fix and result.findings else None
+    if args.json:
+        print(dumps(result.as_json() | ({"fixed": fixed} if fixed is not None else {})))
+    else:
+        for line in summary_lines(result):
+            session.out.print(line, highlight=False, markup=False)
+    return result.exit_status
+
+
+def _fix(  # noqa: PLR0917 - the command's parts
+    args: argparse.Namespace, session: Session, root: Path, result: AuditResult, ca: Path | None, log: Any
+) -> dict[str, Any]:
+    fixable = [f for f in result.findings if f.action == "pull-request" and f.ecosystem == "pypi"]
+    moves, changes, notes = apply_fixes(args.matrix or root / "matrix.yaml", root, fixable, ca, log)
+    if not args.json:
+        print_lock_changes(session.out, changes)
+    debian = [f.package for f in result.findings if f.ecosystem == "deb"]
+    if debian:
+        notes.append(
+            f"Debian -security has newer {', '.join(debian)}: a rebuild from a fresh base takes them "
+            "(the bump workflow, dispatched by the security lane)"
+        )
+    return {
+        "pins": [
+            {"pin": m.pin, "package": m.package, "old": m.old, "new": m.new, "advisory": m.advisory} for m in moves
+        ],
+        "locks": [{"lock": str(c.path), "changes": list(c.changes)} for c in changes],
+        "notes": notes,
+    }
+
+
+def _debian(matrix: Matrix, root: Path, ca: Path | None, findings: list[Finding], log: Any) -> tuple[int, list[str]]:
+    count, notes = 0, []
+    for name, base in matrix.bases.items():
+        record = load_record(root, name)
+        where = str(record_path(root, name).relative_to(root))
+        if record is None:
+            notes.append(f"base {name}: no Debian package record ({where}); its packages are not audited")
+            continue
+        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}-security")
+        try:
+            updates = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
+        except EngineError as exc:
+            raise EngineError(
+                cause=f"{exc.cause}; the Debian -security check needs the base's archive",
+                fix="run audit where the mirror matrix.yaml names answers, or leave Debian out with --no-debian",
+            ) from exc
+        findings += debian_findings(updates, where)
+        count += len(record.packages)
+    return count, notes
+
+
+def _write_outputs(args: argparse.Namespace, result: AuditResult) -> None:
+    if args.vex:
+        entries = [
+            VexEntry(f.purl, f.package, f.version, f.ids, f.fix_versions, f.description, f.source)
+            for f in result.findings
+        ]
+        stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
+        args.vex.parent.mkdir(parents=True, exist_ok=True)
+        args.vex.write_text(json.dumps(vex_document(entries, __version__, stamp), indent=2) + "\n", encoding="utf-8")
+    for path, action in ((args.markdown_pr, "pull-request"), (args.markdown_issue, "issue")):
+        if path:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(markdown(result, action), encoding="utf-8")
