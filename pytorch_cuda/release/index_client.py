@@ -5,7 +5,6 @@ version lower than one this machine has seen, kept in ~/.cache/pytorch-cuda/rele
 from __future__ import annotations
 
 import os
-import re
 import urllib.parse
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
@@ -103,13 +102,11 @@ def trusted_targets(files: Mapping[str, bytes], policy: LoadedPolicy) -> tuple[i
     except ExpiredMetadataError as exc:
         raise IndexFailureError(_expired_reason(exc, files)) from exc
     except BadVersionNumberError as exc:
-        numbers = re.findall(r"\d+", str(exc))
-        found, trusted = [*numbers, "?", "?"][:2]
         raise IndexFailureError(
             Reason(
                 "release-index version",
-                f"at least {trusted} (the version this machine verified before)",
-                found,
+                "no role older than this machine verified before",
+                str(exc),
                 "an older index was put back: a rollback",
             )
         ) from exc
