@@ -65,6 +65,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     sign.add_argument(
         "--require-pinned-base", action="store_true", help="refuse (exit 2) unless matrix.yaml's base has a digest:"
     )
+    fresh = subs.add_parser(
+        "refresh-index", parents=common, help="re-sign the release index as it is, before it expires"
+    )
+    fresh.add_argument("--repository", help="the release repository (default: release-policy.yaml's)")
+    fresh.add_argument("--key", required=True, help="the private key file or a KMS/HSM signer URI, as for sign")
+    fresh.add_argument("--public-key", type=Path, help="its public key (default: the repository's keys/release.pub)")
+    fresh.add_argument("--index-lifetime", type=int, default=30 * 86400, metavar="SECONDS", help="default: 30 days")
+    fresh.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
     ver = subs.add_parser(
         "verify", parents=common, help="verify an image against release-policy.yaml: signature, attestations, index"
     )
@@ -100,7 +108,7 @@ Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the sam
 
 def run(args: argparse.Namespace) -> Outcome:
     # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
-    from pytorch_cuda.release.commands import keygen, sign, verify
+    from pytorch_cuda.release.commands import keygen, refresh, sign, verify
     from pytorch_cuda.release.pin_base import pin_base
     from pytorch_cuda.release.promote import promote
 
@@ -112,6 +120,8 @@ def run(args: argparse.Namespace) -> Outcome:
         return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
     if args.release_verb == "sign":
         return sign(args, _sbom(args.sbom), _materials(args.material))
+    if args.release_verb == "refresh-index":
+        return refresh(args)
     if args.release_verb == "pin-base":
         pinned = pin_base(args.matrix, args.base)
         line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
@@ -123,9 +133,9 @@ def release_verb(args: argparse.Namespace, session: Session) -> int:
     """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
     if args.release_verb == "pin-base" and args.matrix is None:
         args.matrix = session.root() / "matrix.yaml"
-    if args.release_verb in ("sign", "verify") and args.policy is None:
+    if args.release_verb in ("sign", "verify", "refresh-index") and args.policy is None:
         args.policy = session.root() / "release-policy.yaml"
-    if args.release_verb == "sign" and args.public_key is None:
+    if args.release_verb in ("sign", "refresh-index") and args.public_key is None:
         args.public_key = session.root() / "keys" / "release.pub"
     if args.release_verb == "sign":
         args.matrix = session.root() / "matrix.yaml"

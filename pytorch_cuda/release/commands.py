@@ -13,7 +13,7 @@ from pytorch_cuda.matrix import load_matrix
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.policy import load_policy
 from pytorch_cuda.release.registry_client import open_image, reference
-from pytorch_cuda.release.signing import image_labels, sign_image
+from pytorch_cuda.release.signing import image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
 from pytorch_cuda.release.verify import verify_image
 
@@ -86,6 +86,18 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
     )
     lines = [f"signed {args.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
     return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
+
+
+def refresh(args: argparse.Namespace) -> Outcome:
+    if args.index_lifetime <= 0:
+        raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
+    policy = load_policy(args.policy)
+    repository = args.repository or policy.policy.repository
+    signer = keys.signer(args.key, args.public_key)
+    done = refresh_index(repository, signer, policy.policy.index_tag, timedelta(seconds=args.index_lifetime))
+    expires = datetime.now(UTC) + timedelta(seconds=args.index_lifetime)
+    line = f"re-signed {done.ref} ({done.digest}); valid until about {expires:%Y-%m-%dT%H:%M:%SZ}"
+    return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
 
 
 def verify(args: argparse.Namespace) -> Outcome:

@@ -121,5 +121,19 @@ def sign_image(
     return digest, attached
 
 
+def refresh_index(repository: str, signer: Signer, index_tag: str, lifetime: timedelta) -> Attached:
+    """Re-sign the release index as it is (same bindings, versions bumped, expiries renewed): between releases,
+    before it expires (release-index.yml runs it weekly)."""
+    client = RegistryClient.for_ref(reference(f"{repository}:{index_tag}"))
+    current = release_index.fetch(client, repository, index_tag)
+    if not current:
+        raise RegistryAccessError(
+            cause=f"{repository}:{index_tag} holds no release index to refresh",
+            fix="sign a release first (`build.py release sign IMAGE@sha256:... --tag T`), which creates it",
+        )
+    files = release_index.updated(current, signer, [], datetime.now(UTC), lifetime)
+    return _push(client, repository, index_tag, release_index.artifact(files), signature_media_type())
+
+
 def signature_media_type() -> str:
     return "application/vnd.oci.image.manifest.v1+json"

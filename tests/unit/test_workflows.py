@@ -137,9 +137,7 @@ def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind
     (step,) = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
     assert "if" not in step  # no key is a failure, not a skipped step
     run = step["run"]
-    assert "exit 1" in run
-    assert "::error::no release key" in run
-    assert run.index("trap 'rm -rf \"$keys_dir\"' EXIT") < run.index('> "$key"')  # cleanup armed before the key
+    assert run.index("source scripts/release-key.sh") < run.index('--key "$key"')  # tests/unit/test_release_key.py
     assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
     assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
     verify = run[run.index("release verify") :].splitlines()[0]
@@ -147,6 +145,10 @@ def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind
     assert "--policy" not in verify
     assert publish["strategy"]["max-parallel"] == 1  # one writer of the release index at a time
     assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
+    refresh = load("release.yml")["jobs"]["refresh-index"]
+    assert refresh["environment"] == "release"
+    refresh_run = "\n".join(s.get("run", "") for s in refresh["steps"])
+    assert refresh_run.index("source scripts/release-key.sh") < refresh_run.index("release refresh-index --key")
 
 
 def _triggers(workflow: dict[str, Any]) -> set[str]:
@@ -172,7 +174,11 @@ def test_the_gpu_jobs_run_only_for_schedule_dispatch_or_a_release_tag() -> None:
         assert needed in condition
     assert "pull_request" not in condition
     assert _triggers(load("nightly-gpu.yml")) == {"schedule", "workflow_dispatch"}
-    assert _triggers(load("release.yml")) == {"push"}
+    release = load("release.yml")
+    assert _triggers(release) == {"push", "schedule", "workflow_dispatch"}  # the schedule refreshes the index only
+    assert release["jobs"]["tag"]["if"] == "github.event_name == 'push'"  # no tag push, no build, no GPU job
+    assert release["jobs"]["conformance"]["needs"] == "tag"
+    assert release["jobs"]["refresh-index"]["if"] == "github.event_name != 'push'"
 
 
 def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
