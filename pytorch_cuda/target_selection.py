@@ -11,7 +11,9 @@ from pytorch_cuda.matrix import ALL_TARGETS, Matrix, flavour_applies
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """' (did you mean 'cu12'?)' for the closest choice, or '' when none is close."""
-    close = difflib.get_close_matches(word, sorted(choices), n=1, cutoff=0.6)
+    ordered = sorted(choices)
+    # swapped letters first (lsit -> list), which difflib may rank below another word (site)
+    close = [c for c in ordered if sorted(c) == sorted(word)][:1] or difflib.get_close_matches(word, ordered, 1, 0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 

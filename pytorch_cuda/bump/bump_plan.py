@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from pathlib import Path
 
 from packaging.version import Version
@@ -14,6 +15,7 @@ from pytorch_cuda.bump.base_digest import BaseMove
 from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.bump.matrix_edit import set_scalar
 from pytorch_cuda.bump.policy import Policy
+from pytorch_cuda.bump.release_age import gated_source, newer_than
 from pytorch_cuda.bump.resolver import Resolution, resolve
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.bump.torch_pins import torch_pins
@@ -127,7 +129,8 @@ def _on_every_index(results: list[Resolution]) -> Resolution:
     """A shared pin moves only as far as every selected target's index allows."""
     lowest = min(results, key=lambda r: Version(r.new))
     held = [r.held_back for r in results if r.held_back]
-    return replace(lowest, held_back=max(held, key=Version) if held else None)
+    waiting = sorted({v for r in results for v in r.too_new}, key=Version)
+    return replace(lowest, held_back=max(held, key=Version) if held else None, too_new=tuple(waiting))
 
 
 def _index(matrix: Matrix, name: str) -> str:
@@ -142,15 +145,20 @@ def plan_bump(
     pins: PinSource,
     *,
     log: Callable[[str], None] = lambda _: None,
+    now: datetime | None = None,
 ) -> BumpPlan:
     """What bump would move on these targets (canonical names); nothing is written. A target whose index cannot
     be read is marked unreachable (with the reason) and left out; the others go on. None reachable: the error."""
     failed: dict[str, UserError] = {}
     moves: list[Move] = []
+    files, young = gated_source(files, policy.min_release_age, now or datetime.now(UTC))
     for name in targets:
         log(f"target {name}: torch on {_index(matrix, name)}")
         try:
-            moves += _torch_moves(matrix, name, policy, files, pins)
+            torch_moves = _torch_moves(matrix, name, policy, files, pins)
+            waiting = newer_than(young.get((_index(matrix, name), "torch"), ()), matrix.targets[name].torch)
+            moves += [replace(torch_moves[0], resolution=replace(torch_moves[0].resolution, too_new=waiting))]
+            moves += torch_moves[1:]
         except UserError as error:
             failed[name] = error
             log(f"target {name}: left out: {error.cause}")
@@ -161,7 +169,8 @@ def plan_bump(
         results = []
         for index in sorted({_index(matrix, t) for t in targets if t not in failed}):
             try:
-                results.append(resolve(name, version, policy.rule_for(name), files(index, name), python=python))
+                found = resolve(name, version, policy.rule_for(name), files(index, name), python=python)
+                results.append(replace(found, too_new=newer_than(young.get((index, name), ()), version)))
             except UserError as error:
                 failed.update({t: error for t in targets if _index(matrix, t) == index and t not in failed})
                 log(f"{index}: left out: {error.cause}")

@@ -6,6 +6,7 @@
       packages:                     # per-package overrides of that rule
         pytest: pinned
       base: follow                  # a registry base's `digest:` follows its tag (follow), or stays (pinned)
+      min_release_age: 7            # days a release must have been on the index before bump moves to it
 
 compatible: same major version (same major.minor below 1.0); patch: same major.minor; pinned: never moved.
 """
@@ -22,7 +23,7 @@ from pytorch_cuda.errors import UserError
 
 Kind = Literal["compatible", "patch", "pinned", "specifier"]
 KEYWORDS: tuple[Kind, ...] = ("compatible", "patch", "pinned")
-_KEYS = ("torch", "python_packages", "packages", "base")
+_KEYS = ("torch", "python_packages", "packages", "base", "min_release_age")
 BaseRule = Literal["follow", "pinned"]
 
 
@@ -60,6 +61,7 @@ class Policy:
     python_packages: Rule
     packages: dict[str, Rule] = field(default_factory=dict)
     base: BaseRule = "follow"
+    min_release_age: int = 0  # days; 0: no release-age gate
 
     def rule_for(self, name: str) -> Rule:
         if name == "torch":
@@ -108,7 +110,11 @@ def parse_policy(section: object) -> Policy:
     base = section.get("base", "follow")
     if base not in ("follow", "pinned"):
         raise _error(f"base is {base!r}, neither follow (the digest follows its tag) nor pinned")
+    age = section.get("min_release_age", 0)
+    if isinstance(age, bool) or not isinstance(age, int) or age < 0:
+        raise _error(f"min_release_age is {age!r}, not a whole number of days (0: no gate)")
     return Policy(
+        min_release_age=age,
         base="pinned" if base == "pinned" else "follow",
         torch=parse_rule(section.get("torch", "patch"), "torch"),
         python_packages=parse_rule(section.get("python_packages", "compatible"), "python_packages"),

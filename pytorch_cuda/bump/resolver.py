@@ -36,6 +36,7 @@ class Resolution:
     why: str  # why `new` is allowed (the rule), or why nothing moved
     held_back: str | None  # the newest installable version the policy does not admit
     yanked: tuple[str, ...]  # newer versions skipped because every file of theirs is yanked
+    too_new: tuple[str, ...] = ()  # newer versions younger than the policy's min_release_age (not yet admitted)
 
     @property
     def moved(self) -> bool:

@@ -29,6 +29,7 @@ class IndexFile:
     yanked: bool
     requires_python: str | None
     has_metadata: bool  # the index serves URL.metadata (PEP 658)
+    upload_time: str | None = None  # ISO 8601, from PEP 691 JSON's upload-time (PEP 700); HTML pages have none
 
 
 class _Anchors(HTMLParser):
@@ -68,6 +69,7 @@ def _from_json(base: str, body: str) -> list[IndexFile]:
                 yanked=bool(entry.get("yanked", False)),
                 requires_python=entry.get("requires-python"),
                 has_metadata=metadata is not None and metadata is not False,  # {} (no hashes) counts
+                upload_time=entry.get("upload-time"),
             )
         )
     return files

@@ -69,6 +69,9 @@ def print_plan(out: Console, plan: BumpPlan, *, dry_run: bool) -> None:
         out.print(held)
     for move in (m for m in plan.moves if m.resolution.yanked):
         out.print(f"skipped yanked: {move.resolution.name} {', '.join(move.resolution.yanked)}", highlight=False)
+    for move in (m for m in plan.moves if m.resolution.too_new):
+        versions = ", ".join(move.resolution.too_new)
+        out.print(f"waiting for min_release_age: {move.resolution.name} {versions}", highlight=False)
     unreachable = [t for t in plan.targets if t.unreachable]
     for check in unreachable:
         out.print(f"target {check.target}: not checked: {check.unreachable}", style="red", highlight=False)
@@ -94,6 +97,9 @@ def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> di
         ],
         "yanked_skipped": [
             {"pin": m.where, "versions": list(m.resolution.yanked)} for m in plan.moves if m.resolution.yanked
+        ],
+        "too_new": [
+            {"pin": m.where, "versions": list(m.resolution.too_new)} for m in plan.moves if m.resolution.too_new
         ],
         "bases": [
             {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import replace
@@ -13,6 +14,7 @@ from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.policy import parse_policy
+from pytorch_cuda.bump.pr_body import pr_body
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
@@ -53,9 +55,21 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     verb.add_argument("--target", metavar="NAME", help="bump this target only (default: every target)")
     verb.add_argument("--dry-run", action="store_true", help="print what would move; write nothing")
     verb.add_argument(
+        "--ignore-release-age",
+        action="store_true",
+        help="move to releases younger than policy's min_release_age too (a security fix does not wait)",
+    )
+    verb.add_argument(
         "--record-debian",
         metavar="IMAGE",
         help="write images/debian-BASE.lock from IMAGE's record of its Debian packages, then stop",
+    )
+    verb.add_argument(
+        "--pr-body",
+        type=Path,
+        metavar="PATH",
+        help="also write the pull request's Markdown body there: each move with its release notes (PyPI's "
+        "project_urls), what is held back or waiting, the targets left out",
     )
     ca_bundle_option(verb)
     verb.set_defaults(run=bump)
@@ -70,6 +84,8 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         session.err.print(f"bump: {line}", highlight=False, markup=False)
 
     policy = parse_policy(matrix.policy)
+    if args.ignore_release_age:
+        policy = replace(policy, min_release_age=0)
     targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)
     ca = find_ca_bundle(args.ca_bundle)
     ca_path = ca.path if ca else None
@@ -91,12 +107,27 @@ def bump(args: argparse.Namespace, session: Session) -> int:
             raise type(error)(
                 cause=f"{error.cause}; matrix.yaml and images/ are put back as they were", fix=error.fix
             ) from error
+    if args.pr_body:
+        args.pr_body.write_text(pr_body(plan_json(plan, changes, dry_run=args.dry_run), _project_urls(ca_path)))
     if args.json:
         print(dumps(plan_json(plan, changes, dry_run=args.dry_run)))
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
     return exit_status(plan)
+
+
+def _project_urls(ca: Path | None) -> Callable[[str], dict[str, str]]:
+    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
+
+    def urls(name: str) -> dict[str, str]:
+        try:
+            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
+        except (UserError, ValueError, KeyError):
+            return {}
+        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
+
+    return urls
 
 
 def _with_debian(  # noqa: PLR0917 - the plan's parts and where it prints

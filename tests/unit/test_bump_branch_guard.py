@@ -1,0 +1,80 @@
+"""scripts/push-bot-branch.sh on real git repositories: the bot's branch is created, replaced while only the bot
+pushed to it, and left alone (exit 3, the other commits listed) once someone else pushed, as Renovate does."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "scripts" / "push-bot-branch.sh"
+BOT = "bump@users.noreply.github.com"
+
+
+def git(cwd: Path, *argv: str, email: str = BOT) -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "x",
+        "GIT_AUTHOR_EMAIL": email,
+        "GIT_COMMITTER_NAME": "x",
+        "GIT_COMMITTER_EMAIL": email,
+        "HOME": str(cwd),
+        "PATH": "/usr/bin:/bin",
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
+    done = subprocess.run(["git", *argv], cwd=cwd, env=env, capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def commit(clone: Path, name: str, email: str = BOT) -> str:
+    (clone / name).write_text(name, encoding="utf-8")
+    git(clone, "add", name, email=email)
+    git(clone, "commit", "-qm", f"add {name}", email=email)
+    return git(clone, "rev-parse", "HEAD")
+
+
+def push(clone: Path) -> subprocess.CompletedProcess[str]:
+    argv = [str(SCRIPT), "origin", "bump/pins", "main", BOT]
+    env = {"HOME": str(clone), "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
+    return subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True, check=False)
+
+
+def setup(tmp_path: Path) -> tuple[Path, Path]:
+    remote, clone = tmp_path / "remote.git", tmp_path / "clone"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    git(tmp_path, "clone", "-q", str(remote), str(clone))
+    git(clone, "switch", "-qc", "main")
+    commit(clone, "base")
+    git(clone, "push", "-q", "origin", "main")
+    return remote, clone
+
+
+def test_created_then_replaced_while_only_the_bot_pushed(tmp_path: Path) -> None:
+    remote, clone = setup(tmp_path)
+    git(clone, "switch", "-qc", "bump/pins")
+    first = commit(clone, "bump-1")
+    done = push(clone)
+    assert done.returncode == 0, done.stderr
+    assert git(remote, "rev-parse", "bump/pins") == first
+    git(clone, "reset", "-q", "--hard", "main")  # next week's bump starts from main again
+    second = commit(clone, "bump-2")
+    done = push(clone)
+    assert done.returncode == 0, done.stderr
+    assert "replaced bump/pins" in done.stderr
+    assert git(remote, "rev-parse", "bump/pins") == second
+
+
+def test_someone_elses_commit_stops_the_push(tmp_path: Path) -> None:
+    remote, clone = setup(tmp_path)
+    git(clone, "switch", "-qc", "bump/pins")
+    commit(clone, "bump-1")
+    assert push(clone).returncode == 0
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", "-b", "bump/pins", str(remote), str(human))
+    theirs = commit(human, "fix-by-hand", email="dev@example.org")
+    git(human, "push", "-q", "origin", "bump/pins")
+    git(clone, "reset", "-q", "--hard", "main")
+    commit(clone, "bump-2")
+    done = push(clone)
+    assert done.returncode == 3
+    assert done.stdout.splitlines() == [f"{theirs} dev@example.org add fix-by-hand"]
+    assert git(remote, "rev-parse", "bump/pins") == theirs  # nothing pushed over it
