@@ -188,8 +188,10 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     jobs = workflow["jobs"]
     assert jobs["bump"]["permissions"] == {"contents": "read"}
     bump_script = " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
-    assert "build.py bump --target cu12" in bump_script
-    assert "3) rebuild=true" in bump_script  # exit 3: rebuild needed (docs/bump.md)
+    assert "build.py bump " in bump_script
+    assert "--target" not in bump_script  # every target
+    assert "0 | 3 | 4) ;;" in bump_script  # 3: rebuild needed; 4: partial, a warning (docs/bump.md)
+    assert "--pr-body bump-output/body.md" in bump_script
     assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true'"
     # builds once and pushes the candidate for the fleet; no contents write
     assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
@@ -197,10 +199,14 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     assert candidate.count("build.py push --target cu12") == 1
     assert "bump --record-debian" in candidate
     assert jobs["pull-request"]["needs"] == ["bump", "candidate"]  # skipped when nothing moved or a check failed
-    assert jobs["pull-request"]["permissions"] == {"contents": "write", "pull-requests": "write"}
+    assert jobs["pull-request"]["permissions"] == {"contents": "read"}  # the GitHub App's token writes
+    app = jobs["pull-request"]["steps"][0]
+    assert app["uses"].startswith("actions/create-github-app-token@")
+    assert app["with"]["private-key"] == "${{ secrets.BOT_APP_PRIVATE_KEY }}"
     (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
-    assert "git push --force" in push
-    assert "bump/pins" in push
+    assert "git push" not in push  # only through the guard, which stops at someone else's commits
+    assert 'scripts/push-bot-branch.sh origin bump/pins "$BASE" "$BOT_EMAIL"' in push
+    assert "gh pr comment bump/pins" in push
     assert "gh pr edit bump/pins" in push
 
 
