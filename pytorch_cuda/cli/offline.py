@@ -55,6 +55,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "report results-h100.json results-t4.json --out report/",
             "report --diff release/results.json candidate/results.json",
             "report --diff release/results.json candidate/results.json --html diff.html",
+            "report --diff candidate/results.json --baseline-store results-store/",
         ),
     )
     report_verb.add_argument("results", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
@@ -65,6 +66,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     report_verb.add_argument(
         "--html", type=Path, metavar="PATH", help="with --diff: also write the diff as an HTML page to PATH"
     )
+    report_verb.add_argument(
+        "--baseline-store",
+        type=Path,
+        metavar="DIR",
+        help="with --diff: take OLD from this results store: the latest released run of NEW's variant on NEW's GPU "
+        "class (an OLD given is the fallback)",
+    )
+    report_verb.add_argument("--html-url", metavar="URL", help="with --diff: link the HTML page from the Markdown")
     report_verb.set_defaults(run=report)
 
 
@@ -95,17 +104,14 @@ def report(args: argparse.Namespace, session: Session) -> int:
 
 
 def report_diff(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.precision_report import load_pair
+    from pytorch_cuda.cli.report_baseline import diff_pair
     from pytorch_cuda.precision_report.diff import diff_results
     from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
 
-    if len(args.results) != 2:
-        raise UserError(
-            cause=f"report --diff compares two result files, OLD then NEW; {len(args.results)} were given",
-            fix="pass the last release's results.json, then the candidate's",
-        )
-    diff = diff_results(*load_pair(*args.results))
-    text = render_diff_markdown(diff)
+    old, new, baseline = diff_pair(args.results, args.baseline_store)
+    session.err.print(baseline, highlight=False, markup=False)
+    diff = diff_results(old, new)
+    text = render_diff_markdown(diff, args.html_url)
     if args.out is not None:
         _write(args.out / "diff.md", text, "--out")
     if args.html is not None:
@@ -116,7 +122,8 @@ def report_diff(args: argparse.Namespace, session: Session) -> int:
             session.err.print(f"wrote {args.html} ({diff.regressions} regression(s) beyond noise)", highlight=False)
     if args.json:
         html = {"html": str(args.html)} if args.html is not None else {}
-        print(dumps({"regressions": diff.regressions, "markdown": text, **html}))
+        facts = {"regressions": diff.regressions, "not_like_for_like": list(diff.mismatches), "baseline": baseline}
+        print(dumps({**facts, "markdown": text, **html}))
     elif args.out is None:
         print(text)
     else:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from pytorch_cuda.precision_report.diff_baseline import mismatches
 from pytorch_cuda_contract.results_file import ConformanceResults, Metric
 
 SECTIONS: tuple[tuple[str, float, tuple[str, ...]], ...] = (
@@ -68,6 +69,7 @@ class Diff:
     metrics: tuple[MetricRow, ...]
     verdicts: tuple[ChangeRow, ...]
     tests: tuple[ChangeRow, ...]
+    mismatches: tuple[str, ...] = ()  # how the runs differ beyond the image's pins (torch, CUDA, GPU, variant)
 
     @property
     def regressions(self) -> int:
@@ -127,4 +129,4 @@ def _tests(old: ConformanceResults, new: ConformanceResults) -> list[ChangeRow]:
 def diff_results(old: ConformanceResults, new: ConformanceResults) -> Diff:
     metrics = [_metric_row(s, floor, name, old, new) for s, floor, names in SECTIONS for name in names]
     kept = tuple(row for row in metrics if row.status)
-    return Diff(old, new, kept, tuple(_verdicts(old, new)), tuple(_tests(old, new)))
+    return Diff(old, new, kept, tuple(_verdicts(old, new)), tuple(_tests(old, new)), mismatches(old, new))

@@ -39,7 +39,7 @@ def render_diff_html(diff: Diff) -> str:
         new_source=diff.new.source,
         regressions=diff.regressions,
         runs=list(zip(RUN_LABELS, old, new, strict=True)),
-        other_gpus=old[2] != new[2],
+        mismatches=diff.mismatches,
         sections=sections,
         verdicts=diff.verdicts,
         tests=diff.tests,

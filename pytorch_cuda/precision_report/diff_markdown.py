@@ -50,12 +50,22 @@ def metric_cells(row: MetricRow) -> list[str]:
     ]
 
 
-def render_diff_markdown(diff: Diff) -> str:
+def not_like_for_like(diff: Diff) -> list[str]:
+    """The loud block: how the two runs differ, so that their numbers are not the image's doing alone."""
+    if not diff.mismatches:
+        return []
+    lines = ["> [!CAUTION]", "> **Not like for like.** These runs differ in more than the candidate's pins:"]
+    lines += [f"> - {line}" for line in diff.mismatches]
+    lines += ["> A move below may come from that difference, not from the candidate.", ""]
+    return lines
+
+
+def render_diff_markdown(diff: Diff, html_url: str | None = None) -> str:
     old, new = run_facts(diff.old), run_facts(diff.new)
-    lines = ["# Precision diff: old -> new", ""]
+    lines = ["# Precision diff: old -> new", "", *not_like_for_like(diff)]
+    if html_url:
+        lines += [f"[The diff as an HTML page]({html_url})", ""]
     lines += _table(["", "old", "new"], [(label, a, b) for label, a, b in zip(RUN_LABELS, old, new, strict=True)])
-    if old[2] != new[2]:
-        lines += ["The two runs are on different GPUs: their numbers are not comparable.", ""]
     count = diff.regressions
     lines += [f"**{count} regression(s) beyond noise.**" if count else "No regression beyond noise.", ""]
     for section in dict.fromkeys(row.section for row in diff.metrics):

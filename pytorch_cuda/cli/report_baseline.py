@@ -1,0 +1,47 @@
+"""`report --diff [OLD] NEW --baseline-store DIR`: the OLD run of a like-for-like diff, from a results store
+(docs/site.md): the latest released run of NEW's image variant on NEW's GPU class, not under a fault; else the
+OLD given (the diff says loudly how the two differ); else exit 2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.precision_report import load_pair
+from pytorch_cuda.precision_report.diff_baseline import gpu_class, pick_baseline, variant_of
+from pytorch_cuda_contract.results_file import ConformanceResults
+
+
+def diff_pair(paths: list[Path], store: Path | None) -> tuple[ConformanceResults, ConformanceResults, str]:
+    """(old, new, a line saying where old came from)."""
+    if store is None:
+        if len(paths) != 2:
+            raise UserError(
+                cause=f"report --diff compares two result files, OLD then NEW; {len(paths)} were given",
+                fix="pass the last release's results.json, then the candidate's (or NEW alone with --baseline-store)",
+            )
+        old, new = load_pair(*paths)
+        return old, new, f"baseline: {paths[0]}"
+    if len(paths) not in (1, 2):
+        raise UserError(
+            cause=f"report --diff --baseline-store takes NEW, or a fallback OLD then NEW; {len(paths)} were given",
+            fix="pass the candidate's results.json (and, optionally before it, the results to fall back to)",
+        )
+    from pytorch_cuda.run_store.store import read_store
+
+    fallback: ConformanceResults | None = None
+    if len(paths) == 2:
+        fallback, new = load_pair(paths[0], paths[1])
+    else:
+        new = load_pair(paths[0], paths[0])[1]
+    released = [run.results for run in read_store(store) if run.record.fault is None]
+    picked = pick_baseline(new, released)
+    wanted = f"{variant_of(new)} on {gpu_class(new)}"
+    if picked is not None:
+        return picked, new, f"baseline: the latest released run of {wanted} in {store} ({picked.source})"
+    if fallback is None:
+        raise UserError(
+            cause=f"{store} holds no released run of {wanted} ({len(released)} runs without a fault)",
+            fix="ingest the released image's results on that GPU (build.py results ingest), or pass a fallback OLD",
+        )
+    return fallback, new, f"baseline: no released run of {wanted} in {store}; fell back to {paths[0]}"
