@@ -5,7 +5,17 @@ from __future__ import annotations
 import argparse
 
 from pytorch_cuda import __version__
-from pytorch_cuda.cli import auditing, building, bumping, ci, offline, releasing, results_site
+from pytorch_cuda.cli import (
+    auditing,
+    bake_export,
+    building,
+    bumping,
+    ci,
+    completion,
+    offline,
+    releasing,
+    results_site,
+)
 from pytorch_cuda.cli.options import CommandParser, shared_options
 from pytorch_cuda.target_selection import did_you_mean
 
@@ -56,7 +66,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    for module in (building, offline, bumping, auditing, ci, releasing, results_site):
+    for module in (building, bake_export, offline, bumping, auditing, ci, releasing, results_site, completion):
         module.register(verbs, shared)
     return p
 

@@ -9,7 +9,9 @@ from typing import Any
 from rich.text import Text
 
 from pytorch_cuda.build_mutex import variant_mutex
+from pytorch_cuda.cli import overrides
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
+from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, write_metadata
 from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
@@ -40,8 +42,10 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "build --target cu12 --flavour jupyter --dry-run --json",
             "build --target cu12 --target cu13",
             "build --target all --dry-run",
+            "build --target cu12 --set cu12.labels.org.example.team=ml --metadata-file build.json",
         ),
     )
+    overrides.options(build)
     build.set_defaults(run=run, registry=None, push_candidate=False)
     push = verbs.add_parser(
         "push",
@@ -69,6 +73,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="push only the candidate tag (candidate-<variant>-<build id>) and print its digest; no release tag "
         "moves in the registry (nightly and release test that digest on GPUs first)",
     )
+    overrides.options(push)
     push.set_defaults(run=run)
 
 
@@ -88,8 +93,10 @@ def request(args: argparse.Namespace, target: str) -> BuildRequest:
 
 def run(args: argparse.Namespace, session: Session) -> int:
     """One target: as it always was. Several: each in turn, a failure reported and the others still built."""
+    check_platform(args.platform)
     matrix = session.matrix(args)
     targets = expand_targets(matrix, args.target, args.flavour)
+    sets, names = parse_overrides(args.set, BUILD_KEYS), matrix.target_names()
     if not targets:
         raise UserError(
             cause=f"no target of --target {' '.join(args.target)} has the flavour {args.flavour!r}",
@@ -98,7 +105,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     engine: list[DockerEngine] = []  # connected once, on the first target that builds
 
     def one(target: str) -> dict[str, Any]:
-        plans = plan_lineage(matrix, request(args, target), session.root())
+        plans = [apply_to_plan(p, sets, names) for p in plan_lineage(matrix, request(args, target), session.root())]
         if args.dry_run:
             return {**plans[-1].as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
         if not engine:
@@ -111,12 +118,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     if len(targets) == 1:
         found = one(targets[0])
+        if args.metadata_file and not args.dry_run:
+            write_metadata(args.metadata_file, {targets[0]: found})
         if args.json:
             print(dumps(found))
         elif args.dry_run:
             session.out.print_json(dumps(found))
         return 0
     results = build_each(targets, one, session.err)
+    if args.metadata_file and not args.dry_run:
+        write_metadata(args.metadata_file, {r.target: r.found for r in results if r.found is not None})
     if args.json:
         print(dumps(results_json(results)))
     else:

@@ -16,7 +16,7 @@ from tests.unit.cli_refusal import refusal
 
 VERBS = (
     "build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release",
-    "results", "site", "audit",
+    "results", "site", "audit", "bake", "completion",
 )  # fmt: skip
 
 
