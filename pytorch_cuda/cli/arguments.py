@@ -47,7 +47,7 @@ examples:
                                              verify a release's signature, SBOM and provenance
   python build.py COMMAND --help             the options of one command (--json on each: JSON on stdout)
 
-exit status: 0 success; 1 stale images/ or lock (render --check), failed in-image checks, or advisories
+exit status: 0 success; 1 stale images/ or lock (render --check), or failed in-image checks, or advisories
 found (audit); 3 a rebuild needed (bump); 4 partial (bump: a target's index did not answer; audit: pins
 no advisory database answered for);
 2 bad input or environment (matrix, target, engine, disk, index, download, missing lock, a build of
