@@ -66,14 +66,20 @@ def _memory(r: ConformanceResults, gpu: Gpu | None) -> Claim:
 
 
 def _compile(r: ConformanceResults, gpu: Gpu | None) -> Claim:
-    train, infer = r.number("compile.speedup.training"), r.number("compile.speedup.inference")
-    if train is None and infer is None:
+    """Judged on the transformer LM's training step when measured (the workload the article means), else on the
+    suite's small training step, else on its inference step; the other rows are shown beside it."""
+    rows = (
+        ("transformer LM training", r.number("compile.speedup.lm_training")),
+        ("small-model training", r.number("compile.speedup.training")),
+        ("inference", r.number("compile.speedup.inference")),
+    )
+    known = [(name, value) for name, value in rows if value is not None]
+    if not known:
         return Claim(COMPILE_GAIN, "compiled vs eager step time not measured", NOT_MEASURABLE)
-    parts = [f"{k} {v - 1:+.0%}" for k, v in (("training", train), ("inference", infer)) if v is not None]
-    key = train if train is not None else infer
-    assert key is not None
+    parts = [f"{name} {value - 1:+.0%}" for name, value in known]
+    key = known[0][1]
     verdict = CONFIRMED if COMPILE_RANGE[0] <= key <= COMPILE_RANGE[1] else REFUTED
-    return Claim(COMPILE_GAIN, ", ".join(parts), verdict)
+    return Claim(COMPILE_GAIN, ", ".join(parts) + f" (judged on {known[0][0]})", verdict)
 
 
 def _bf16_scaler(r: ConformanceResults, gpu: Gpu | None) -> Claim:

@@ -105,3 +105,13 @@ def test_cpu_only_run_has_no_recommendation() -> None:
     assert a.choice is None
     assert "No GPU was measured" in a.recommendation[0].text
     assert all(c.verdict == NOT_MEASURABLE for c in a.claims)
+
+
+def test_compile_claim_is_judged_on_the_transformer_lm_when_measured() -> None:
+    """The real H100 run of 2026-12-05 (docs/fleet-runs): the LM's compiled training step is 1.11x eager, inside
+    the article's +10-20%, while the suite's small model alone would say otherwise."""
+    run = Path(__file__).parents[2] / "docs" / "fleet-runs" / "h100" / "2026-12-05T18-27Z.json"
+    claim = next(c for c in assess(load_results(run)).claims if c.claim == "torch.compile gives +10-20%")
+    assert claim.verdict == CONFIRMED
+    assert claim.measured.startswith("transformer LM training +11%")
+    assert "(judged on transformer LM training)" in claim.measured

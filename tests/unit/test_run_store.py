@@ -42,9 +42,10 @@ def test_a_run_is_stored_once_under_the_sha256_of_its_canonical_json(tmp_path: P
         assert stored.path.parent.name == "bare-torch-2.11.0_cu130-cuda-13.0"
         assert json.loads(stored.path.read_text())["results"] == original
     index = json.loads((store / "index.json").read_text())
-    assert [row["gpu"] for row in index["runs"]] == ["NVIDIA H100 80GB HBM3", "NVIDIA H200"]  # oldest first
-    assert index["runs"][1]["subject_kind"] == "bare"
-    assert index["runs"][0]["complete"] is False
+    sources = sorted((json.loads(p.read_text()) for p in (H200, H100)), key=lambda d: d["started_at"])
+    assert [row["gpu"] for row in index["runs"]] == [d["environment"]["gpus"][0]["name"] for d in sources]  # oldest
+    assert [row["subject_kind"] for row in index["runs"]] == ["bare", "bare"]
+    assert [row["complete"] for row in index["runs"]] == [d["exit_status"] == 0 for d in sources]
 
 
 @pytest.mark.parametrize(
