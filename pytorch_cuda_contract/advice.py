@@ -32,12 +32,21 @@ class DtypeRow:
     error: float | None
     conv_tflops: float | None
     sdpa_tflops: float | None
+    mamf_tflops: float | None = None  # the best of the suite's shape search (maximum achievable matmul FLOPS)
 
     @property
     def pct_peak(self) -> float | None:
         if self.gemm_tflops is None or not self.peak_tflops:
             return None
         return 100.0 * self.gemm_tflops / self.peak_tflops
+
+    @property
+    def pct_mamf(self) -> float | None:
+        """The fixed GEMM as a % of what this GPU really achieves at its best shape (can exceed 100: the search
+        runs on a hot GPU)."""
+        if self.gemm_tflops is None or not self.mamf_tflops:
+            return None
+        return 100.0 * self.gemm_tflops / self.mamf_tflops
 
 
 @dataclass(frozen=True)
@@ -112,6 +121,7 @@ def _dtype_row(results: ConformanceResults, gpu: Gpu, dtype: str) -> DtypeRow:
         error=results.number(f"gemm.{dtype}.error"),
         conv_tflops=results.number(f"conv.{dtype}.tflops"),
         sdpa_tflops=results.number(f"sdpa.{dtype}.tflops"),
+        mamf_tflops=results.number(f"mamf.{dtype}.tflops"),
     )
 
 

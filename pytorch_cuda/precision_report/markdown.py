@@ -37,7 +37,7 @@ def _dtype_row(d: dict[str, Any]) -> list[str]:
     verdict = f"{d['verdict']} ({d['verdict_source']})"
     numbers = [fmt(d[k]) for k in ("gemm_tflops", "peak_tflops")]
     rest = [fmt(d[k]) for k in ("x_fp32", "error", "conv_tflops", "sdpa_tflops")]
-    return [d["dtype"], verdict, *numbers, pct(d["pct_peak"]), *rest]
+    return [d["dtype"], verdict, *numbers, pct(d["pct_peak"]), fmt(d.get("mamf_tflops")), pct(d.get("pct_mamf")), *rest]
 
 
 def _entry(e: dict[str, Any]) -> list[str]:
@@ -51,7 +51,7 @@ def _entry(e: dict[str, Any]) -> list[str]:
     lines += [f"**Recommendation: {e['choice'] or 'none'}**", ""]
     lines += [f"- {r['text']}" + (f" ({r['numbers']})" if r["numbers"] else "") for r in e["recommendation"]] + [""]
     dtype_rows = [_dtype_row(d) for d in e["dtypes"]]
-    header = ["dtype", "verdict", "GEMM TFLOP/s", "peak", "% peak", "x fp32", "error", "conv", "SDPA"]
+    header = ["dtype", "verdict", "GEMM TFLOP/s", "peak", "% peak", "MAMF", "% MAMF", "x fp32", "error", "conv", "SDPA"]
     lines += _table(header, dtype_rows)
     amp_rows = [
         [a["dtype"], fmt(a["step_ms"]), fmt(a["speedup"]), fmt(a["peak_mem_mib"]), pct(a["mem_saving_pct"])]

@@ -101,6 +101,7 @@ def entry(results: ConformanceResults, a: Assessment, key: str) -> dict[str, Any
                 "verdict_source": row.verdict_source,
                 **{k: _nan_free(v) for k, v in fields.items()},
                 "pct_peak": _nan_free(row.pct_peak),
+                "pct_mamf": _nan_free(row.pct_mamf),
                 "sdpa_backend": _backend(results, row.dtype),
             }
         )

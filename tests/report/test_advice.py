@@ -115,3 +115,20 @@ def test_compile_claim_is_judged_on_the_transformer_lm_when_measured() -> None:
     assert claim.verdict == CONFIRMED
     assert claim.measured.startswith("transformer LM training +11%")
     assert "(judged on transformer LM training)" in claim.measured
+
+
+def test_gemm_is_reported_as_a_percentage_of_mamf_beside_the_datasheet() -> None:
+    """The real H100 run of 2026-12-05 18:27: the 8192^3 bf16 GEMM (754.5 TFLOP/s) against the shape search's
+    best (786.1 at 4096x6144x16384) and the 989.4 datasheet peak."""
+    run = Path(__file__).parents[2] / "docs" / "fleet-runs" / "h100" / "2026-12-05T18-27Z.json"
+    bf16 = assess(load_results(run)).row("bf16")
+    assert bf16 is not None
+    assert bf16.mamf_tflops is not None
+    assert round(bf16.mamf_tflops, 1) == 786.1
+    assert bf16.pct_mamf is not None
+    assert round(bf16.pct_mamf, 1) == 96.0
+    assert bf16.pct_peak is not None
+    assert round(bf16.pct_peak, 1) == 76.3
+    t4 = assess(load_results(T4)).row("fp16")
+    assert t4 is not None
+    assert t4.pct_mamf is None  # a run without the search shows "-", never a guess
