@@ -32,7 +32,7 @@ class DtypeRow:
     error: float | None
     conv_tflops: float | None
     sdpa_tflops: float | None
-    mamf_tflops: float | None = None  # the best of the suite's shape search (maximum achievable matmul FLOPS)
+    mamf_tflops: float | None  # the best of the suite's shape search (maximum achievable matmul FLOPS)
 
     @property
     def pct_peak(self) -> float | None:
@@ -42,8 +42,8 @@ class DtypeRow:
 
     @property
     def pct_mamf(self) -> float | None:
-        """The fixed GEMM as a % of what this GPU really achieves at its best shape (can exceed 100: the search
-        runs on a hot GPU)."""
+        """The fixed GEMM as a % of the shape search's best. It can exceed 100: on an H100 the search, run after
+        the GEMM benches, measured below the fixed 8192^3 GEMM (issue 30's note)."""
         if self.gemm_tflops is None or not self.mamf_tflops:
             return None
         return 100.0 * self.gemm_tflops / self.mamf_tflops

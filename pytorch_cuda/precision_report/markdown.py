@@ -37,7 +37,7 @@ def _dtype_row(d: dict[str, Any]) -> list[str]:
     verdict = f"{d['verdict']} ({d['verdict_source']})"
     numbers = [fmt(d[k]) for k in ("gemm_tflops", "peak_tflops")]
     rest = [fmt(d[k]) for k in ("x_fp32", "error", "conv_tflops", "sdpa_tflops")]
-    return [d["dtype"], verdict, *numbers, pct(d["pct_peak"]), fmt(d.get("mamf_tflops")), pct(d.get("pct_mamf")), *rest]
+    return [d["dtype"], verdict, *numbers, pct(d["pct_peak"]), fmt(d["mamf_tflops"]), pct(d["pct_mamf"]), *rest]
 
 
 def _entry(e: dict[str, Any]) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pytorch_cuda_contract.advice import assess
 from pytorch_cuda_contract.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
 from pytorch_cuda_contract.results_file import load_results, parse_results
-from tests.report.fixtures import H100, H200, HALFWAY, T4, UNKNOWN_GPU
+from tests.report.fixtures import H100, H100_FLEET, H200, HALFWAY, T4, UNKNOWN_GPU
 
 
 def _claims(path: Path) -> dict[str, str]:
@@ -110,8 +110,7 @@ def test_cpu_only_run_has_no_recommendation() -> None:
 def test_compile_claim_is_judged_on_the_transformer_lm_when_measured() -> None:
     """The real H100 run of 2026-12-05 (docs/fleet-runs): the LM's compiled training step is 1.11x eager, inside
     the article's +10-20%, while the suite's small model alone would say otherwise."""
-    run = Path(__file__).parents[2] / "docs" / "fleet-runs" / "h100" / "2026-12-05T18-27Z.json"
-    claim = next(c for c in assess(load_results(run)).claims if c.claim == "torch.compile gives +10-20%")
+    claim = next(c for c in assess(load_results(H100_FLEET)).claims if c.claim == "torch.compile gives +10-20%")
     assert claim.verdict == CONFIRMED
     assert claim.measured.startswith("transformer LM training +11%")
     assert "(judged on transformer LM training)" in claim.measured
@@ -120,8 +119,7 @@ def test_compile_claim_is_judged_on_the_transformer_lm_when_measured() -> None:
 def test_gemm_is_reported_as_a_percentage_of_mamf_beside_the_datasheet() -> None:
     """The real H100 run of 2026-12-05 18:27: the 8192^3 bf16 GEMM (754.5 TFLOP/s) against the shape search's
     best (786.1 at 4096x6144x16384) and the 989.4 datasheet peak."""
-    run = Path(__file__).parents[2] / "docs" / "fleet-runs" / "h100" / "2026-12-05T18-27Z.json"
-    bf16 = assess(load_results(run)).row("bf16")
+    bf16 = assess(load_results(H100_FLEET)).row("bf16")
     assert bf16 is not None
     assert bf16.mamf_tflops is not None
     assert round(bf16.mamf_tflops, 1) == 786.1

@@ -48,6 +48,14 @@ def test_a_run_is_stored_once_under_the_sha256_of_its_canonical_json(tmp_path: P
     assert [row["complete"] for row in index["runs"]] == [d["exit_status"] == 0 for d in sources]
 
 
+def test_a_failed_run_is_indexed_as_incomplete(tmp_path: Path) -> None:
+    failed = _variant(tmp_path, "failed.json", exit_status=1)
+    store = tmp_path / "store"
+    ingest([failed], store)
+    index = json.loads((store / "index.json").read_text())
+    assert [row["complete"] for row in index["runs"]] == [False]
+
+
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
