@@ -29,7 +29,7 @@ import docker
 
 from benchmarks.publish import parser, publish
 from benchmarks.table import README_END, README_START, duplicate_sonames, markdown, new_layer_bytes
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
 
 ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "build-output" / "bench"

@@ -18,11 +18,11 @@ import json
 import sys
 from pathlib import Path
 
+from fault_coverage.case_runner import run_cases
 from fault_coverage.catalogue import CASES
-from fault_coverage.expectations import ExpectationsError
-from fault_coverage.matrix import UNTOUCHED, build_matrix
-from fault_coverage.matrix_page import render
-from fault_coverage.runner import run_cases
+from fault_coverage.coverage_matrix import UNTOUCHED, build_matrix
+from fault_coverage.coverage_page import render
+from fault_coverage.host_expectations import ExpectationsError
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Final
 
+from fault_coverage.case_model import Case, Injection, env, expecting, patch
 from fault_coverage.host_faults import HOST_FAULTS
 from fault_coverage.image_variants import IMAGE_FAULTS
-from fault_coverage.model import Case, Injection, env, expecting, patch
 
 # The checks that time kernels: they are judged in the runs that have the GPU to themselves (the untouched run and
 # the faults marked `alone`); the other controls run the rest of the suite side by side with the other faults.

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from fault_coverage.model import Case, Injection, env, patch
+from fault_coverage.case_model import Case, Injection, env, patch
 
 # The loader-cache check is not gated on a bare host (its CUDA toolkit and cuDNN/NCCL packages are legitimate):
 # its faults are image variants (fault_coverage/image_variants.py).

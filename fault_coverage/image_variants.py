@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from fault_coverage.model import Case, Injection
+from fault_coverage.case_model import Case, Injection
 
 SITE: Final = "/opt/pytorch/lib/python3.13/site-packages"  # the cu12 image's venv
 STARTUP_PTH: Final = f"{SITE}/zz-tf32.pth"  # site.py runs its `import` lines at every start

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from fault_coverage.expectations import drifted, write
-from fault_coverage.model import Injection
+from fault_coverage.case_model import Injection
+from fault_coverage.host_expectations import drifted, write
 
 SUITE_TREES: Final = ("conformance", "pytorch_cuda_contract")  # what the suite imports from the checkout
 BUSY_GPU_SCRIPT: Final = """

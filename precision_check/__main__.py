@@ -2,6 +2,6 @@
 
 import sys
 
-from precision_check.cli import main
+from precision_check.command import main
 
 sys.exit(main())

@@ -23,7 +23,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from precision_check.report import DtypeRun, NoiseFloor
+from precision_check.check_report import DtypeRun, NoiseFloor
 
 Curve = Sequence[float | None]
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import torch
 
 from precision_check.bad_input import PrecisionCheckError
-from precision_check.report import Device
+from precision_check.check_report import Device
 from pytorch_cuda_contract.gpu import architecture, is_native, native_from
 
 DTYPES = ("fp32", "tf32", "fp16", "bf16")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
-from precision_check.report import VERDICT_KIND_MEANING, Report, as_document
+from precision_check.check_report import VERDICT_KIND_MEANING, Report, as_document
 from precision_check.terminal_table import compile_line, gradients_line, scale_text, table_rows, zero_grads_line
 from pytorch_cuda_contract.precision_check_file import Display
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from precision_check.report import FP16_MAX, GradFault, Overflow, Timing
+from precision_check.check_report import FP16_MAX, GradFault, Overflow, Timing
 
 _MAX_OVERFLOWS = 10
 LOSS_FUNCTION = "the loss function"  # how the loss function's output is named among module outputs

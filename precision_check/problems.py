@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from precision_check.agreement import Judgement, Tolerance, end_window, judge, last_steps, listed, reference_for
 from precision_check.agreement import pct as _pct
-from precision_check.report import FP16_MAX, DtypeRun, Measurements, Overflow
+from precision_check.check_report import FP16_MAX, DtypeRun, Measurements, Overflow
 from pytorch_cuda_contract.gpu import native_from
 
 BF16_FROM = native_from("bf16")

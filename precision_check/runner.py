@@ -15,8 +15,8 @@ import torch
 
 from precision_check.agreement import agreement, listed, noise_floor, reference_for
 from precision_check.bad_input import PrecisionCheckError, describe_exception
+from precision_check.check_report import Compiled, Device, DtypeRun, Measurements, NoiseFloor, ScalerHistory
 from precision_check.measure import ActivationWatch, GradWatch, tf32
-from precision_check.report import Compiled, Device, DtypeRun, Measurements, NoiseFloor, ScalerHistory
 from precision_check.trainer import Batch, Batches, Trainer
 from precision_check.workload import Workload
 

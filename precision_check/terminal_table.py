@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from precision_check.agreement import end_window, last_steps
+from precision_check.check_report import DtypeRun, Report, ZeroGrads
 from precision_check.problems import DEFAULT_TOLERANCES, judgement, late_zero_grads
-from precision_check.report import DtypeRun, Report, ZeroGrads
 from precision_check.verdict import memory_saving, speedup
 
 HEADER = ("dtype", "final loss", "Δ end", "Δ max (step)", "non-finite", "skipped", "overflow", "step ms", "speedup")

@@ -10,8 +10,8 @@ from typing import Any
 import torch
 
 from precision_check.bad_input import PrecisionCheckError
+from precision_check.check_report import Device, Timing, ZeroGrads
 from precision_check.measure import ActivationWatch, GradWatch, timing, zero_fraction
-from precision_check.report import Device, Timing, ZeroGrads
 from precision_check.workload import Workload
 
 AMP_DTYPES: dict[str, torch.dtype | None] = {"fp32": None, "tf32": None, "fp16": torch.float16, "bf16": torch.bfloat16}

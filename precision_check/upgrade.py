@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from precision_check.bad_input import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
+from precision_check.check_report import READABLE_VERSIONS, SCHEMA, report_from_json
 from precision_check.display import to_json
-from precision_check.report import READABLE_VERSIONS, SCHEMA, report_from_json
 
 
 class _Parser(argparse.ArgumentParser):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from precision_check.agreement import end_window, floor_of, varies
 from precision_check.agreement import pct as _pct
+from precision_check.check_report import DtypeRun, Measurements, Verdict
 from precision_check.problems import (
     DEFAULT_TOLERANCES,
     Problem,
@@ -20,7 +21,6 @@ from precision_check.problems import (
     same_skips,
     where,
 )
-from precision_check.report import DtypeRun, Measurements, Verdict
 
 __all__ = ["Tolerances", "compiled_speedup", "decide", "memory_saving", "same_skips", "speedup"]
 

@@ -11,8 +11,6 @@ import jinja2
 
 from pytorch_cuda.bump.debian_record import is_debian_record
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
-from pytorch_cuda.labels import static_labels
 from pytorch_cuda.locks.file_format import (
     FLAVOUR_LOCK_NAME,
     INSTALLER_LOCK,
@@ -23,11 +21,13 @@ from pytorch_cuda.locks.file_format import (
     parse_lock,
     slice_layers,
 )
-from pytorch_cuda.manifest_writer import VENV_PATH, manifest_json, requirements_txt
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
+from pytorch_cuda.matrix.labels import static_labels
+from pytorch_cuda.matrix.manifest_writer import VENV_PATH, manifest_json, requirements_txt
+from pytorch_cuda.matrix.tags import full_tag
+from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.stale_file import StaleFile
-from pytorch_cuda.tags import full_tag
-from pytorch_cuda.variants import Variant, all_variants
 from pytorch_cuda_contract import paths
 
 # The commands a root image installs into /usr/local/bin: one file each under images/bin/, rendered from its

@@ -1,6 +1,6 @@
 """The base image in the build manifest: its ``base`` section and the record the build writes.
 
-Standard library only; one home for both sides. The builder (``pytorch_cuda.manifest_writer``) writes
+Standard library only; one home for both sides. The builder (``pytorch_cuda.matrix.manifest_writer``) writes
 the manifest's ``base`` section with :class:`BaseSection`; the image build writes
 ``/etc/pytorch-cuda/base.json`` (the base image's ID and every Debian package's version, from
 dpkg), which :func:`load_base_record` reads; the suite checks the image still matches it.

@@ -1,6 +1,6 @@
 """The build manifest (``/etc/pytorch-cuda/manifest.json``, schema 1): one model that writes and reads it.
 
-The builder (``pytorch_cuda.manifest_writer``) fills a :class:`Manifest` and writes :meth:`Manifest.as_json`;
+The builder (``pytorch_cuda.matrix.manifest_writer``) fills a :class:`Manifest` and writes :meth:`Manifest.as_json`;
 the suite reads the file back into the same class with :func:`parse_manifest`. On a bare host the same
 format serves as an "expectations file" passed with ``--manifest FILE``.  Lookup order:
 ``--manifest`` option, then ``$PYTORCH_CUDA_MANIFEST``, then the default path.

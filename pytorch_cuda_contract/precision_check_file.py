@@ -1,6 +1,6 @@
 """The precision-check report file (``precision-check ... --json``) as a page shows it. Standard library only.
 
-precision-check writes the file: its measurements and verdict (precision_check/report.py) and, from version 5,
+precision-check writes the file: its measurements and verdict (precision_check/check_report.py) and, from version 5,
 ``display``, the lines it judged (precision_check/display.py): the table, the facts and what the verdict's kind
 means, exactly as it prints them. A reader shows those lines and the loss curves; it never judges again, so the
 host that draws the page needs neither torch nor precision-check. The JSON Schema is

@@ -18,10 +18,10 @@ from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, find_uv, run_uv
-from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.variants import all_variants
+from pytorch_cuda.network.index_probe import probe_index
 from pytorch_cuda.render import render_all, write_rendered
-from pytorch_cuda.variants import all_variants
 
 
 @dataclass(frozen=True)

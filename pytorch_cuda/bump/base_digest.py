@@ -8,12 +8,12 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pytorch_cuda.bump.policy import Policy
+from pytorch_cuda.bump.bump_policy import Policy
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.matrix.bases import Base
+from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.references import parse_reference
-from pytorch_cuda.release.registry_client import RegistryAccessError, open_image
+from pytorch_cuda.release.oras_client import RegistryAccessError, open_image
 
 # (tag reference) -> (manifest digest the tag serves, image ID of its linux/amd64 image)
 TagResolver = Callable[[str], tuple[str, str]]

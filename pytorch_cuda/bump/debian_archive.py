@@ -13,9 +13,9 @@ from debian.deb822 import Packages
 from debian.debian_support import Version
 
 from pytorch_cuda.bump.debian_record import DebianRecord
-from pytorch_cuda.debian_suites import Suite, base_suites
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix_base import Bootstrap
+from pytorch_cuda.matrix.bases import Bootstrap
+from pytorch_cuda.matrix.debian_suites import Suite, base_suites
 
 ARCHITECTURES = ("amd64", "all")
 Fetch = Callable[[str], bytes]  # URL -> body

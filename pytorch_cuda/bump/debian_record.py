@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda_contract.base_record import BaseRecordError, parse_base_record
 from pytorch_cuda_contract.paths import BASE_RECORD_PATH
 

@@ -17,7 +17,7 @@ from pytorch_cuda.cli import (
     results_site,
 )
 from pytorch_cuda.cli.options import CommandParser, shared_options
-from pytorch_cuda.target_selection import did_you_mean
+from pytorch_cuda.matrix.target_selection import did_you_mean
 
 EPILOG = """\
 examples:
@@ -40,7 +40,7 @@ examples:
                                              every lock against the advisory databases, Debian against -security
   python build.py report results.json --out report/
                                              precision report (report.html, .md, .json)
-  python build.py matrix                     the CI jobs (JSON): a build per variant, a GPU job per variant x runner
+  python build.py ci-matrix                     the CI jobs (JSON): a build per variant, a GPU job per variant x runner
   python build.py content-hash IMAGE         sha256 of IMAGE's layers and run config and conformance/'s files
   python build.py check-tag v2.9.1           exit 2 unless the release tag names matrix.yaml's torch
   python build.py release verify IMAGE --public-key release.pub

@@ -10,19 +10,19 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda import __version__
+from pytorch_cuda.audit.audit_markdown import markdown, summary_lines
 from pytorch_cuda.audit.findings import AuditResult, Finding, debian_findings, python_findings
 from pytorch_cuda.audit.fixing import apply_fixes
 from pytorch_cuda.audit.lock_pins import read_all
 from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
-from pytorch_cuda.audit.report import markdown, summary_lines
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_path
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
 from pytorch_cuda_sbom.vex import VexEntry, vex_document
 
 

@@ -10,13 +10,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytorch_cuda.build.build_plan import BuildRequest, plan_lineage
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.cli.overrides import BAKE_KEYS, PLATFORM, Override, check_platform, options, parse_overrides
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.planning import BuildRequest, plan_lineage
-from pytorch_cuda.target_selection import expand_targets
-from pytorch_cuda.variants import all_variants
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.target_selection import expand_targets
+from pytorch_cuda.matrix.variants import all_variants
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:

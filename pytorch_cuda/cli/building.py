@@ -8,7 +8,10 @@ from typing import Any
 
 from rich.text import Text
 
-from pytorch_cuda.build_mutex import variant_mutex
+from pytorch_cuda.build.build_mutex import variant_mutex
+from pytorch_cuda.build.build_plan import BuildPlan, BuildRequest, plan_lineage
+from pytorch_cuda.build.lineage import execute_lineage
+from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks
 from pytorch_cuda.cli import overrides
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, write_metadata
@@ -19,12 +22,8 @@ from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.lineage import execute_lineage
-from pytorch_cuda.pipeline import BuildOutcome, PipelineHooks
-from pytorch_cuda.plan import BuildPlan
-from pytorch_cuda.planning import BuildRequest, plan_lineage
-from pytorch_cuda.probes.index_probe import probe_index
-from pytorch_cuda.target_selection import expand_targets
+from pytorch_cuda.matrix.target_selection import expand_targets
+from pytorch_cuda.network.index_probe import probe_index
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:

@@ -11,24 +11,24 @@ from pathlib import Path
 
 from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
+from pytorch_cuda.bump.bump_policy import parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
-from pytorch_cuda.bump.policy import parse_policy
 from pytorch_cuda.bump.pr_body import pr_body
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.debian_suites import base_suites
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, run_uv
-from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
-from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.debian_suites import base_suites
+from pytorch_cuda.matrix.variants import all_variants, select_variant
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
+from pytorch_cuda.network.index_probe import probe_index
 from pytorch_cuda.render import render_all, write_rendered
-from pytorch_cuda.variants import all_variants, select_variant
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:

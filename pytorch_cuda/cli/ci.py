@@ -5,18 +5,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytorch_cuda.ci_matrix import github_matrix
+from pytorch_cuda.build.content_hash import hash_image
+from pytorch_cuda.ci_jobs import github_matrix
 from pytorch_cuda.cli.options import Session, SharedOptions
 from pytorch_cuda.console.output import dumps
-from pytorch_cuda.content_hash import hash_image
-from pytorch_cuda.fleet import load_fleet
-from pytorch_cuda.release_tag import check_release_tag
+from pytorch_cuda.matrix.fleet import load_fleet
+from pytorch_cuda.release.tag_check import check_release_tag
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
     both = [shared.matrix, shared.common]
+    # `matrix`, its name before 2026-12, stays as an alias: the build matrix is matrix.yaml, this is CI's job matrix
     jobs = verbs.add_parser(
-        "matrix", parents=both, help="print the CI job matrix (JSON): a build per variant, a GPU job per runner"
+        "ci-matrix",
+        aliases=["matrix"],
+        parents=both,
+        help="print the CI job matrix (JSON): a build per variant, a GPU job per runner",
     )
     jobs.add_argument("--fleet", type=Path, metavar="PATH", help="GPU runner file (default: ROOT/fleet.yaml)")
     jobs.set_defaults(run=job_matrix)

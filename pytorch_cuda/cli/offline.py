@@ -10,11 +10,11 @@ from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks, stale_locks
-from pytorch_cuda.matrix_schema import stale_schema, write_schema
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
-from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.matrix.json_schema import stale_schema, write_schema
+from pytorch_cuda.matrix.variants import all_variants, select_variant
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
+from pytorch_cuda.network.index_probe import probe_index
 from pytorch_cuda.render import find_stale, render_all, write_rendered
-from pytorch_cuda.variants import all_variants, select_variant
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:

@@ -14,8 +14,8 @@ from rich.console import Console
 from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.console.progress import PROGRESS_MODES
 from pytorch_cuda.errors import EXIT_USER_ERROR
-from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.target_selection import did_you_mean
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.target_selection import did_you_mean
 
 
 class _Formatter(argparse.HelpFormatter):

@@ -12,9 +12,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from pytorch_cuda.build.build_plan import BuildPlan
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.plan import BuildPlan
-from pytorch_cuda.target_selection import did_you_mean
+from pytorch_cuda.matrix.target_selection import did_you_mean
 
 PLATFORM = "linux/amd64"
 _PLATFORM_ALIASES = {"linux/amd64", "linux/x86_64", "linux/amd64/v1", "amd64", "x86_64"}

@@ -109,7 +109,7 @@ Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the sam
 def run(args: argparse.Namespace) -> Outcome:
     # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
     from pytorch_cuda.release.commands import keygen, refresh, sign, verify
-    from pytorch_cuda.release.pin_base import pin_base
+    from pytorch_cuda.release.pin_command import pin_base
     from pytorch_cuda.release.promote import promote
 
     if args.release_verb == "keygen":

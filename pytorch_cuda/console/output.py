@@ -10,12 +10,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from pytorch_cuda.build.pipeline import BuildOutcome
 from pytorch_cuda.locks.writing import LockChange
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.pipeline import BuildOutcome
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.tags import tag_set
+from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.stale_file import StaleFile
-from pytorch_cuda.tags import tag_set
-from pytorch_cuda.variants import all_variants
 
 
 def matrix_rows(matrix: Matrix) -> list[dict[str, Any]]:

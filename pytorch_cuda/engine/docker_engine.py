@@ -20,6 +20,7 @@ import requests.exceptions
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
+from pytorch_cuda.engine.engine_push import push_image, registry_digest
 from pytorch_cuda.engine.protocol import (
     BuildRequest,
     BuildResult,
@@ -28,7 +29,6 @@ from pytorch_cuda.engine.protocol import (
     PushResult,
     RunResult,
 )
-from pytorch_cuda.engine.registry_io import push_image, registry_digest
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.references import parse_reference
 

@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.flavours import flavour_requirements_txt, lineage
 from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME, compile_argv, format_lock, input_digest, parse_lock
 from pytorch_cuda.locks.writing import (
     IndexProbe,
@@ -29,8 +28,9 @@ from pytorch_cuda.locks.writing import (
     run_uv,
     write_lock,
 )
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.variants import Variant
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.flavours import flavour_requirements_txt, lineage
+from pytorch_cuda.matrix.variants import Variant
 
 _PINNED_OR_OPTION = re.compile(r"^(#|--|\s|$|[A-Za-z0-9][A-Za-z0-9._-]*==\S+)")
 

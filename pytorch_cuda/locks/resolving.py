@@ -10,7 +10,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.flavours import lineage
 from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
 from pytorch_cuda.locks.file_format import (
     PYPI_INDEX,
@@ -34,10 +33,11 @@ from pytorch_cuda.locks.writing import (
     run_uv,
     write_lock,
 )
-from pytorch_cuda.manifest_writer import requirements_txt
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.flavours import lineage
+from pytorch_cuda.matrix.manifest_writer import requirements_txt
+from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.stale_file import StaleFile
-from pytorch_cuda.variants import Variant, all_variants
 
 
 def lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | None:

@@ -13,7 +13,7 @@ from urllib.parse import urlsplit
 
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.file_format import LOCK_NAME, UV_VERSION, LockFile, diff_versions, parse_lock
-from pytorch_cuda.variants import Variant
+from pytorch_cuda.matrix.variants import Variant
 
 Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
 IndexProbe = Callable[[str], None]

@@ -21,7 +21,7 @@ from pytorch_cuda.precision_report.check_page import (
     render_check_page,
 )
 from pytorch_cuda.precision_report.markdown import render_markdown
-from pytorch_cuda.precision_report.model import build_document
+from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.precision_report.view import render_html
 from pytorch_cuda_contract.precision_check_file import CheckFile
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results

@@ -9,10 +9,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.release import keys
-from pytorch_cuda.release.policy import load_policy
-from pytorch_cuda.release.registry_client import open_image, reference
+from pytorch_cuda.release.oras_client import open_image, reference
+from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
 from pytorch_cuda.release.verify import verify_image

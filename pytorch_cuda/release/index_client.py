@@ -21,7 +21,7 @@ from tuf.api.metadata import Metadata, Root, Targets
 from tuf.ngclient import FetcherInterface, Updater
 
 from pytorch_cuda.release.failures import Reason
-from pytorch_cuda.release.policy import LoadedPolicy
+from pytorch_cuda.release.release_policy import LoadedPolicy
 
 
 class RegistryFetcher(FetcherInterface):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.references import registry_host
-from pytorch_cuda.release.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
+from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, is_loopback, reference
 
 Runner = Callable[[list[str]], subprocess.CompletedProcess[str]]
 

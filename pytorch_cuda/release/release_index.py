@@ -29,7 +29,7 @@ from tuf.api.metadata import (
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.release.cosign_layout import Artifact, Blob, compact
-from pytorch_cuda.release.registry_client import RegistryClient, reference
+from pytorch_cuda.release.oras_client import RegistryClient, reference
 
 METADATA_MEDIA_TYPE = "application/vnd.tuf.metadata.v1+json"
 INDEX_ARTIFACT_TYPE = "application/vnd.dev.pytorch-cuda.release-index.v1+json"

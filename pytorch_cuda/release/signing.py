@@ -34,7 +34,7 @@ from pytorch_cuda.release.cosign_layout import (
     tag_for,
 )
 from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
-from pytorch_cuda.release.registry_client import RegistryAccessError, RegistryClient, open_image, reference
+from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, open_image, reference
 from pytorch_cuda.release.statements import (
     IN_TOTO_PAYLOAD,
     PROVENANCE_PREDICATE,

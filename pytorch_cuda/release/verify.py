@@ -31,8 +31,8 @@ from pytorch_cuda.release.cosign_layout import (
 from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
 from pytorch_cuda.release.failures import Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
-from pytorch_cuda.release.policy import LoadedPolicy
-from pytorch_cuda.release.registry_client import Manifest, RegistryClient, open_image, reference
+from pytorch_cuda.release.oras_client import Manifest, RegistryClient, open_image, reference
+from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE
 
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.precision_report.model import image_label
+from pytorch_cuda.precision_report.report_model import image_label
 from pytorch_cuda_contract.results_file import ConformanceResults, parse_results
 
 RECORD_KIND: Final = "pytorch-cuda-stored-run"

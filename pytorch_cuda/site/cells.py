@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytorch_cuda.precision_report.model import build_document
+from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import Stored, Subject
 from pytorch_cuda.site.expected import slug
 from pytorch_cuda.site.history import CHARTED, Flag, Series, flags, series

@@ -11,11 +11,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pytorch_cuda.base_pin import check_pin
-from pytorch_cuda.debian_suites import deb_lines
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.matrix.bases import Base
+from pytorch_cuda.matrix.debian_suites import deb_lines
+from pytorch_cuda.matrix.pinned_base import check_pin
 from pytorch_cuda.references import parse_reference
 
 BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"

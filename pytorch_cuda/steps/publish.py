@@ -16,11 +16,11 @@ from dataclasses import dataclass, field
 
 from pytorch_cuda.engine.protocol import Engine, PushResult, RegistryError
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.references import parse_reference
-from pytorch_cuda.registry import remote_tags
 from pytorch_cuda.retry import Backoff, GaveUpError, Sleeper, with_retries
 from pytorch_cuda.steps.move_tags import TagMove, promote, roll_back
-from pytorch_cuda.tags import TagSet
+from pytorch_cuda.steps.remote_names import remote_tags
 
 Log = Callable[[str], None]
 RETRY_FIX = (

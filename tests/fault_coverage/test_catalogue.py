@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import ast
 
+from fault_coverage.case_model import PATCHES, matches
 from fault_coverage.catalogue import CASES, CONTROLS, FAULTS
-from fault_coverage.model import PATCHES, matches
 
 
 def test_names_are_unique_and_the_untouched_control_comes_first() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from fault_coverage.expectations import drifted
+from fault_coverage.case_model import Case, Injection, env, patch
+from fault_coverage.case_runner import run_case, suite_command
+from fault_coverage.host_expectations import drifted
 from fault_coverage.injection import InjectionError, find_torch_libraries, prepared
-from fault_coverage.model import Case, Injection, env, patch
-from fault_coverage.runner import run_case, suite_command
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from fault_coverage.__main__ import main
-from fault_coverage.matrix import build_matrix
-from fault_coverage.matrix_page import render
-from fault_coverage.model import Case, Injection, env
+from fault_coverage.case_model import Case, Injection, env
+from fault_coverage.coverage_matrix import build_matrix
+from fault_coverage.coverage_page import render
 
 SUITE = "conformance/test_x.py::"
 

@@ -17,7 +17,7 @@ from typing import Any
 import docker
 import pytest
 
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
 from tests.integration.bump_checkout import FIRST, current_archive
 from tests.integration.containers import ImageRunner
 from tests.loopback_debian import LoopbackArchive

@@ -16,10 +16,10 @@ import docker
 import docker.errors
 import pytest
 
-from pytorch_cuda.base_pin import BaseDigestError
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.pinned_base import BaseDigestError
 from pytorch_cuda.steps.base_image import ensure_base
 from tests.integration import local_registry as registry
 from tests.integration.conftest import ROOT, BuiltImage

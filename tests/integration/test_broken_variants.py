@@ -17,15 +17,15 @@ import docker
 import pytest
 
 from fault_coverage.image_variants import IMAGE_FAULTS, SITE
+from pytorch_cuda.build.build_plan import make_plan
+from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import ChecksFailedError
-from pytorch_cuda.labels import BuildFacts
-from pytorch_cuda.matrix import load_matrix
-from pytorch_cuda.pipeline import PipelineHooks, execute
-from pytorch_cuda.plan import make_plan
-from pytorch_cuda.tags import TagSet
-from pytorch_cuda.variants import select_variant
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.tags import TagSet
+from pytorch_cuda.matrix.variants import select_variant
 from tests.integration.conftest import ROOT, BuiltImage
 from tests.integration.containers import ImageRunner
 from tests.integration.layers import layer_dirs, private_certificates, scan_layer_dirs, scan_saved_image

@@ -12,7 +12,7 @@ import pytest
 
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
 from tests.integration import local_registry as registry
 from tests.integration.bump_checkout import bump, checkout, committed_debian_packages
 from tests.integration.tiny_images import build_and_push_image

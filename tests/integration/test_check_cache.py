@@ -9,10 +9,10 @@ import docker
 
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.in_image_checks import run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import MOUNT_POINT, InductorCache, host_cache
-from pytorch_cuda.variants import select_variant
 from tests.integration.conftest import ROOT, BuiltImage, record_timing
 from tests.integration.containers import ImageRunner
 from tests.integration.docker_cli import docker_run

@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.probes.index_probe import probe_index
+from pytorch_cuda.network.index_probe import probe_index
 from tests.integration.conftest import ROOT, BuiltImage, record_timing, run_build_py
 from tests.integration.docker_cli import docker_run
 

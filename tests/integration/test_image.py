@@ -134,7 +134,7 @@ def test_target_with_unreachable_index_fails_cleanly(client: docker.DockerClient
     import subprocess
 
     from pytorch_cuda.errors import EngineError
-    from pytorch_cuda.probes.index_probe import probe_index
+    from pytorch_cuda.network.index_probe import probe_index
 
     try:
         probe_index("https://download.pytorch.org/whl/cu130", None, timeout_s=10)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from precision_check import report as precision_report
+from precision_check import check_report
 from pytorch_cuda_contract import paths
 from tests.integration.conftest import BuiltImage
 from tests.integration.containers import ImageRunner
@@ -23,7 +23,7 @@ def test_overflow_example_says_use_bf16_and_names_the_layer(built: BuiltImage, r
     assert "verdict: fp16 would overflow in `expand` at step 0" in finished.output
     assert "use bf16" in finished.output
     report = json.loads(finished.output.split("JSON ", 1)[1])
-    assert (report["schema"], report["version"]) == (precision_report.SCHEMA, precision_report.VERSION)
+    assert (report["schema"], report["version"]) == (check_report.SCHEMA, check_report.VERSION)
     assert report["verdict"]["dtype"] == "bf16"
     assert report["device"]["kind"] == "cpu"
 

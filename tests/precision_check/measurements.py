@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from precision_check.agreement import agreement, noise_floor
-from precision_check.report import (
+from precision_check.check_report import (
     Device,
     DtypeRun,
     Measurements,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from precision_check.agreement import Tolerance, agreement, judge, noise_floor, pct, varies
-from precision_check.report import NoiseFloor
+from precision_check.check_report import NoiseFloor
 from tests.precision_check.measurements import recorded
 
 

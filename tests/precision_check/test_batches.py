@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from precision_check.report import Device
+from precision_check.check_report import Device
 from precision_check.runner import Options, run_all
 from precision_check.trainer import Batch, Batches
 from precision_check.workload import Workload

@@ -11,7 +11,7 @@ import torch
 
 from precision_check.agreement import MIN_STEPS
 from precision_check.bad_input import EXIT_BAD_INPUT
-from precision_check.cli import main
+from precision_check.command import main
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -169,7 +169,7 @@ def test_the_real_command_prints_no_traceback(tmp_path: Path) -> None:
 
 def test_help_explains_every_verdict_kind_without_the_docs(capsys: pytest.CaptureFixture[str]) -> None:
     """The image has no docs/: --help itself says what each verdict kind means."""
-    from precision_check.report import VERDICT_KIND_MEANING
+    from precision_check.check_report import VERDICT_KIND_MEANING
 
     with pytest.raises(SystemExit) as exited:
         main(["--help"])

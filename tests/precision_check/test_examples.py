@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from precision_check.cli import main
-from precision_check.report import report_from_json
+from precision_check.check_report import report_from_json
+from precision_check.command import main
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "precision_check"

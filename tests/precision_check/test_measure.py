@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
+from precision_check.check_report import Overflow
 from precision_check.measure import ActivationWatch, GradWatch
-from precision_check.report import Overflow
 
 
 def _nested() -> torch.nn.Module:

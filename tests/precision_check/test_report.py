@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from precision_check.check_report import Report, Verdict, report_from_json
 from precision_check.display import display_of, to_json
-from precision_check.report import Report, Verdict, report_from_json
 from precision_check.terminal_table import render, table_rows
 from precision_check.verdict import decide
 from tests.precision_check.measurements import healthy_h200, with_floor

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from precision_check.agreement import agreement
+from precision_check.check_report import DtypeRun, Measurements, Report, ScalerHistory, report_from_json
 from precision_check.display import to_json
-from precision_check.report import DtypeRun, Measurements, Report, ScalerHistory, report_from_json
 from precision_check.terminal_table import render
 from precision_check.verdict import decide, same_skips
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from precision_check import upgrade
-from precision_check.report import VERSION, report_from_json
+from precision_check.check_report import VERSION, report_from_json
 from precision_check.terminal_table import table_rows
 
 RECORDED = Path(__file__).parent / "recorded"

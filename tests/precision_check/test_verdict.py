@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_check.report import Compiled, Overflow, Timing, ZeroGrads, report_from_json
+from precision_check.check_report import Compiled, Overflow, Timing, ZeroGrads, report_from_json
 from precision_check.verdict import decide
 from tests.precision_check.measurements import (
     H200,

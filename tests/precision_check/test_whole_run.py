@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from precision_check.cli import main
+from precision_check.command import main
 from precision_check.measure import LOSS_FUNCTION
 
 MODELS = """

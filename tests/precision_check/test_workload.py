@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from precision_check.bad_input import PrecisionCheckError
-from precision_check.cli import main
+from precision_check.check_report import Device
+from precision_check.command import main
 from precision_check.loading import call_factory
-from precision_check.report import Device
 from precision_check.trainer import Trainer
 from precision_check.workload import Workload, coerce_workload
 

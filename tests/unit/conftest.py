@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.labels import BuildFacts
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.plan import BuildPlan, make_plan
-from pytorch_cuda.variants import Variant, select_variant
+from pytorch_cuda.build.build_plan import BuildPlan, make_plan
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.variants import Variant, select_variant
 
 FACTS = BuildFacts("abc", "2026-12-02T00:00:00Z")
 

@@ -10,7 +10,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from pytorch_cuda.fleet import SELF_HOSTED, load_fleet
+from pytorch_cuda.matrix.fleet import SELF_HOSTED, load_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 KUBERNETES = "1.37.0"  # the newest schemas kubernetes-validate==1.37.0 ships (as tests/unit/test_k8s_manifest.py)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.base_pin import BaseDigestError, write_pin
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.pinned_base import BaseDigestError, write_pin
 from pytorch_cuda.steps.base_image import ensure_base
 from tests.unit.fake_engine import FakeEngine
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 
-from pytorch_cuda import cli, planning
+from pytorch_cuda import cli
+from pytorch_cuda.build import build_plan
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.target_selection import expand_targets
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.target_selection import expand_targets
 from tests.unit.fake_engine import FakeEngine, conformance_results
 
 BASE = "pytorch-cuda-base/debian:trixie"
@@ -30,7 +31,7 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     monkeypatch.setattr(building, "find_build_client", lambda: None)
     monkeypatch.setattr(building, "DockerEngine", lambda *_: fake)
     monkeypatch.setattr(building, "probe_index", _unreachable_outside_pypi)
-    monkeypatch.setattr(planning, "probe_index", _unreachable_outside_pypi)
+    monkeypatch.setattr(build_plan, "probe_index", _unreachable_outside_pypi)
     return fake
 
 
@@ -114,7 +115,7 @@ def test_push_takes_several_targets(engine: FakeEngine, capsys: pytest.CaptureFi
 
 def test_matrix_groups_name_targets_and_are_checked(matrix_text: str, tmp_path: Path) -> None:
     from pytorch_cuda.errors import MatrixError
-    from pytorch_cuda.matrix import load_matrix
+    from pytorch_cuda.matrix.build_matrix import load_matrix
 
     path = tmp_path / "matrix.yaml"
     path.write_text(matrix_text + "\ngroups:\n  cuda12: [cu126, cu12]\n")

@@ -9,9 +9,9 @@ import pytest
 
 from pytorch_cuda.bump.base_digest import plan_bases
 from pytorch_cuda.bump.bump_plan import BumpPlan
-from pytorch_cuda.bump.policy import PolicyError, parse_policy
+from pytorch_cuda.bump.bump_policy import PolicyError, parse_policy
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 
 ROOT = Path(__file__).resolve().parents[2]
 OLD, NEW, MANIFEST = "sha256:" + "1" * 64, "sha256:" + "2" * 64, "sha256:" + "3" * 64

@@ -17,9 +17,9 @@ from pytorch_cuda.bump.debian_record import (
     is_debian_record,
     parse_record,
 )
-from pytorch_cuda.debian_suites import base_suites, deb_lines
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.debian_suites import base_suites, deb_lines
 from pytorch_cuda.steps.base_image import bootstrap_command
 from tests.loopback_debian import packages_index
 

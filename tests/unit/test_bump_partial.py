@@ -9,11 +9,11 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.bump.bump_plan import plan_bump
-from pytorch_cuda.bump.policy import parse_policy
+from pytorch_cuda.bump.bump_policy import parse_policy
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
 from tests.unit.test_bump_planning import CU126, _files, _pins
 
 CU130 = "https://download.pytorch.org/whl/cu130"

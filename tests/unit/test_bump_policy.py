@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytorch_cuda.bump.policy import PolicyError, Rule, parse_policy
+from pytorch_cuda.bump.bump_policy import PolicyError, Rule, parse_policy
 from pytorch_cuda.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.bump.policy import Rule, parse_policy
+from pytorch_cuda.bump.bump_policy import Rule, parse_policy
 from pytorch_cuda.bump.resolver import resolve
 from pytorch_cuda.bump.simple_index import _from_json, project_files
 from pytorch_cuda.bump.torch_pins import torch_pins

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda import cli, planning
+from pytorch_cuda import cli
+from pytorch_cuda.build import build_plan
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
 from pytorch_cuda.locks.file_format import PYPI_INDEX, parse_lock
 from pytorch_cuda.locks.resolving import require_lock, stale_locks
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.render import render_variant
-from pytorch_cuda.variants import all_variants, select_variant
 
 CHILD = "images/cu128-jupyter/requirements-flavour.lock"
 PARENT = "images/cu128-runtime/requirements.lock"
@@ -163,7 +164,7 @@ def test_a_build_without_its_child_lock_exits_2_before_the_engine(
 ) -> None:
     copy = _copy(root, tmp_path)
     (copy / CHILD).unlink()
-    monkeypatch.setattr(planning, "probe_index", lambda index, ca: None)
+    monkeypatch.setattr(build_plan, "probe_index", lambda index, ca: None)
     monkeypatch.setattr(building, "connect", lambda: pytest.fail("the engine was reached"))
     status = cli.main(["--target", "cu12", "--flavour", "jupyter", "--root", str(copy)])
     assert status == 2

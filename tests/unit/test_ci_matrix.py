@@ -1,4 +1,4 @@
-"""`build.py matrix`: the CI jobs, generated from matrix.yaml and fleet.yaml."""
+"""`build.py ci-matrix`: the CI jobs, generated from matrix.yaml and fleet.yaml."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytorch_cuda.ci_matrix import github_matrix
+from pytorch_cuda.ci_jobs import github_matrix
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.fleet import Fleet, load_fleet
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.tags import tag_set
-from pytorch_cuda.variants import all_variants
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.fleet import Fleet, load_fleet
+from pytorch_cuda.matrix.tags import tag_set
+from pytorch_cuda.matrix.variants import all_variants
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKFLOWS = ROOT / ".github" / "workflows"
@@ -94,7 +94,7 @@ def test_nothing_buildable_is_bad_input(matrix: Matrix, fleet: Fleet, tmp_path: 
 
 def test_the_cli_prints_the_matrix_as_json(matrix: Matrix, fleet: Fleet) -> None:
     result = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "matrix"], capture_output=True, text=True, timeout=60
+        [sys.executable, str(ROOT / "build.py"), "ci-matrix"], capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == json.loads(json.dumps(github_matrix(matrix, fleet, ROOT).as_dict()))
@@ -108,7 +108,7 @@ def test_the_cli_names_a_bad_fleet(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     result = subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "matrix", "--fleet", str(bad)],
+        [sys.executable, str(ROOT / "build.py"), "ci-matrix", "--fleet", str(bad)],
         capture_output=True,
         text=True,
         timeout=60,

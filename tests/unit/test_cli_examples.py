@@ -41,7 +41,7 @@ def examples() -> list[tuple[str, str]]:
 
 
 EXAMPLES = examples()
-RUNNABLE = ("list", "matrix", "bake", "completion", "check-tag", "render --check", "report --diff docs/")
+RUNNABLE = ("list", "ci-matrix", "bake", "completion", "check-tag", "render --check", "report --diff docs/")
 WRITES = ("--file", "--out", "--html", "--metadata-file", "--vex", "--pr-body")  # run only those that write nothing
 
 

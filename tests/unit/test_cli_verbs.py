@@ -15,7 +15,7 @@ from pytorch_cuda.errors import UserError
 from tests.unit.cli_refusal import refusal
 
 VERBS = (
-    "build", "push", "render", "lock", "list", "report", "bump", "matrix", "content-hash", "check-tag", "release",
+    "build", "push", "render", "lock", "list", "report", "bump", "ci-matrix", "content-hash", "check-tag", "release",
     "results", "site", "audit", "bake", "completion",
 )  # fmt: skip
 
@@ -61,7 +61,7 @@ def test_every_verb_has_help(verb: str, capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_the_verbs_print_json(capsys: pytest.CaptureFixture[str]) -> None:
-    for argv in (["list", "--json"], ["matrix"]):
+    for argv in (["list", "--json"], ["ci-matrix"], ["matrix"]):
         assert cli.main(argv) == 0
         assert json.loads(capsys.readouterr().out)
     assert cli.main(["render", "--check", "--json"]) == 0
@@ -110,4 +110,4 @@ def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: p
 
 def test_every_verb_is_listed_here() -> None:
     verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(VERBS) == set(verbs.choices)
+    assert set(VERBS) | {"matrix"} == set(verbs.choices)  # `matrix`: ci-matrix's alias, its name before 2026-12

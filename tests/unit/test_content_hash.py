@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytorch_cuda.content_hash import ImageContent, content_hash, hash_image, image_content
+from pytorch_cuda.build.content_hash import ImageContent, content_hash, hash_image, image_content
 from pytorch_cuda.errors import UserError
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minut
 from pytorch_cuda.engine.connection import explain_connection_error
 from pytorch_cuda.engine.protocol import BuildRequest
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.probes.ca_bundle import find_ca_bundle
+from pytorch_cuda.network.ca_bundle import find_ca_bundle
 
 PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 

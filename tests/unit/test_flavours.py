@@ -6,16 +6,16 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.build.build_plan import BuildPlan
+from pytorch_cuda.build.lineage import PARENT_BUILD_ARG, execute_lineage
+from pytorch_cuda.build.pipeline import PipelineHooks
 from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, MatrixError, UserError
-from pytorch_cuda.flavours import flavour_packages, lineage, parent_ref
-from pytorch_cuda.lineage import PARENT_BUILD_ARG, execute_lineage
-from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.pipeline import PipelineHooks
-from pytorch_cuda.plan import BuildPlan
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.flavours import flavour_packages, lineage, parent_ref
+from pytorch_cuda.matrix.tags import tag_set
+from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.render import render_all, render_variant
-from pytorch_cuda.tags import tag_set
-from pytorch_cuda.variants import all_variants, select_variant
 from tests.unit.fake_engine import FakeEngine
 from tests.unit.plans import cu12_plan
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytorch_cuda.fleet import Fleet, FleetError, load_fleet
+from pytorch_cuda.matrix.fleet import Fleet, FleetError, load_fleet
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,7 +58,7 @@ def test_a_bad_fleet_is_one_paragraph_naming_the_key(tmp_path: Path, runners: ob
         load_fleet(write(tmp_path, fleet_of(runners)))
     assert needle in caught.value.cause
     assert "fleet.yaml does not validate" in caught.value.cause
-    assert "build.py matrix" in caught.value.fix
+    assert "build.py ci-matrix" in caught.value.fix
 
 
 def test_a_missing_fleet_file_names_the_option(tmp_path: Path) -> None:

@@ -5,12 +5,12 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from pytorch_cuda.labels import BuildFacts
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.pipeline import PipelineHooks, execute
-from pytorch_cuda.plan import make_plan
+from pytorch_cuda.build.build_plan import make_plan
+from pytorch_cuda.build.pipeline import PipelineHooks, execute
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.inductor_cache import CACHE_ENV, MOUNT_POINT, cpu_key, host_cache, volume_name
-from pytorch_cuda.variants import select_variant
 from tests.unit.fake_engine import FakeEngine
 
 XEON = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse avx2 avx512f\n"

@@ -24,8 +24,8 @@ from pytorch_cuda.locks.file_format import (
     slice_layers,
 )
 from pytorch_cuda.locks.resolving import lock_problem, refresh_lock, require_lock, stale_locks
-from pytorch_cuda.matrix import Matrix, load_matrix
-from pytorch_cuda.variants import all_variants, select_variant
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.variants import all_variants, select_variant
 
 HASH = "--hash=sha256:" + "a" * 64
 BODY = f"""\

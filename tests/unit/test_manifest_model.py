@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.flavours import child_manifest_json
-from pytorch_cuda.manifest_writer import build_manifest, manifest_json
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.variants import all_variants
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.flavours import child_manifest_json
+from pytorch_cuda.matrix.manifest_writer import build_manifest, manifest_json
+from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda_contract.manifest import ManifestError, parse_manifest
 
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 
 
 def _write(tmp_path: Path, text: str) -> Path:

@@ -11,8 +11,8 @@ import yaml
 
 from pytorch_cuda import cli
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix import load_matrix
-from pytorch_cuda.matrix_schema import SCHEMA_PATH, schema_text
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.json_schema import SCHEMA_PATH, schema_text
 from tests.unit.cli_refusal import refusal
 
 

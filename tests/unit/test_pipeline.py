@@ -5,14 +5,14 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.build.build_plan import BuildPlan, make_plan
+from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.errors import ChecksFailedError, EngineError
-from pytorch_cuda.labels import BuildFacts
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.pipeline import PipelineHooks, execute
-from pytorch_cuda.plan import BuildPlan, make_plan
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.base_image import bootstrap_command, ensure_base
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
-from pytorch_cuda.variants import select_variant
 from tests.unit.fake_engine import FakeEngine, conformance_results
 
 BASE = "pytorch-cuda-base/debian:trixie"

@@ -6,9 +6,9 @@ import ast
 import sys
 from pathlib import Path
 
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.render import render_variant
-from pytorch_cuda.variants import all_variants
 from pytorch_cuda_contract import paths
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.engine.protocol import RegistryError, TransientRegistryError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.pipeline import PipelineHooks, execute
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.tags import TagSet
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.retry import Backoff, GaveUpError, TransientError, with_retries
 from pytorch_cuda.steps.publish import Publisher, PushError, publish
-from pytorch_cuda.tags import TagSet
-from pytorch_cuda.variants import select_variant
 from tests.unit.fake_engine import FakeEngine, registry_digest_of
 from tests.unit.plans import cu12_plan
 

@@ -10,10 +10,10 @@ import pytest
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import MatrixError, UserError
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.references import ImageReference, InvalidReferenceError, parse_reference
-from pytorch_cuda.registry import cache_ref, parse_registry, remote_tags
-from pytorch_cuda.tags import TagSet
+from pytorch_cuda.steps.remote_names import cache_ref, parse_registry, remote_tags
 
 DIGEST = "sha256:" + "ab" * 32
 
@@ -133,8 +133,8 @@ def test_a_pinned_upstream_renders_into_the_manifest_not_the_dockerfile(
 ) -> None:
     """Pinning is a matrix change like any other: re-rendered, the manifest records the pin; the
     Dockerfile builds FROM the local name, which the build points at the pinned image."""
+    from pytorch_cuda.matrix.variants import select_variant
     from pytorch_cuda.render import render_variant
-    from pytorch_cuda.variants import select_variant
 
     pinned = f"docker.io/library/debian:trixie-slim@{DIGEST}"
     (tmp_path / "matrix.yaml").write_text(

@@ -11,8 +11,8 @@ from pytorch_cuda.engine.build_client import (
     BUILDX_DOCKER_DRIVER_NO_CACHE_EXPORT,
     BuildClient,
 )
+from pytorch_cuda.engine.engine_push import read_push_stream, registry_error
 from pytorch_cuda.engine.protocol import BuildRequest, RegistryError, TransientRegistryError
-from pytorch_cuda.engine.registry_io import read_push_stream, registry_error
 
 DIGEST = "sha256:" + "7b" * 32
 REF = "127.0.0.1:5000/ci/pytorch-cuda:v2.9"

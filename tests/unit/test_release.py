@@ -12,9 +12,9 @@ from tuf.api.metadata import Metadata, Targets, Timestamp
 from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.commands import check_pinned_base
-from pytorch_cuda.release.policy import PolicyError, load_policy
+from pytorch_cuda.release.oras_client import RegistryAccessError, is_loopback, reference
 from pytorch_cuda.release.promote import skopeo_copy_argv
-from pytorch_cuda.release.registry_client import RegistryAccessError, is_loopback, reference
+from pytorch_cuda.release.release_policy import PolicyError, load_policy
 from pytorch_cuda.release.statements import BuildRun, Source, provenance, statement
 
 ROOT = Path(__file__).resolve().parents[2]

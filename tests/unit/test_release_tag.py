@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.release_tag import check_release_tag
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.release.tag_check import check_release_tag
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.render import COMMANDS, COMMANDS_DIR, find_stale, render_all, render_variant, write_rendered
-from pytorch_cuda.variants import select_variant
 
 
 def test_committed_images_are_up_to_date(matrix: Matrix, root: Path) -> None:

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.tags import candidate_ref, tag_set
-from pytorch_cuda.variants import select_variant
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.tags import candidate_ref, tag_set
+from pytorch_cuda.matrix.variants import select_variant
 
 
 def test_default_target_tags(matrix: Matrix) -> None:

@@ -87,7 +87,7 @@ def test_build_once_push_by_digest_then_test_that_digest() -> None:
     assert "build.py content-hash" in build
     gpu = jobs["gpu"]
     assert gpu["needs"] == ["matrix", "build"]
-    # fleet.yaml's runner group and labels, through `build.py matrix`: the group's workflow allow-list names this file
+    # fleet.yaml's runner group and labels, through `build.py ci-matrix`: the group's allow-list names this file
     assert gpu["runs-on"] == {"group": "${{ matrix.group }}", "labels": "${{ matrix.labels }}"}
     run = "\n".join(s.get("run", "") for s in gpu["steps"])
     for flag in ("--gpus all", "--ipc=host", "-e NCCL_NVLS_ENABLE=0", "-e CONFORMANCE_OUT=/out", '"${require[@]}"'):
@@ -213,7 +213,7 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
 def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:
     jobs = load("bump.yml")["jobs"]
     gpu = jobs["gpu"]
-    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py matrix
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py ci-matrix
     assert gpu["if"] == "github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'"
     assert gpu["permissions"] == {"contents": "read", "packages": "read"}
     pulled = " ".join(scripts({"jobs": {"gpu": gpu}}))

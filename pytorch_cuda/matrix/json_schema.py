@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.stale_file import StaleFile
 
 SCHEMA_PATH = Path("matrix.schema.json")  # relative to the repository root
@@ -21,7 +21,7 @@ def schema_text() -> str:
     schema = {
         "$schema": DIALECT,
         "title": "pytorch-cuda matrix.yaml",
-        "description": "Generated from pytorch_cuda/matrix.py by `python build.py render`; do not edit.",
+        "description": "Generated from pytorch_cuda/matrix/build_matrix.py by `python build.py render`; do not edit.",
         **{k: v for k, v in schema.items() if k != "title"},
     }
     return json.dumps(schema, indent=2) + "\n"
@@ -43,5 +43,5 @@ def stale_schema(root: Path) -> list[StaleFile]:
     if not target.exists():
         return []
     if target.read_text(encoding="utf-8") != schema_text():
-        return [StaleFile(SCHEMA_PATH, "differs from the model in pytorch_cuda/matrix.py", "")]
+        return [StaleFile(SCHEMA_PATH, "differs from the model in pytorch_cuda/matrix/build_matrix.py", "")]
     return []

@@ -5,9 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Flavour, Matrix, Target, flavour_applies
-from pytorch_cuda.matrix_base import Base
-from pytorch_cuda.target_selection import did_you_mean, unknown_target
+from pytorch_cuda.matrix.bases import Base
+from pytorch_cuda.matrix.build_matrix import Flavour, Matrix, Target, flavour_applies
+from pytorch_cuda.matrix.target_selection import did_you_mean, unknown_target
 
 
 @dataclass(frozen=True)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from pytorch_cuda.manifest_writer import build_manifest
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.tags import tag_set
-from pytorch_cuda.variants import Variant, select_variant
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.manifest_writer import build_manifest
+from pytorch_cuda.matrix.tags import tag_set
+from pytorch_cuda.matrix.variants import Variant, select_variant
 
 
 def parent_variant(matrix: Matrix, variant: Variant) -> Variant | None:

@@ -6,8 +6,8 @@ conformance suite reads the file back into) and writes it through :meth:`Manifes
 
 from __future__ import annotations
 
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.variants import Variant
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.variants import Variant
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.base_record import BaseSection
 from pytorch_cuda_contract.manifest import SUPPORTED_SCHEMA, Manifest, Pins

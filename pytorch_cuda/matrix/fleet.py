@@ -98,7 +98,7 @@ class Fleet(_Frozen):
 
 def load_fleet(path: Path) -> Fleet:
     """Load and validate fleet.yaml, raising FleetError with a one-paragraph explanation."""
-    fix = f"edit {path} (see the comments in the committed fleet.yaml), then run `python build.py matrix`"
+    fix = f"edit {path} (see the comments in the committed fleet.yaml), then run `python build.py ci-matrix`"
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except FileNotFoundError:

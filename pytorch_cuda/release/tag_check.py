@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import Matrix
+from pytorch_cuda.matrix.build_matrix import Matrix
 
 _TAG = re.compile(r"v(?P<torch>\d+\.\d+\.\d+)(?:-(?P<rebuild>[1-9]\d*))?")
 

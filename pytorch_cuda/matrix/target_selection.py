@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable, Sequence
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix import ALL_TARGETS, Matrix, flavour_applies
+from pytorch_cuda.matrix.build_matrix import ALL_TARGETS, Matrix, flavour_applies
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:

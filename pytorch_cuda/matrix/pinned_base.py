@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from pytorch_cuda.errors import EngineError, MatrixError
-from pytorch_cuda.matrix_base import Base
+from pytorch_cuda.matrix.bases import Base
 
 
 class BaseDigestError(EngineError):

@@ -7,10 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildPlan
 from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
-from pytorch_cuda.plan import PIP_CA_SECRET, BuildPlan
-from pytorch_cuda.registry import cache_ref
 from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
@@ -18,6 +17,7 @@ from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import host_cache
 from pytorch_cuda.steps.move_tags import TagMove, promote
 from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
+from pytorch_cuda.steps.remote_names import cache_ref
 from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
 
 MIN_FREE_DISK_BYTES = 12 * 1024**3

@@ -1,4 +1,4 @@
-"""`build.py matrix`: the CI job matrix, generated from matrix.yaml and fleet.yaml.
+"""`build.py ci-matrix`: the CI job matrix, generated from matrix.yaml and fleet.yaml.
 
 One build job per variant that can be built, and one GPU job per (variant x runner of the fleet).
 A variant whose lineage has no lock (images/<root variant>/requirements.lock, e.g. cu126 and cu130,
@@ -13,13 +13,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.flavours import lineage
-from pytorch_cuda.fleet import Fleet, Runner
 from pytorch_cuda.locks.child_flavour import flavour_lock_path, lock_command
 from pytorch_cuda.locks.writing import index_of, lock_path
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.tags import tag_set
-from pytorch_cuda.variants import Variant, all_variants
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.flavours import lineage
+from pytorch_cuda.matrix.fleet import Fleet, Runner
+from pytorch_cuda.matrix.tags import tag_set
+from pytorch_cuda.matrix.variants import Variant, all_variants
 
 
 @dataclass(frozen=True)

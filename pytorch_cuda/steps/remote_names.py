@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.references import InvalidReferenceError, parse_reference, registry_host
-from pytorch_cuda.tags import TagSet
 
 CACHE_TAG_PREFIX = "buildcache-"
 

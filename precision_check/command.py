@@ -15,10 +15,10 @@ from pathlib import Path
 from precision_check import workload as contract
 from precision_check.agreement import END_WINDOW, MIN_STEPS
 from precision_check.bad_input import EXIT_BAD_INPUT, EXIT_OK, PrecisionCheckError
+from precision_check.check_report import VERDICT_KIND_MEANING, Report
 from precision_check.device import CPU_DTYPES, DEFAULT_DTYPES, DTYPES, pick_device, plan_dtypes
 from precision_check.display import to_json
 from precision_check.loading import call_factory, load_factory
-from precision_check.report import VERDICT_KIND_MEANING, Report
 from precision_check.runner import Options, run_all
 from precision_check.terminal_table import render
 from precision_check.verdict import decide

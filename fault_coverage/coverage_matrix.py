@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from fault_coverage.model import Case, check_name
+from fault_coverage.case_model import Case, check_name
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results
 from pytorch_cuda_contract.results_model import ConformanceResults
 

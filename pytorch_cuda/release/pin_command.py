@@ -10,9 +10,9 @@ from pathlib import Path
 import docker
 import docker.errors
 
-from pytorch_cuda.base_pin import write_pin
 from pytorch_cuda.errors import EngineError, MatrixError
-from pytorch_cuda.matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.pinned_base import write_pin
 from pytorch_cuda.steps.base_image import BOOTSTRAP_LABEL
 
 

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from fault_coverage.expectations import read_host
+from fault_coverage.case_model import Case
+from fault_coverage.host_expectations import read_host
 from fault_coverage.injection import InjectionError, prepared
-from fault_coverage.model import Case
 
 CASE_TIMEOUT_S: Final = 300
 SIDE_BY_SIDE: Final = 4  # untimed cases at once: one GPU and 16 cores hold four suites without a timed check

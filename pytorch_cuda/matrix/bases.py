@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, HttpUrl, model_validator
 
-from pytorch_cuda.matrix_types import CudaVersion, Frozen, ImageRef, Name, Sha256Digest
+from pytorch_cuda.matrix.value_types import CudaVersion, Frozen, ImageRef, Name, Sha256Digest
 from pytorch_cuda.references import parse_reference
 
 

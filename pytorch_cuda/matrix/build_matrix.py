@@ -15,9 +15,9 @@ from pydantic import (
 )
 
 from pytorch_cuda.errors import MatrixError
-from pytorch_cuda.matrix_base import Base
-from pytorch_cuda.matrix_errors import format_validation_error
-from pytorch_cuda.matrix_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
+from pytorch_cuda.matrix.bases import Base
+from pytorch_cuda.matrix.validation_errors import format_validation_error
+from pytorch_cuda.matrix.value_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
 SUPPORTED_SCHEMA = 1
 TORCH_SERIES = "2.9"
@@ -100,7 +100,7 @@ class Matrix(Frozen):
     user: User
     # Named sets of targets (`build --target GROUP`), besides the built-in `all`.
     groups: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
-    # What `build.py bump` may move each pin to; parsed (and its errors reported) by pytorch_cuda/bump/policy.py.
+    # What `build.py bump` may move each pin to; parsed (and its errors reported) by pytorch_cuda/bump/bump_policy.py.
     policy: dict[str, object] | None = None
 
     @model_validator(mode="after")

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytorch_cuda.matrix_base import Bootstrap
+from pytorch_cuda.matrix.bases import Bootstrap
 
 
 @dataclass(frozen=True)

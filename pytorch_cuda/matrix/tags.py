@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pytorch_cuda.matrix import Matrix
-from pytorch_cuda.variants import Variant
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.variants import Variant
 
 
 @dataclass(frozen=True)

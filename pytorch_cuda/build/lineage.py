@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pytorch_cuda.build.build_plan import BuildPlan
+from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks, execute
 from pytorch_cuda.engine.protocol import Engine
-from pytorch_cuda.pipeline import BuildOutcome, PipelineHooks, execute
-from pytorch_cuda.plan import BuildPlan
 
 PARENT_BUILD_ARG = "PARENT_IMAGE"
 

@@ -6,7 +6,7 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pytorch_cuda.labels import BuildFacts
+from pytorch_cuda.matrix.labels import BuildFacts
 
 
 def _git(root: Path, *args: str) -> str | None:
