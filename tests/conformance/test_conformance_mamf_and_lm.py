@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from conformance.support.workloads.mamf import Shape, best_shape, search_grid
+from conformance.support.workloads.mamf import Shape, best_of, search_grid, search_pass
 from conformance.support.workloads.numerics import gemm_tflops
 from conformance.support.workloads.transformer_lm import LmShape, LmTiming, build, token_batch, train_step
 
@@ -16,19 +16,25 @@ from conformance.support.workloads.transformer_lm import LmShape, LmTiming, buil
 def test_the_search_keeps_the_fastest_shape() -> None:
     grid: list[Shape] = [(1024, 1024, 1024), (2048, 2048, 2048), (4096, 1024, 2048)]
     times = {(1024, 1024, 1024): 0.01, (2048, 2048, 2048): 0.05, (4096, 1024, 2048): 0.06}
-    tflops, shape, searched = best_shape(grid, lambda s: [times[s]] * 3, budget_s=60.0)
-    assert (shape, searched) == ((2048, 2048, 2048), 3)
-    assert tflops == pytest.approx(gemm_tflops(2048, 2048, 2048, 0.05))
+    timed = search_pass(grid, lambda s: [times[s]] * 3, budget_s=60.0)
+    assert [shape for _, shape in timed] == [(2048, 2048, 2048), (4096, 1024, 2048), (1024, 1024, 1024)]
+    assert timed[0][0] == pytest.approx(gemm_tflops(2048, 2048, 2048, 0.05))
 
 
 def test_the_search_stops_at_its_budget_after_one_shape_at_least() -> None:
     ticks = iter(float(t) for t in range(100))
-    tflops, shape, searched = best_shape(search_grid(), lambda s: [1.0], budget_s=1.5, clock=lambda: next(ticks))
-    assert searched == 2  # started at 0; 1 <= 1.5 searches the second; 2 > 1.5 stops
-    assert shape == search_grid()[1]
-    assert tflops > 0
+    timed = search_pass(search_grid(), lambda s: [1.0], budget_s=1.5, clock=lambda: next(ticks))
+    assert len(timed) == 2  # started at 0; 1 <= 1.5 searches the second; 2 > 1.5 stops
+    assert {shape for _, shape in timed} == set(search_grid()[:2])
     with pytest.raises(ValueError, match="empty"):
-        best_shape([], lambda s: [1.0], budget_s=1.0)
+        search_pass([], lambda s: [1.0], budget_s=1.0)
+
+
+def test_the_fixed_gemm_wins_only_when_it_is_faster() -> None:
+    searched = (780.0, (4096, 4096, 8192))
+    assert best_of(searched, (790.0, (8192, 8192, 8192))) == ((790.0, (8192, 8192, 8192)), "fixed GEMM")
+    assert best_of(searched, (770.0, (8192, 8192, 8192))) == (searched, "search")
+    assert best_of(searched, None) == (searched, "search")
 
 
 def test_the_grid_is_the_documented_one() -> None:
