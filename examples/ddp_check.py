@@ -118,6 +118,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             "torch": torch.__version__,
         }
         print(json.dumps(report, sort_keys=True), flush=True)
+        # Free DDP's reducer (its hooks and buckets hold the process group) before the last barrier and the group's
+        # teardown: gloo aborted one rank in teardown ("terminate called without an active exception") otherwise.
+        del ddp
         dist.barrier()
     finally:
         dist.destroy_process_group()
