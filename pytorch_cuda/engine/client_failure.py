@@ -18,6 +18,9 @@ _LOST_CONNECTION = re.compile(
     r"use of closed network connection|failed to dial gRPC)",
     re.IGNORECASE,
 )
+# Docker 20.10's client writes its bare "unexpected EOF" straight after a step's unfinished output line when its socket
+# is cut ("#5 2.458 Reading package lists...unexpected EOF"): glued, with no ": " before it as in a step's own error.
+_GLUED_TO_A_STEP = re.compile(r"(?<![\s:])(unexpected EOF)$", re.IGNORECASE)
 _SHELL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGSEGV, signal.SIGABRT})
 RERUN = "build again: the steps that finished are in the build cache and do not run again"
 
@@ -52,6 +55,8 @@ def lost_connection(log_text: str, client: str, step: str, where: str) -> Engine
     own_lines = [line.strip() for line in log_text.splitlines() if line.strip() and not _BUILDKIT_LINE.match(line)]
     said = next((line for line in reversed(own_lines) if _LOST_CONNECTION.search(line)), None)
     if said is None:
+        said = _glued_to_the_last_step_line(log_text)
+    if said is None:
         return None
     during = f" during step {step}" if step else ""
     return EngineError(
@@ -60,3 +65,10 @@ def lost_connection(log_text: str, client: str, step: str, where: str) -> Engine
         fix="check that the engine is up (`docker info`; its log: `journalctl -u docker`: a restart, a crash, the "
         f"OOM killer) and, with a remote DOCKER_HOST, the network or SSH link to it; then {RERUN}",
     )
+
+
+def _glued_to_the_last_step_line(log_text: str) -> str | None:
+    """The client's own "unexpected EOF" written onto the end of the log's last line, a step's unfinished output."""
+    last = log_text.rstrip().rsplit("\n", 1)[-1]
+    glued = _GLUED_TO_A_STEP.search(last) if _BUILDKIT_LINE.match(last) else None
+    return glued.group(1) if glued else None

@@ -97,6 +97,16 @@ def test_a_lost_daemon_connection_is_told_from_a_failed_step(said: str) -> None:
     assert "build cache" in error.fix
 
 
+def test_the_clients_eof_glued_to_a_steps_unfinished_line_is_a_lost_connection() -> None:
+    """Seen here: the proxy cut the socket while apt printed "Reading package lists..." with no newline yet."""
+    log = RUNNING + "#5 2.458 Fetched 16.9 MB in 2s (8108 kB/s)\n#5 2.458 Reading package lists...unexpected EOF\n"
+    error = explain_build_failure(log, LOG, "", exit_code=1, client="/usr/bin/docker build", running_step="x")
+    assert "lost its connection to the Docker daemon during step x (unexpected EOF)" in error.cause
+    # A step's own error that ends in the same words, after ": ", is not the client's.
+    log = RUNNING + "#5 3.1 error: read tcp 10.0.0.2:443: unexpected EOF\n"
+    assert "lost its connection" not in explain_build_failure(log, LOG, "", exit_code=1).cause
+
+
 @pytest.mark.parametrize("prefix", ["#14 20.1 ", "", "  "])  # a step's output, or its repetition in the summary
 def test_a_connection_reset_inside_a_failed_step_is_a_download_not_a_lost_daemon(prefix: str) -> None:
     log = RUNNING + f"{prefix}ERROR: Could not install packages due to an OSError: Connection reset by peer\n"
