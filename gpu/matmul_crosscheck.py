@@ -7,7 +7,7 @@ Imports nothing from this repository.
 
     python3 gpu/matmul_crosscheck.py [--compare RESULTS.json] [--iterations 10] [--size 8192]
 
-With --compare, reads the suite's results file (schema 2 "measurements", or schema 1 per-test metrics)
+With --compare, reads the suite's results file (its "measurements" index, schema 2)
 with the standard json module and prints the difference per dtype; exit 1 when one differs by more
 than 5%. Writes matmul-crosscheck.json into $OUT when $OUT is set.
 """
@@ -55,7 +55,7 @@ def time_matmul(dtype: torch.dtype, precision: str, n: int, warmup: int, iterati
 
 
 def suite_sizes(path: Path) -> dict[str, int]:
-    """m=n=k the suite used per dtype ({dtype}_size metrics; schema 1 ran fp32 at 4096)."""
+    """m=n=k the suite used per dtype (its {dtype}_size metrics)."""
     found: dict[str, int] = {}
     for test in json.loads(path.read_text()).get("tests", {}).values():
         for dtype in CASES:
@@ -72,12 +72,6 @@ def suite_tflops(path: Path) -> dict[str, float]:
         metric = document.get("measurements", {}).get(f"gemm.{dtype}.tflops")
         if metric is not None:
             found[dtype] = float(metric["value"])
-    if not found:  # schema 1
-        for test in document.get("tests", {}).values():
-            for dtype in CASES:
-                metric = test.get("metrics", {}).get(f"{dtype}_tflops")
-                if metric is not None:
-                    found[dtype] = float(metric["value"])
     return found
 
 

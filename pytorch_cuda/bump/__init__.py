@@ -1,6 +1,6 @@
 """`build.py bump`: move matrix.yaml's pins to the newest versions its policy allows, then re-lock and re-render.
 
-- policy: the `policy:` section of matrix.yaml, parsed into typed rules.
+- bump_policy: the `policy:` section of matrix.yaml, parsed into typed rules.
 - simple_index: a project's files on a PEP 503 (HTML) or PEP 691 (JSON) simple index.
 - resolver: the newest allowed, installable, non-yanked version of one package, and what policy holds back.
 - torch_pins: the triton, cuDNN and NCCL versions a torch wheel pins exactly (its core metadata).

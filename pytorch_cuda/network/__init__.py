@@ -1,1 +1,1 @@
-"""Host probes: the CA bundle and the package index, checked before a build."""
+"""The host's network facts, checked before a build: the CA bundle, and whether the package index answers."""

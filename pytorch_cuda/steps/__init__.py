@@ -1,1 +1,2 @@
-"""Pipeline steps: base image, in-image checks, tag promotion (push and SBOM join them)."""
+"""Pipeline steps: base image, in-image checks, SBOM, tag promotion, publish (and remote_names: where a push puts
+the tags)."""

@@ -162,3 +162,32 @@ def test_the_graph_sees_a_two_way_import_and_its_cycle(tmp_path: Path) -> None:
     _write(tmp_path, "conformance/support/workloads/b.py", "def run() -> None:\n    pass\n")
     assert import_graph.build(tmp_path).two_way() == []
     assert import_graph.build(tmp_path).upward() == []
+
+
+def module_names(root: Path = ROOT) -> dict[str, list[str]]:
+    """Every module and package name of the product's packages -> where it stands (``__main__``/``conftest`` aside)."""
+    names: dict[str, list[str]] = {}
+    for package in FIRST_PARTY:
+        for path in sorted((root / package).rglob("*.py")):
+            if "__pycache__" in path.parts or path.stem in ("__main__", "conftest"):
+                continue
+            name = path.parent.name if path.stem == "__init__" else path.stem
+            where = path.parent if path.stem == "__init__" else path
+            names.setdefault(name, []).append(str(where.relative_to(root)))
+    return names
+
+
+def test_no_module_or_package_name_is_used_twice() -> None:
+    """One name, one meaning: two ``probes``, two ``report`` or two ``matrix`` across the product say two things."""
+    twice = {name: places for name, places in module_names().items() if len(places) > 1}
+    assert not twice, f"names used more than once (rename one of each): {twice}"
+
+
+def test_a_name_used_twice_is_seen(tmp_path: Path) -> None:
+    _write(tmp_path, "pytorch_cuda/probes/__init__.py", "")
+    _write(tmp_path, "conformance/support/probes/__init__.py", "")
+    _write(tmp_path, "conformance/__main__.py", "")
+    _write(tmp_path, "precision_check/__main__.py", "")
+    names = module_names(tmp_path)
+    assert sorted(names["probes"]) == ["conformance/support/probes", "pytorch_cuda/probes"]
+    assert "__main__" not in names
