@@ -23,7 +23,7 @@ from pytorch_cuda.debian_suites import base_suites
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange, run_uv
+from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix import Matrix, load_matrix
 from pytorch_cuda.probes.ca_bundle import find_ca_bundle
 from pytorch_cuda.probes.index_probe import probe_index
@@ -179,7 +179,7 @@ def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path 
     changes: list[LockChange] = []
     if roots:
         changes, failures = refresh_locks(
-            matrix, roots, root, ca_bundle=ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv
+            matrix, roots, root, Resolver(ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv)
         )
         if failures:
             raise failures[0]
