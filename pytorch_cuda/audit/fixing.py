@@ -17,7 +17,7 @@ from pytorch_cuda.bump.matrix_edit import set_scalar
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange, find_uv, run_uv
+from pytorch_cuda.locks.writing import LockChange, Resolver, find_uv, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.network.index_probe import probe_index
@@ -76,9 +76,7 @@ def apply_fixes(
             matrix,
             roots,
             root,
-            ca_bundle=ca,
-            probe=lambda i: probe_index(i, ca),
-            run=lambda argv, env: run_uv([*argv, "--refresh"], env),
+            Resolver(ca, probe=lambda i: probe_index(i, ca), run=lambda argv, env: run_uv([*argv, "--refresh"], env)),
         )
         if failures:
             raise failures[0]

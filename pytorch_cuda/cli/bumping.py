@@ -22,7 +22,7 @@ from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange, run_uv
+from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.debian_suites import base_suites
 from pytorch_cuda.matrix.variants import all_variants, select_variant
@@ -179,7 +179,7 @@ def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path 
     changes: list[LockChange] = []
     if roots:
         changes, failures = refresh_locks(
-            matrix, roots, root, ca_bundle=ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv
+            matrix, roots, root, Resolver(ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv)
         )
         if failures:
             raise failures[0]

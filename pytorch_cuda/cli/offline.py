@@ -10,6 +10,7 @@ from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks, stale_locks
+from pytorch_cuda.locks.writing import Resolver
 from pytorch_cuda.matrix.json_schema import stale_schema, write_schema
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
@@ -184,7 +185,7 @@ def lock(args: argparse.Namespace, session: Session) -> int:
     ca_path = ca.path if ca else None
     variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
     changes, failures = refresh_locks(
-        matrix, variants, root, ca_bundle=ca_path, probe=lambda i: probe_index(i, ca_path)
+        matrix, variants, root, Resolver(ca_path, probe=lambda i: probe_index(i, ca_path))
     )
     write_rendered(render_all(matrix, root / "templates", root), root)  # the layer slices of the locks
     if args.json and not failures:

@@ -16,16 +16,13 @@ from pathlib import Path
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME, compile_argv, format_lock, input_digest, parse_lock
 from pytorch_cuda.locks.writing import (
-    IndexProbe,
     LockChange,
-    Runner,
-    compile_lock,
+    Resolver,
     find_uv,
     index_of,
     lock_path,
     provenance_problem,
     require_index,
-    run_uv,
     write_lock,
 )
 from pytorch_cuda.matrix.build_matrix import Matrix
@@ -109,15 +106,7 @@ def child_lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | No
     return "; ".join(lock_defects(text, inherited_versions(ancestors))) or None
 
 
-def refresh_child_lock(
-    matrix: Matrix,
-    variant: Variant,
-    root: Path,
-    *,
-    ca_bundle: Path | None,
-    probe: IndexProbe,
-    run: Runner = run_uv,
-) -> LockChange:
+def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolver) -> LockChange:
     """Resolve the child's extras against its parent's lock and write what the parent lacks; say what changed."""
     path = flavour_lock_path(root, variant)
     relative = path.relative_to(root)
@@ -129,7 +118,7 @@ def refresh_child_lock(
             fix=f"lock the parent first (`python build.py lock --target {variant.target_name}`), then the child",
         )
     index = index_of(variant)
-    require_index(variant, relative, probe)
+    require_index(variant, relative, resolver.probe)
     inherited = inherited_versions(ancestors)
     constraints = root / "build-output" / f"{variant.key}-constraints.txt"
     constraints.parent.mkdir(parents=True, exist_ok=True)
@@ -137,7 +126,7 @@ def refresh_child_lock(
     requirements = root / "images" / variant.key / "requirements-flavour.txt"
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
     argv += ["--constraint", str(constraints), "--no-build"]
-    body = compile_lock(argv, ca_bundle, run, f"{requirements.relative_to(root)} on {index}")
+    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}")
     resolved = parse_lock(body).entries
     moved = [
         f"{e.name} {inherited[e.name]} -> {e.version}"

@@ -22,6 +22,7 @@ from pytorch_cuda.locks.file_format import (
 from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
+    Resolver,
     Runner,
     compile_lock,
     find_uv,
@@ -95,23 +96,15 @@ def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
     )
 
 
-def refresh_lock(
-    matrix: Matrix,
-    variant: Variant,
-    root: Path,
-    *,
-    ca_bundle: Path | None,
-    probe: IndexProbe,
-    run: Runner = run_uv,
-) -> LockChange:
+def refresh_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolver) -> LockChange:
     """Resolve the variant's requirements.txt on its one index and write its lock; say what changed."""
     path = lock_path(root, variant)
     relative = path.relative_to(root)
     index = index_of(variant)
-    require_index(variant, relative, probe)
+    require_index(variant, relative, resolver.probe)
     requirements = root / "images" / variant.key / "requirements.txt"
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
-    body = compile_lock(argv, ca_bundle, run, f"{requirements.relative_to(root)} on {index}")
+    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}")
     text = format_lock(
         body,
         index_url=index,
@@ -123,26 +116,20 @@ def refresh_lock(
 
 
 def refresh_locks(
-    matrix: Matrix,
-    variants: list[Variant],
-    root: Path,
-    *,
-    ca_bundle: Path | None,
-    probe: IndexProbe,
-    run: Runner = run_uv,
+    matrix: Matrix, variants: list[Variant], root: Path, resolver: Resolver
 ) -> tuple[list[LockChange], list[UserError]]:
     """Lock the installer, each root variant, then the children (of those roots, or asked for by name).
 
     A variant whose index cannot be reached is reported, not fatal; its children are left as they are.
-    `run` runs uv (`build.py bump` passes one that adds --refresh: the index just moved)."""
+    The tool locks are resolved with the resolver's CA bundle and the plain uv run."""
     python = variants[0].base.python
-    changes = [refresh_tool_lock(root, tool, ca_bundle=ca_bundle, python=python) for tool in TOOL_LOCKS]
+    changes = [refresh_tool_lock(root, tool, ca_bundle=resolver.ca_bundle, python=python) for tool in TOOL_LOCKS]
     failures: list[UserError] = []
     asked = {v.key for v in variants}
     failed: set[str] = set()
     for variant in (v for v in variants if v.flavour.parent is None):
         try:
-            changes.append(refresh_lock(matrix, variant, root, ca_bundle=ca_bundle, probe=probe, run=run))
+            changes.append(refresh_lock(matrix, variant, root, resolver))
         except UserError as exc:
             failures.append(exc)
             failed.add(variant.key)
@@ -155,7 +142,7 @@ def refresh_locks(
         if not chain & asked or chain & failed:
             continue
         try:
-            changes.append(refresh_child_lock(matrix, child, root, ca_bundle=ca_bundle, probe=probe, run=run))
+            changes.append(refresh_child_lock(matrix, child, root, resolver))
         except UserError as exc:
             failures.append(exc)
             failed.add(child.key)

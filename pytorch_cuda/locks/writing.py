@@ -98,6 +98,19 @@ def compile_lock(argv: list[str], ca_bundle: Path | None, run: Runner, what: str
     return result.stdout
 
 
+@dataclass(frozen=True)
+class Resolver:
+    """How `build.py lock` resolves: the CA bundle uv trusts, the probe that checks a variant's index before
+    locking on it, and what runs uv (`build.py bump` and `audit --fix` pass one that adds --refresh)."""
+
+    ca_bundle: Path | None
+    probe: IndexProbe
+    run: Runner = run_uv
+
+    def compile(self, argv: list[str], what: str) -> str:
+        return compile_lock(argv, self.ca_bundle, self.run, what)
+
+
 def write_lock(path: Path, root: Path, text: str) -> LockChange:
     """Write a lock; what moved against the one it replaces (diff_versions lines)."""
     old = parse_lock(path.read_text(encoding="utf-8")).versions() if path.exists() else {}

@@ -41,6 +41,15 @@ def _run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
 
 
+def _summarise(tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]) -> tuple[str, str]:
+    """stdout and stderr of the in-process summary of a results file holding `content` (it exits 0 on any file)."""
+    path = tmp_path / paths.RESULTS_FILE
+    path.write_text(content)
+    assert main([str(path)]) == 0
+    captured = capsys.readouterr()
+    return captured.out, captured.err
+
+
 def test_passing_run_prints_the_summary_and_writes_summary_md(tmp_path: Path) -> None:
     result = _run(tmp_path, "-m", "cpu", "-k", "test_dev_shm_is_large_enough")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -78,30 +87,21 @@ def test_usage_error_keeps_exit_4_and_summarises_nothing_old(tmp_path: Path) -> 
 def test_unreadable_results_never_crash_the_summary(
     tmp_path: Path, content: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = tmp_path / paths.RESULTS_FILE
-    path.write_text(content)
-    assert main([str(path)]) == 0
-    err = capsys.readouterr().err
+    _, err = _summarise(tmp_path, content, capsys)
     assert "precision summary: not produced" in err
     assert "Fix:" in err
     assert "Traceback" not in err
 
 
 def test_summary_of_the_h200_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / paths.RESULTS_FILE
-    path.write_text(H200.read_text())
-    assert main([str(path)]) == 0
-    out = capsys.readouterr().out
+    out, _ = _summarise(tmp_path, H200.read_text(), capsys)
     assert "bf16   native   777           78%        15.4    1.7e-03" in out
     assert "Train in bf16 autocast, no GradScaler" in out
     assert "| bf16 | native | 777 | 78% | 15.4 | 1.7e-03 |" in (tmp_path / paths.SUMMARY_FILE).read_text()
 
 
 def test_summary_of_a_run_that_failed_half_way(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    path = tmp_path / paths.RESULTS_FILE
-    path.write_text(HALFWAY.read_text())
-    assert main([str(path)]) == 0
-    out = capsys.readouterr().out
+    out, _ = _summarise(tmp_path, HALFWAY.read_text(), capsys)
     assert "tests: 1 failed, 2 not run, 4 passed; the run is incomplete" in out
     assert "bf16   native   250           80%        13.1    -" in out  # measured before the failure
     assert "step ms" not in out  # the AMP test failed: no AMP table

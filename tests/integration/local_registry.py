@@ -7,6 +7,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 import requests
 
 REGISTRY_HOST = "127.0.0.1:5000"
@@ -44,6 +45,13 @@ def answers() -> str | None:
     except requests.RequestException as exc:
         return str(exc)
     return None if response.status_code == 200 else f"HTTP {response.status_code}"
+
+
+def require_registry() -> None:
+    """Fail the test when the registry does not answer, naming the script that starts it."""
+    why = answers()
+    if why is not None:
+        pytest.fail(f"no registry answers on http://{REGISTRY_HOST}/v2/ ({why}): run scripts/setup-registry.sh")
 
 
 def manifest(repository: str, reference: str) -> Manifest:

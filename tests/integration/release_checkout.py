@@ -13,11 +13,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import docker
+import pytest
 import requests
 
 from tests.integration import local_registry as registry
 from tests.integration.conftest import ROOT
-from tests.integration.tiny_images import SOURCE
+from tests.integration.tiny_images import SOURCE, build_and_push, unique_repository
 
 PASSPHRASE = "correct horse battery staple"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -76,6 +78,19 @@ def make_checkout(folder: Path, repository: str) -> Checkout:
         assert made.returncode == 0, made.stderr
     assert SOURCE in policy
     return checkout
+
+
+def pushed_candidates(
+    client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory, *names: str
+) -> tuple[Checkout, list[str]]:
+    """A checkout whose policy covers a new repository of the loopback registry (which must answer), and the
+    digests of one tiny image pushed there per name, as candidate-<name> with the revisions "a" * 40, "b" * 40, ..."""
+    registry.require_registry()
+    checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", unique_repository())
+    revisions = (letter * 40 for letter in "abcdefgh")
+    return checkout, [
+        build_and_push(client, checkout.repository, f"candidate-{name}", next(revisions)) for name in names
+    ]
 
 
 def put_with_subject(repository: str, source_tag: str, target_tag: str, subject_digest: str | None) -> str:

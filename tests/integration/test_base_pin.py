@@ -35,9 +35,7 @@ def matrix() -> Matrix:
 def test_a_digest_pinned_base_is_pulled_by_its_digest(
     built: BuiltImage, client: docker.DockerClient, matrix: Matrix
 ) -> None:
-    why = registry.answers()
-    if why is not None:
-        pytest.fail(f"no registry on {registry.REGISTRY_HOST} ({why}): run scripts/setup-registry.sh")
+    registry.require_registry()
     committed = matrix.bases[matrix.default_base]
     base_id = client.images.get(committed.image).id  # the build's base: the `built` fixture made sure it exists
     suffix = uuid.uuid4().hex[:8]

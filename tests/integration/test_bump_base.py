@@ -25,9 +25,7 @@ pytestmark = pytest.mark.integration
 def test_a_registry_base_follows_its_tag(
     tmp_path: Path, loopback_index: LoopbackIndex, debian_archive: LoopbackArchive, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    why = registry.answers()
-    if why is not None:
-        pytest.fail(f"no registry on {registry.REGISTRY_HOST} ({why}): run scripts/setup-registry.sh")
+    registry.require_registry()
     client = docker.from_env(timeout=300)
     repository, tag = f"{registry.REGISTRY}/bump-base-{uuid.uuid4().hex[:8]}", "trixie"
     _, first = build_and_push_image(client, repository, tag, "first")

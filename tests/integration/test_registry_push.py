@@ -46,11 +46,7 @@ class Pushed:
 
 @pytest.fixture(scope="session")
 def pushed(client: docker.DockerClient) -> Pushed:
-    why = registry.answers()
-    if why is not None:
-        pytest.fail(
-            f"no registry answers on http://{registry.REGISTRY_HOST}/v2/ ({why}): run scripts/setup-registry.sh"
-        )
+    registry.require_registry()
     result, seconds = run_build_py("push", "--target", "cu12", "--registry", registry.REGISTRY)
     push_s = result["timings"]["push"]
     record_timing("push_cu12_seconds", push_s)

@@ -17,8 +17,7 @@ import requests
 from pytorch_cuda.release.promote import PromotionMismatchError, promote
 from tests.integration import local_registry as registry
 from tests.integration.conftest import ROOT
-from tests.integration.release_checkout import Checkout, folded, make_checkout
-from tests.integration.tiny_images import build_and_push, unique_repository
+from tests.integration.release_checkout import Checkout, folded, pushed_candidates
 
 pytestmark = pytest.mark.integration
 
@@ -46,15 +45,8 @@ def release_cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.fixture(scope="module")
 def release(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Release:
-    why = registry.answers()
-    if why is not None:
-        pytest.fail(
-            f"no registry answers on http://{registry.REGISTRY_HOST}/v2/ ({why}): run scripts/setup-registry.sh"
-        )
-    repository = unique_repository()
-    checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", repository)
-    tested = build_and_push(client, repository, "candidate-tested", "a" * 40)
-    other = build_and_push(client, repository, "candidate-other", "b" * 40)
+    checkout, (tested, other) = pushed_candidates(client, tmp_path_factory, "tested", "other")
+    repository = checkout.repository
     promoted = release_cli("promote", f"{repository}@{tested}", "--tag", "v9.9", "--tag", "v9.9-runtime", "--json")
     assert promoted.returncode == 0, promoted.stderr
     checkout.sign(f"{repository}@{tested}", "release", "v9.9", "v9.9-runtime")

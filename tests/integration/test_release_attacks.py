@@ -13,7 +13,14 @@ import docker
 import pytest
 
 from tests.integration import local_registry as registry
-from tests.integration.release_checkout import Checkout, folded, make_checkout, put_with_subject, skopeo_copy
+from tests.integration.release_checkout import (
+    Checkout,
+    folded,
+    make_checkout,
+    pushed_candidates,
+    put_with_subject,
+    skopeo_copy,
+)
 from tests.integration.tiny_images import build_and_push, unique_repository
 
 pytestmark = pytest.mark.integration
@@ -33,16 +40,8 @@ class Release:
 
 @pytest.fixture(scope="module")
 def release(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Release:
-    why = registry.answers()
-    if why is not None:
-        pytest.fail(
-            f"no registry answers on http://{registry.REGISTRY_HOST}/v2/ ({why}): run scripts/setup-registry.sh"
-        )
-    repository = unique_repository()
-    checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", repository)
-    old = build_and_push(client, repository, "candidate-old", "a" * 40)
-    tested = build_and_push(client, repository, "candidate-tested", "b" * 40)
-    unsigned = build_and_push(client, repository, "candidate-unsigned", "c" * 40)
+    checkout, (old, tested, unsigned) = pushed_candidates(client, tmp_path_factory, "old", "tested", "unsigned")
+    repository = checkout.repository
     for digest, tags in ((old, ("v9.7",)), (tested, ("v9.9", "v9.7"))):
         for tag in tags:
             skopeo_copy(f"{repository}@{digest}", f"{repository}:{tag}")

@@ -17,6 +17,7 @@ from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
 from pytorch_cuda.locks.file_format import PYPI_INDEX, parse_lock
 from pytorch_cuda.locks.resolving import require_lock, stale_locks
+from pytorch_cuda.locks.writing import Resolver
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.render import render_variant
@@ -184,7 +185,7 @@ def test_refresh_child_lock_keeps_only_what_the_parent_lacks(matrix: Matrix, roo
         seen.append(argv)
         return subprocess.CompletedProcess(argv, 0, body, "")
 
-    change = refresh_child_lock(matrix, jupyter, copy, ca_bundle=None, probe=lambda index: None, run=fake_uv)
+    change = refresh_child_lock(matrix, jupyter, copy, Resolver(None, lambda index: None, fake_uv))
     assert change.created
     assert change.changes == ("+ jupyterlab 4.6.6", "+ zzz 1")
     argv = seen[0]
@@ -202,11 +203,19 @@ def test_refresh_child_lock_refuses_a_moved_parent_pin(matrix: Matrix, root: Pat
         return subprocess.CompletedProcess(argv, 0, _entry("numpy", "2.0.0"), "")
 
     with pytest.raises(EngineError, match=r"numpy 2\.5\.5 -> 2\.0\.0"):
-        refresh_child_lock(matrix, select_variant(matrix, "cu12", "jupyter"), _copy(root, tmp_path),
-                           ca_bundle=None, probe=lambda index: None, run=moving)  # fmt: skip
+        refresh_child_lock(
+            matrix,
+            select_variant(matrix, "cu12", "jupyter"),
+            _copy(root, tmp_path),
+            Resolver(None, lambda index: None, moving),
+        )
 
 
 def test_a_child_lock_needs_its_parent_locked_first(matrix: Matrix, root: Path, tmp_path: Path) -> None:
     with pytest.raises(UserError, match=r"its parent's lock images/cu130-runtime/requirements\.lock does not exist"):
-        refresh_child_lock(matrix, select_variant(matrix, "cu130", "jupyter"), _copy(root, tmp_path),
-                           ca_bundle=None, probe=lambda index: None)  # fmt: skip
+        refresh_child_lock(
+            matrix,
+            select_variant(matrix, "cu130", "jupyter"),
+            _copy(root, tmp_path),
+            Resolver(None, lambda index: None),
+        )

@@ -5,9 +5,7 @@ import and no arrow on a cycle."""
 
 from __future__ import annotations
 
-import ast
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,16 +29,6 @@ def _module_of(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imported_modules(path: Path) -> Iterator[str]:
-    """Every absolute module an import statement names (``from a import b`` names ``a`` and ``a.b``)."""
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), filename=str(path))):
-        if isinstance(node, ast.Import):
-            yield from (alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            yield node.module
-            yield from (f"{node.module}.{alias.name}" for alias in node.names)
-
-
 def _is_module(parts: list[str], root: Path = ROOT) -> bool:
     path = root.joinpath(*parts)
     return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
@@ -62,14 +50,14 @@ def private_parent(module: str, root: Path = ROOT) -> str | None:
 def test_the_contract_imports_only_the_standard_library_and_itself() -> None:
     allowed = set(sys.stdlib_module_names) | {"__future__", "pytorch_cuda_contract"}
     for path in _python_files("pytorch_cuda_contract"):
-        roots = {name.split(".")[0] for name in imported_modules(path)}
+        roots = {name.split(".")[0] for name in import_graph.imported_names(path)}
         assert roots <= allowed, f"{path.relative_to(ROOT)} imports {sorted(roots - allowed)}"
 
 
 @pytest.mark.parametrize("package", ["conformance", "pytorch_cuda_entry", "precision_check", "pytorch_cuda_sbom"])
 def test_what_runs_in_the_image_never_imports_the_builder(package: str) -> None:
     for path in _python_files(package):
-        builder = [name for name in imported_modules(path) if name.split(".")[0] == "pytorch_cuda"]
+        builder = [name for name in import_graph.imported_names(path) if name.split(".")[0] == "pytorch_cuda"]
         assert not builder, f"{path.relative_to(ROOT)} imports the builder: {builder}"
 
 
@@ -81,7 +69,7 @@ def test_the_builder_imports_neither_the_suite_nor_precision_check(package: str)
     builder reads through the contract (results_file, precision_check_file, advice), never through their code. No
     packaging exception: the wheel carries pytorch_cuda* only (pyproject.toml)."""
     for path in _python_files(package):
-        found = [n for n in imported_modules(path) if n.split(".")[0] in ("conformance", "precision_check")]
+        found = [n for n in import_graph.imported_names(path) if n.split(".")[0] in ("conformance", "precision_check")]
         assert not found, f"{path.relative_to(ROOT)} imports {found}"
     assert not import_graph.build(ROOT).builder_arrows_into(("conformance", "precision_check"))
 
@@ -92,7 +80,7 @@ def test_the_fault_harness_runs_the_suite_as_a_user_would_and_imports_neither_it
     nothing of ours)."""
     allowed = set(sys.stdlib_module_names) | {"__future__", "pytorch_cuda_contract", "fault_coverage"}
     for path in _python_files("fault_coverage"):
-        roots = {name.split(".")[0] for name in imported_modules(path)}
+        roots = {name.split(".")[0] for name in import_graph.imported_names(path)}
         extra = {"torch", "pynvml"} if path.parent.name == "patches" else set()
         assert roots <= allowed | extra, f"{path.relative_to(ROOT)} imports {sorted(roots - allowed - extra)}"
 
@@ -101,7 +89,7 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
     outside = []
     for path in _python_files(*SOURCES):
         importer = _module_of(path)
-        for name in imported_modules(path):
+        for name in import_graph.imported_names(path):
             parent = private_parent(name)
             if parent is not None and not (importer == parent or importer.startswith(parent + ".")):
                 outside.append(f"{path.relative_to(ROOT)}: {name}")
@@ -132,7 +120,7 @@ def test_the_suite_helpers_import_only_the_roles_below_them() -> None:
     upward = []
     for path in _python_files(*(f"conformance/support/{role}" for role in SUITE_FLOORS)):
         floor = SUITE_FLOORS.index(path.parent.name)
-        for name in imported_modules(path):
+        for name in import_graph.imported_names(path):
             parts = name.split(".")
             if parts[:2] == ["conformance", "support"] and len(parts) > 2 and parts[2] in SUITE_FLOORS[floor + 1 :]:
                 upward.append(f"{path.relative_to(ROOT)}: {name}")

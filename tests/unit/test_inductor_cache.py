@@ -5,13 +5,12 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from pytorch_cuda.build.build_plan import make_plan
 from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.inductor_cache import CACHE_ENV, MOUNT_POINT, cpu_key, host_cache, volume_name
 from tests.unit.fake_engine import FakeEngine
+from tests.unit.plans import cu12_plan
 
 XEON = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse avx2 avx512f\n"
 
@@ -45,16 +44,7 @@ def test_host_cache_reads_the_cpu(tmp_path: Path) -> None:
 def test_the_check_container_gets_the_cache(matrix: Matrix, root: Path, tmp_path: Path) -> None:
     engine = FakeEngine(images={"pytorch-cuda-base/debian:trixie": "sha256:base"})
     variant = select_variant(matrix, "cu12")
-    plan = make_plan(
-        matrix,
-        variant,
-        root=root,
-        facts=BuildFacts("abc", "2026-12-04T00:00:00Z"),
-        build_id="t",
-        ca_bundle=None,
-        ca_source=None,
-        run_checks=True,
-    )
+    plan = cu12_plan(matrix, root, variant, run_checks=True)
     hooks = PipelineHooks(log=lambda _: None, progress=lambda _: None, index_probe=lambda: None, log_dir=tmp_path)
     execute(plan, engine, hooks)
     assert engine.run_volumes == {host_cache(variant.torch_version).volume: MOUNT_POINT}

@@ -24,6 +24,7 @@ from pytorch_cuda.locks.file_format import (
     slice_layers,
 )
 from pytorch_cuda.locks.resolving import lock_problem, refresh_lock, require_lock, stale_locks
+from pytorch_cuda.locks.writing import Resolver
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 
@@ -175,7 +176,7 @@ def test_refresh_lock_writes_a_fresh_lock_and_says_what_changed(matrix: Matrix, 
         seen.append(argv)
         return subprocess.CompletedProcess(argv, 0, BODY.replace("numpy==2.5.5", "numpy==2.5.6"), "")
 
-    change = refresh_lock(matrix, variant, copy, ca_bundle=None, probe=lambda index: None, run=fake_uv)
+    change = refresh_lock(matrix, variant, copy, Resolver(None, lambda index: None, fake_uv))
     assert "  numpy 2.5.5 -> 2.5.6" in change.changes
     assert "- sympy 1.14.0" in change.changes
     argv = seen[0]
@@ -192,8 +193,9 @@ def test_uv_failure_is_one_paragraph(matrix: Matrix, root: Path, tmp_path: Path)
         return subprocess.CompletedProcess(argv, 1, "", "error: No solution found: pytest was not found")
 
     with pytest.raises(EngineError, match="pytest was not found"):
-        refresh_lock(matrix, select_variant(matrix, "cu12"), _copy(root, tmp_path), ca_bundle=None,
-                     probe=lambda index: None, run=failing)  # fmt: skip
+        refresh_lock(
+            matrix, select_variant(matrix, "cu12"), _copy(root, tmp_path), Resolver(None, lambda index: None, failing)
+        )
 
 
 def test_input_digest_covers_index_and_requirements() -> None:

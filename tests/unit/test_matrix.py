@@ -14,6 +14,11 @@ def _write(tmp_path: Path, text: str) -> Path:
     return path
 
 
+def _torch_pin(torch: str, target: str) -> str:
+    """A target's torch pin as matrix.yaml writes it, told apart from the others' by its local_version line."""
+    return f'torch: "{torch}"\n    local_version: {target}'
+
+
 def test_committed_matrix_has_the_issue_pins(matrix: Matrix) -> None:
     cu128 = matrix.targets["cu128"]
     assert (cu128.torch, cu128.cuda, cu128.cudnn, cu128.nccl, cu128.triton) == (
@@ -50,21 +55,11 @@ def test_unknown_schema(tmp_path: Path, matrix_text: str) -> None:
 @pytest.mark.parametrize(
     ("old", "new", "key", "value"),
     [
-        (
-            'torch: "2.9.1"\n    local_version: cu128',
-            'torch: "two"\n    local_version: cu128',
-            "targets.cu128.torch",
-            "'two'",
-        ),
+        (_torch_pin("2.9.1", "cu128"), _torch_pin("two", "cu128"), "targets.cu128.torch", "'two'"),
         ('cuda: "12.8"', 'cuda: "12"', "targets.cu128.cuda", "'12'"),
         ("local_version: cu128", "local_version: cu129", "targets.cu128", "local_version"),
         ("wheel_family: cu13", "wheel_family: cu14", "targets.cu130.wheel_family", "'cu14'"),
-        (
-            'torch: "2.9.1"\n    local_version: cu126',
-            'torch: "2.8.0"\n    local_version: cu126',
-            "targets.cu126",
-            "2.9",
-        ),
+        (_torch_pin("2.9.1", "cu126"), _torch_pin("2.8.0", "cu126"), "targets.cu126", "2.9"),
         ("default_target: cu128", "default_target: cu999", "(top level)", "cu999"),
         ("aliases: [cu13]", "aliases: [cu12]", "(top level)", "cu12"),
         ("image: pytorch-cuda-base/debian:trixie", "image: debian:trixie", "bases.trixie", "Docker Hub"),

@@ -5,31 +5,21 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.build.build_plan import BuildPlan, make_plan
+from pytorch_cuda.build.build_plan import BuildPlan
 from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.labels import BuildFacts
-from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.base_image import bootstrap_command, ensure_base
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 from tests.unit.fake_engine import FakeEngine, conformance_results
+from tests.unit.plans import FACTS, cu12_plan
 
 BASE = "pytorch-cuda-base/debian:trixie"
 OLD = "sha256:old"
 
 
 def _plan(matrix: Matrix, root: Path, ca: Path | None = None, checks: bool = True) -> BuildPlan:
-    return make_plan(
-        matrix,
-        select_variant(matrix, "cu12"),
-        root=root,
-        facts=BuildFacts("abc123", "2026-12-02T00:00:00Z"),
-        build_id="test",
-        ca_bundle=ca,
-        ca_source="PIP_CERT" if ca else None,
-        run_checks=checks,
-    )
+    return cu12_plan(matrix, root, ca_bundle=ca, ca_source="PIP_CERT" if ca else None, run_checks=checks)
 
 
 def _hooks(tmp_path: Path, probe_error: Exception | None = None) -> PipelineHooks:
@@ -52,7 +42,7 @@ def test_success_moves_every_tag_and_drops_the_candidate(matrix: Matrix, root: P
     assert engine.last_build is not None
     assert engine.last_build.secrets == {"pip_ca": Path("/etc/ssl/certs/ca-certificates.crt")}
     assert engine.last_build.tag == plan.candidate
-    assert engine.last_build.labels["org.opencontainers.image.revision"] == "abc123"
+    assert engine.last_build.labels["org.opencontainers.image.revision"] == FACTS.revision
     run_call = next(c for c in engine.calls if c.startswith("run "))
     assert "conformance -m cpu" in run_call
     assert "shm=2g" in run_call
