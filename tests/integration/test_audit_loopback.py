@@ -1,4 +1,4 @@
-"""`build.py audit` on locks made by the real uv from a package index on 127.0.0.1 (tests/loopback_index.py),
+"""`build.py audit` on locks made by the real uv from a package index on 127.0.0.1 (tests/support/loopback_index.py),
 with real published advisories: ecdsa 0.19.2 (CVE-2024-23342, no fixed release) looked up on PyPI itself, and
 jinja2 2.10 (PYSEC-2019-217, fixed in 2.10.1) on an OSV-compatible service on 127.0.0.1 answering from that
 advisory's published record. The Debian -security suite is a loopback archive with a newer passwd."""
@@ -16,10 +16,10 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from pytorch_cuda.cli.main import main
-from tests.integration.bump_checkout import checkout, committed_debian_packages
-from tests.loopback_debian import LoopbackArchive
-from tests.loopback_index import LoopbackIndex, Release
-from tests.loopback_osv import osv_service
+from tests.support.bump_checkout import checkout, committed_debian_packages
+from tests.support.loopback_debian import LoopbackArchive
+from tests.support.loopback_index import LoopbackIndex, Release
+from tests.support.loopback_osv import osv_service
 
 RECORDS = Path(__file__).resolve().parents[1] / "fixtures" / "osv"
 LOCK = "images/cu128-runtime/requirements.lock"

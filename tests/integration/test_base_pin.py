@@ -21,8 +21,8 @@ from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.pinned_base import BaseDigestError
 from pytorch_cuda.steps.base_image import ensure_base
-from tests.integration import local_registry as registry
-from tests.integration.conftest import ROOT, BuiltImage
+from tests.support import local_registry as registry
+from tests.support.integration import ROOT, BuiltImage
 
 pytestmark = pytest.mark.integration
 

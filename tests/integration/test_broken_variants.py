@@ -26,9 +26,9 @@ from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.matrix.variants import select_variant
-from tests.integration.conftest import ROOT, BuiltImage
-from tests.integration.containers import ImageRunner
-from tests.integration.layers import layer_dirs, private_certificates, scan_layer_dirs, scan_saved_image
+from tests.support.containers import ImageRunner
+from tests.support.integration import ROOT, BuiltImage
+from tests.support.layers import layer_dirs, private_certificates, scan_layer_dirs, scan_saved_image
 
 CONTROL = "test_cuda_runtime_matches_pin"
 

@@ -21,12 +21,12 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.integration.background_build import FIRST_RUN_STEP, WatchedBuild, error_paragraph, rebuilt_run_steps
-from tests.integration.checkout import scratch_checkout
-from tests.integration.conftest import ROOT, BuiltImage, record_timing
-from tests.integration.image_tags import candidate_tags, tag_ids
-from tests.integration.processes import kill_build_client
-from tests.integration.socket_proxy import SocketProxy, engine_socket
+from tests.support.background_build import FIRST_RUN_STEP, WatchedBuild, error_paragraph, rebuilt_run_steps
+from tests.support.checkout import scratch_checkout
+from tests.support.image_tags import candidate_tags, tag_ids
+from tests.support.integration import ROOT, BuiltImage, record_timing
+from tests.support.processes import kill_build_client
+from tests.support.socket_proxy import SocketProxy, engine_socket
 
 BUILD_FLAGS = ["--target", "cu12", "--progress", "plain"]
 BUILD = [sys.executable, str(ROOT / "build.py"), *BUILD_FLAGS]

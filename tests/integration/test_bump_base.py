@@ -13,11 +13,11 @@ import pytest
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.matrix.build_matrix import load_matrix
-from tests.integration import local_registry as registry
-from tests.integration.bump_checkout import bump, checkout, committed_debian_packages
-from tests.integration.tiny_images import build_and_push_image
-from tests.loopback_debian import LoopbackArchive
-from tests.loopback_index import LoopbackIndex
+from tests.support import local_registry as registry
+from tests.support.bump_checkout import bump, checkout, committed_debian_packages
+from tests.support.loopback_debian import LoopbackArchive
+from tests.support.loopback_index import LoopbackIndex
+from tests.support.tiny_images import build_and_push_image
 
 pytestmark = pytest.mark.integration
 

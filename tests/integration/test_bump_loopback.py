@@ -1,4 +1,4 @@
-"""`build.py bump` end to end on a package index served on 127.0.0.1 (tests/loopback_index.py): a newer torch
+"""`build.py bump` end to end on a package index served on 127.0.0.1 (tests/support/loopback_index.py): a newer torch
 patch and numpy patch appear; bump moves them (and the triton, cuDNN and NCCL the new torch wheel pins),
 holds back torch 2.10 and numpy 3, skips the yanked releases, re-locks the runtime and then the jupyter
 flavour with the real uv against that index, and re-renders, so `render --check` passes. No Docker."""
@@ -12,9 +12,9 @@ import yaml
 
 from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
-from tests.integration.bump_checkout import bump, checkout
-from tests.loopback_debian import LoopbackArchive
-from tests.loopback_index import LoopbackIndex, Release, torch_release
+from tests.support.bump_checkout import bump, checkout
+from tests.support.loopback_debian import LoopbackArchive
+from tests.support.loopback_index import LoopbackIndex, Release, torch_release
 
 LATER = (
     torch_release("2.9.2", "3.5.2", "9.10.3.1", "2.27.6"),

@@ -13,10 +13,10 @@ from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.in_image_checks import run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import MOUNT_POINT, InductorCache, host_cache
-from tests.integration.conftest import ROOT, BuiltImage, record_timing
-from tests.integration.containers import ImageRunner
-from tests.integration.docker_cli import docker_run
 from tests.integration.test_broken_variants import DERIVED
+from tests.support.containers import ImageRunner
+from tests.support.docker_cli import docker_run
+from tests.support.integration import ROOT, BuiltImage, record_timing
 
 
 def _volume_counts(image: str, volume: str) -> tuple[str, int, int]:

@@ -19,8 +19,8 @@ import pytest
 import requests.exceptions
 
 from pytorch_cuda_contract import paths
-from tests.integration.conftest import BuiltImage, record_timing
-from tests.integration.containers import ImageRunner
+from tests.support.containers import ImageRunner
+from tests.support.integration import BuiltImage, record_timing
 
 pytestmark = pytest.mark.integration
 TIMEOUT_S = 300

@@ -13,8 +13,8 @@ import pytest
 
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.network.index_probe import probe_index
-from tests.integration.conftest import ROOT, BuiltImage, record_timing, run_build_py
-from tests.integration.docker_cli import docker_run
+from tests.support.docker_cli import docker_run
+from tests.support.integration import ROOT, BuiltImage, record_timing, run_build_py
 
 CU130_INDEX = "https://download.pytorch.org/whl/cu130"
 

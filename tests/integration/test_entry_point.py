@@ -8,9 +8,9 @@ import time
 import docker
 import pytest
 
-from tests.integration.conftest import BuiltImage
-from tests.integration.docker_cli import docker as docker_cli
-from tests.integration.docker_cli import docker_run
+from tests.support.docker_cli import docker as docker_cli
+from tests.support.docker_cli import docker_run
+from tests.support.integration import BuiltImage
 
 BANNER_VERSIONS = "PyTorch 2.9.1+cu128  CUDA 12.8  cuDNN 9.10.2  NCCL 2.27.5"
 

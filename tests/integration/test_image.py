@@ -9,9 +9,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.integration.conftest import ROOT, BuiltImage, record_timing, run_build_py
-from tests.integration.containers import ImageRunner
-from tests.integration.layers import private_certificates, scan_image
+from tests.support.containers import ImageRunner
+from tests.support.integration import ROOT, BuiltImage, record_timing, run_build_py
+from tests.support.layers import private_certificates, scan_image
 
 EXPECTED_VERSIONS = "2.9.1+cu128 12.8 91002 (2, 27, 5)"
 

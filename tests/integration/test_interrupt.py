@@ -16,9 +16,9 @@ import time
 import docker
 import pytest
 
-from tests.integration.background_build import FIRST_RUN_STEP, WatchedBuild, rebuilt_run_steps
-from tests.integration.conftest import ROOT, BuiltImage
-from tests.integration.image_tags import candidate_tags, tag_ids
+from tests.support.background_build import FIRST_RUN_STEP, WatchedBuild, rebuilt_run_steps
+from tests.support.image_tags import candidate_tags, tag_ids
+from tests.support.integration import ROOT, BuiltImage
 
 BUILD = [sys.executable, str(ROOT / "build.py"), "--target", "cu12", "--progress", "plain"]
 

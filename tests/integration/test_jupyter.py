@@ -14,9 +14,9 @@ import docker
 import pytest
 import requests
 
-from tests.integration.conftest import ROOT, BuiltImage, record_timing, run_build_py
-from tests.integration.docker_cli import DOCKER
-from tests.integration.docker_cli import docker as docker_cli
+from tests.support.docker_cli import DOCKER
+from tests.support.docker_cli import docker as docker_cli
+from tests.support.integration import ROOT, BuiltImage, record_timing, run_build_py
 
 URL_WITH_TOKEN = re.compile(r"http://127\.0\.0\.1:8888/lab\?token=([0-9a-f]{32,})")
 NOTEBOOK = ROOT / "examples" / "amp-fp16-bf16.ipynb"

@@ -6,8 +6,8 @@ import json
 
 import docker
 
-from tests.integration.conftest import ROOT, BuiltImage
-from tests.integration.containers import ImageRunner
+from tests.support.containers import ImageRunner
+from tests.support.integration import ROOT, BuiltImage
 
 SITE = "/opt/pytorch/lib/python3.13/site-packages"
 

@@ -7,8 +7,8 @@ import json
 
 from precision_check import check_report
 from pytorch_cuda_contract import paths
-from tests.integration.conftest import BuiltImage
-from tests.integration.containers import ImageRunner
+from tests.support.containers import ImageRunner
+from tests.support.integration import BuiltImage
 
 EXAMPLE = f"{paths.PRECISION_CHECK_EXAMPLES_DIR}/overflow_mlp.py:factory"
 REPORT = "/tmp/precision-check.json"

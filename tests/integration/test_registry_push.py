@@ -22,9 +22,9 @@ import docker
 import docker.errors
 import pytest
 
-from tests.integration import local_registry as registry
-from tests.integration.conftest import record_timing, run_build_py
-from tests.integration.containers import ImageRunner
+from tests.support import local_registry as registry
+from tests.support.containers import ImageRunner
+from tests.support.integration import record_timing, run_build_py
 
 REPOSITORY = f"{registry.NAMESPACE}/pytorch-cuda"
 REMOTE = f"{registry.REGISTRY}/pytorch-cuda"

@@ -15,10 +15,10 @@ import pytest
 import requests
 
 from pytorch_cuda.release.promote import PromotionMismatchError, promote
-from tests.integration import local_registry as registry
-from tests.integration.conftest import ROOT
-from tests.integration.release_checkout import Checkout, folded, make_checkout
-from tests.integration.tiny_images import build_and_push, unique_repository
+from tests.support import local_registry as registry
+from tests.support.integration import ROOT
+from tests.support.release_checkout import Checkout, folded, make_checkout
+from tests.support.tiny_images import build_and_push, unique_repository
 
 pytestmark = pytest.mark.integration
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import docker
 import pytest
 
-from tests.integration import local_registry as registry
-from tests.integration.release_checkout import Checkout, folded, make_checkout, put_with_subject, skopeo_copy
-from tests.integration.tiny_images import build_and_push, unique_repository
+from tests.support import local_registry as registry
+from tests.support.release_checkout import Checkout, folded, make_checkout, put_with_subject, skopeo_copy
+from tests.support.tiny_images import build_and_push, unique_repository
 
 pytestmark = pytest.mark.integration
 

@@ -14,8 +14,8 @@ from cyclonedx.validation.json import JsonStrictValidator
 
 from pytorch_cuda.engine.docker_engine import read_container_file
 from pytorch_cuda_contract import paths
-from tests.integration.conftest import BuiltImage
-from tests.integration.containers import ImageRunner
+from tests.support.containers import ImageRunner
+from tests.support.integration import BuiltImage
 
 pytestmark = pytest.mark.integration
 

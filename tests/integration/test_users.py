@@ -6,8 +6,8 @@ from pathlib import Path
 
 import docker
 
-from tests.integration.conftest import BuiltImage
-from tests.integration.docker_cli import Ran, docker_run
+from tests.support.docker_cli import Ran, docker_run
+from tests.support.integration import BuiltImage
 
 
 def _shell_as(built: BuiltImage, user: str, script: str) -> Ran:

@@ -9,7 +9,7 @@ from pathlib import Path
 from pytorch_cuda_contract.advice import assess
 from pytorch_cuda_contract.claims import CONFIRMED, NOT_MEASURABLE, REFUTED
 from pytorch_cuda_contract.results_file import load_results, parse_results
-from tests.report.fixtures import H100, H100_FLEET, H200, HALFWAY, T4, UNKNOWN_GPU
+from tests.support.recorded_runs import H100, H100_FLEET, H200, HALFWAY, T4, UNKNOWN_GPU
 
 
 def _claims(path: Path) -> dict[str, str]:

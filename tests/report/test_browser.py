@@ -9,8 +9,8 @@ import pytest
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report import write_report
 from pytorch_cuda.precision_report.browser import find_chromium, load
-from tests.report.fixtures import H100, H200, ROOT, T4
 from tests.report.test_check_page import upgraded
+from tests.support.recorded_runs import H100, H200, ROOT, T4
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

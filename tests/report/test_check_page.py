@@ -14,8 +14,8 @@ import pytest
 
 from precision_check import upgrade
 from pytorch_cuda.precision_report import ReportInputError, write_report
-from tests.report.fixtures import H200, ROOT
 from tests.report.test_report import build_py
+from tests.support.recorded_runs import H200, ROOT
 
 RECORDED = ROOT / "tests" / "precision_check" / "recorded"
 TRANSFORMER = RECORDED / "transformer.h200.json"

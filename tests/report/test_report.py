@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 
 from pytorch_cuda.precision_report import SCHEMA_FILE, write_report
-from tests.report.fixtures import H100, H200, HALFWAY, ROOT, T4, UNKNOWN_GPU
+from tests.support.recorded_runs import H100, H200, HALFWAY, ROOT, T4, UNKNOWN_GPU
 
 
 def _render(tmp_path: Path, *paths: Path) -> tuple[dict[str, Any], str, str]:

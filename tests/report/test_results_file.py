@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results, parse_results
-from tests.report.fixtures import H100, H200, HALFWAY, T4
+from tests.support.recorded_runs import H100, H200, HALFWAY, T4
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [  # every committed results file written by a real run (each stored once)

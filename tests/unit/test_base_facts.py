@@ -11,7 +11,7 @@ from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.base_image import BOOTSTRAP_LABEL, bootstrap_command, bootstrap_labels
-from tests.unit.fake_engine import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 
 def test_bootstrap_labels_record_the_mmdebstrap_inputs(matrix: Matrix, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from pytorch_cuda.errors import MatrixError
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.pinned_base import BaseDigestError, write_pin
 from pytorch_cuda.steps.base_image import ensure_base
-from tests.unit.fake_engine import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 ROOT = Path(__file__).resolve().parents[2]
 PINNED = "sha256:" + "1" * 64

@@ -14,7 +14,7 @@ from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.target_selection import expand_targets
-from tests.unit.fake_engine import FakeEngine, conformance_results
+from tests.support.fake_engine import FakeEngine, conformance_results
 
 BASE = "pytorch-cuda-base/debian:trixie"
 

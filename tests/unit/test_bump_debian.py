@@ -21,7 +21,7 @@ from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.debian_suites import base_suites, deb_lines
 from pytorch_cuda.steps.base_image import bootstrap_command
-from tests.loopback_debian import packages_index
+from tests.support.loopback_debian import packages_index
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOTSTRAP = load_matrix(ROOT / "matrix.yaml").bases["trixie"].bootstrap

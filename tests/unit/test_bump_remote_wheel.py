@@ -14,7 +14,7 @@ import pytest
 
 from pytorch_cuda.bump.remote_wheel import wheel_metadata
 from pytorch_cuda.errors import EngineError
-from tests.loopback_index import PLATFORM_TAG, Release, build_wheel
+from tests.support.loopback_index import PLATFORM_TAG, Release, build_wheel
 
 
 class _Ranged(BaseHTTPRequestHandler):

@@ -1,4 +1,4 @@
-"""The resolver against a real index on 127.0.0.1 (tests/loopback_index.py): a newer patch is picked, a
+"""The resolver against a real index on 127.0.0.1 (tests/support/loopback_index.py): a newer patch is picked, a
 policy-breaking major held back, a yanked release, a wheel for another Python or platform skipped."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from pytorch_cuda.bump.bump_policy import Rule, parse_policy
 from pytorch_cuda.bump.resolver import resolve
 from pytorch_cuda.bump.simple_index import _from_json, project_files
 from pytorch_cuda.bump.torch_pins import torch_pins
-from tests.loopback_index import LoopbackIndex, Release, torch_release
+from tests.support.loopback_index import LoopbackIndex, Release, torch_release
 
 POLICY = parse_policy({"torch": "2.9.*", "python_packages": "compatible"})
 

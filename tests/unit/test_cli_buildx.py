@@ -12,7 +12,7 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.cli.overrides import write_metadata
-from tests.unit.cli_refusal import refusal
+from tests.support.cli_refusal import refusal
 
 ROOT = Path(__file__).resolve().parents[2]
 

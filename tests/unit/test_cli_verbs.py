@@ -12,7 +12,7 @@ from pytorch_cuda import cli
 from pytorch_cuda.cli.arguments import parser, short_form
 from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.errors import UserError
-from tests.unit.cli_refusal import refusal
+from tests.support.cli_refusal import refusal
 
 VERBS = (
     "build", "push", "render", "lock", "list", "report", "bump", "ci-matrix", "content-hash", "check-tag", "release",

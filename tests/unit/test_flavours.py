@@ -16,8 +16,8 @@ from pytorch_cuda.matrix.flavours import flavour_packages, lineage, parent_ref
 from pytorch_cuda.matrix.tags import tag_set
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.render import render_all, render_variant
-from tests.unit.fake_engine import FakeEngine
-from tests.unit.plans import cu12_plan
+from tests.support.fake_engine import FakeEngine
+from tests.support.plans import cu12_plan
 
 RUNTIME_FULL = "pytorch-cuda:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
 

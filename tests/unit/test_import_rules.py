@@ -1,6 +1,6 @@
 """The packages' import rules (what runs where): the contract imports only the standard library, the suite never
 imports the builder and the builder neither the suite nor precision_check, nothing imports a ``_private`` module
-from outside the package that holds it, and the folder-level import graph (tests/import_graph.py) has no two-way
+from outside the package that holds it, and the folder-level import graph (tests/support/import_graph.py) has no two-way
 import and no arrow on a cycle."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import import_graph
+from tests.support import import_graph
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = (

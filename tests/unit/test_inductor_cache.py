@@ -11,7 +11,7 @@ from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.inductor_cache import CACHE_ENV, MOUNT_POINT, cpu_key, host_cache, volume_name
-from tests.unit.fake_engine import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 XEON = "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\nflags\t\t: fpu sse avx2 avx512f\n"
 

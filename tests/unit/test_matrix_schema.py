@@ -13,7 +13,7 @@ from pytorch_cuda import cli
 from pytorch_cuda.errors import MatrixError
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.json_schema import SCHEMA_PATH, schema_text
-from tests.unit.cli_refusal import refusal
+from tests.support.cli_refusal import refusal
 
 
 def test_the_committed_schema_is_the_generated_one(root: Path) -> None:

@@ -13,7 +13,7 @@ from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.base_image import bootstrap_command, ensure_base
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
-from tests.unit.fake_engine import FakeEngine, conformance_results
+from tests.support.fake_engine import FakeEngine, conformance_results
 
 BASE = "pytorch-cuda-base/debian:trixie"
 OLD = "sha256:old"

@@ -17,8 +17,8 @@ from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.retry import Backoff, GaveUpError, TransientError, with_retries
 from pytorch_cuda.steps.publish import Publisher, PushError, publish
-from tests.unit.fake_engine import FakeEngine, registry_digest_of
-from tests.unit.plans import cu12_plan
+from tests.support.fake_engine import FakeEngine, registry_digest_of
+from tests.support.plans import cu12_plan
 
 REGISTRY = "127.0.0.1:5000/ci"
 TAGS = TagSet("pytorch-cuda", "2.9.1-full", ("2.9-cu128-runtime", "v2.9-runtime", "v2.9"))

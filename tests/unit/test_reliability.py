@@ -17,8 +17,8 @@ from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport
 from pytorch_cuda.steps.move_tags import promote
-from tests.unit.fake_engine import FakeEngine, conformance_results
-from tests.unit.plans import cu12_plan
+from tests.support.fake_engine import FakeEngine, conformance_results
+from tests.support.plans import cu12_plan
 
 BASE = "pytorch-cuda-base/debian:trixie"
 

@@ -13,7 +13,7 @@ from pytorch_cuda.steps.sbom import collect_sbom
 from pytorch_cuda_contract import paths
 from pytorch_cuda_sbom.__main__ import main, validation_errors
 from pytorch_cuda_sbom.merge import DebPackage, deb_purl, merge, parse_dpkg, parse_os_release
-from tests.unit.fake_engine import FakeEngine
+from tests.support.fake_engine import FakeEngine
 
 DPKG = "libc6\t2.41-12+deb13u5\tamd64\ng++\t4:14.2.0-1\tamd64\nadduser\t3.152\tall\n\nlibc6\t2.41-12+deb13u5\tamd64\n"
 OS_RELEASE = 'PRETTY_NAME="Debian GNU/Linux 13 (trixie)"\nID=debian\nVERSION_ID="13"\nVERSION_CODENAME=trixie\n'

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.shard import shard_of
+from tests.support.shard import shard_of
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def test_shards_cover_every_test_once(tmp_path: Path) -> None:
                 "-m",
                 "pytest",
                 "-p",
-                "tests.integration.shard",
+                "tests.support.shard",
                 "--co",
                 "-q",
                 "-p",

@@ -1,4 +1,4 @@
-"""A pytest plugin that keeps one shard of the collected tests: `-p tests.integration.shard` with PYTEST_SHARD=K/N.
+"""A pytest plugin that keeps one shard of the collected tests: `-p tests.support.shard` with PYTEST_SHARD=K/N.
 
 scripts/suite-tests-in-image.sh runs the suite's own tests in N containers side by side, one shard
 each (test i goes to shard i mod N, in collection order), so that they use every core. Without

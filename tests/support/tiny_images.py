@@ -11,7 +11,7 @@ import uuid
 import docker
 import docker.errors
 
-from tests.integration import local_registry as registry
+from tests.support import local_registry as registry
 
 SOURCE = "https://github.com/pytorch-cuda/pytorch-cuda"
 

@@ -9,7 +9,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from tests.loopback_index import serve_folder, stop_server
+from tests.support.loopback_index import serve_folder, stop_server
 
 
 def packages_index(packages: dict[str, str], architecture: str = "amd64") -> bytes:

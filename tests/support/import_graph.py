@@ -1,6 +1,6 @@
 """The product's import graph at folder level: its arrows, the arrows on cycles, the two-way folder imports.
 
-``python -m tests.import_graph [ROOT] [--arrows]`` prints the counts (and with --arrows every arrow); the
+``python -m tests.support.import_graph [ROOT] [--arrows]`` prints the counts (and with --arrows every arrow); the
 import-rules test holds the counts at zero. Standard library only, read from the source with ``ast`` (nothing
 is imported, so the suite's torch and the builder's libraries need not be installed).
 
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-ROOT: Final = Path(__file__).resolve().parents[1]
+ROOT: Final = Path(__file__).resolve().parents[2]
 PRODUCT: Final = (
     "pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom", "conformance",
     "precision_check", "fault_coverage",
@@ -131,7 +131,7 @@ def _is_parent_init(target: Path, importer: Path) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.import_graph", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tests.support.import_graph", description=__doc__.split("\n\n")[0])
     parser.add_argument("root", nargs="?", type=Path, default=ROOT, help="a checkout (default: this one)")
     parser.add_argument("--arrows", action="store_true", help="print every node arrow")
     args = parser.parse_args(argv)

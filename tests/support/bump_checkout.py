@@ -1,6 +1,7 @@
 """A copy of the repository for `build.py bump` tests: its one target, cu128, installs from a loopback package
-index (tests/loopback_index.py) and its base's Debian mirror is a loopback archive (tests/loopback_debian.py),
-so bump reads nothing from the internet. The devel flavour (CUDA 13 only) is dropped."""
+index (tests/support/loopback_index.py) and its base's Debian mirror is a loopback archive
+(tests/support/loopback_debian.py), so bump reads nothing from the internet. The devel flavour (CUDA 13 only) is
+dropped."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ import yaml
 
 from pytorch_cuda.bump.debian_record import parse_record, record_path
 from pytorch_cuda.cli.main import main
-from tests.loopback_debian import LoopbackArchive
-from tests.loopback_index import Release, torch_release
+from tests.support.loopback_debian import LoopbackArchive
+from tests.support.loopback_index import Release, torch_release
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST = (

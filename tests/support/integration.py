@@ -1,4 +1,8 @@
-"""Integration fixtures: a real Docker engine and the cu12 image built through build.py."""
+"""Integration fixtures: a real Docker engine and the cu12 image built through build.py.
+
+A pytest plugin, registered for the whole tree by tests/conftest.py. Its imports of the engine's client and of the
+helpers are inside the fixtures: the tree's conftest also loads inside the image and on bare GPU hosts
+(scripts/suite-tests-in-image.sh, gpu/*.sh), where only the standard library, torch and pytest are installed."""
 
 from __future__ import annotations
 
@@ -12,16 +16,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import docker
 import pytest
 
-from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from tests.integration.bump_checkout import FIRST, current_archive
-from tests.integration.containers import ImageRunner
-from tests.loopback_debian import LoopbackArchive
-from tests.loopback_index import LoopbackIndex
+if TYPE_CHECKING:
+    import docker
+
+    from tests.support.containers import ImageRunner
+    from tests.support.loopback_debian import LoopbackArchive
+    from tests.support.loopback_index import LoopbackIndex
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
@@ -127,6 +131,8 @@ def record_timing(name: str, value: object, *, first: bool = False) -> None:
 
 @pytest.fixture(scope="session")
 def client() -> docker.DockerClient:
+    import docker
+
     try:
         engine = docker.from_env(timeout=900)
         engine.ping()
@@ -149,6 +155,8 @@ def built(client: docker.DockerClient) -> BuiltImage:
 
 @pytest.fixture(scope="session")
 def runner(client: docker.DockerClient) -> Iterator[ImageRunner]:
+    from tests.support.containers import ImageRunner
+
     with ImageRunner(client) as images:
         yield images
 
@@ -156,13 +164,18 @@ def runner(client: docker.DockerClient) -> Iterator[ImageRunner]:
 @pytest.fixture(scope="session")
 def ca_bundle() -> Path | None:
     """The CA bundle the build passes as a secret, found the way build.py finds it."""
+    from pytorch_cuda.network.ca_bundle import find_ca_bundle
+
     found = find_ca_bundle(None)
     return found.path if found else None
 
 
 @pytest.fixture
 def loopback_index(tmp_path: Path) -> Iterator[LoopbackIndex]:
-    """A package index on 127.0.0.1 with the matrix's first releases (tests/integration/bump_checkout.py)."""
+    """A package index on 127.0.0.1 with the matrix's first releases (tests/support/bump_checkout.py)."""
+    from tests.support.bump_checkout import FIRST
+    from tests.support.loopback_index import LoopbackIndex
+
     served = LoopbackIndex(tmp_path / "index")
     served.publish(*FIRST)
     served.start()
@@ -173,6 +186,8 @@ def loopback_index(tmp_path: Path) -> Iterator[LoopbackIndex]:
 @pytest.fixture
 def debian_archive(tmp_path: Path) -> Iterator[LoopbackArchive]:
     """A Debian archive on 127.0.0.1 with the committed Debian record's versions and nothing newer."""
+    from tests.support.bump_checkout import current_archive
+
     served = current_archive(tmp_path / "archive")
     served.start()
     yield served

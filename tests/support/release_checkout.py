@@ -15,9 +15,9 @@ from pathlib import Path
 
 import requests
 
-from tests.integration import local_registry as registry
-from tests.integration.conftest import ROOT
-from tests.integration.tiny_images import SOURCE
+from tests.support import local_registry as registry
+from tests.support.integration import ROOT
+from tests.support.tiny_images import SOURCE
 
 PASSPHRASE = "correct horse battery staple"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
