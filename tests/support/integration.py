@@ -31,28 +31,16 @@ ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
 TIMINGS = ROOT / "build-output" / "integration-timings.json"
 
-# scripts/test-lanes.sh runs this tier in two lanes side by side, `-m engine_builds` and `-m "not engine_builds"`
-# (and the suite's own tests inside the image in a third, once the first of those ends). The tests that run build.py
-# on this checkout's cu12 variants hold its build lock (build-output/build-*.lock) and leave pytorch-cuda:candidate-*
-# tags while they run, and several assert that no candidate tag is left: they are the engine_builds lane, one after
-# another. The other lane only runs containers of the built image, derives images of its own names, or serves a
-# loopback index or registry of its own; the engine_builds lane's builds point the release tags at the same image
-# again (same content, same ID).
+# scripts/test-lanes.sh runs this tier in two lanes side by side, `-m "integration and engine_builds"` and
+# `-m "integration and not engine_builds"` (and the suite's own tests inside the image in a third, once the first of
+# those ends). The tests that run build.py on this checkout's cu12 variants hold its build lock
+# (build-output/build-*.lock) and leave pytorch-cuda:candidate-* tags while they run, and several assert that no
+# candidate tag is left: they are the engine_builds lane, one after another, marked where they are (their modules'
+# pytestmark, or the test). The other lane only runs containers of the built image, derives images of its own names,
+# or serves a loopback index or registry of its own; the engine_builds lane's builds point the release tags at the
+# same image again (same content, same ID).
 ENGINE_BUILDS = "engine_builds"
 BUILD_LOCK = "integration-builds"  # held by every build.py this tier runs on this checkout, and by engine_builds tests
-BUILDING_MODULES = frozenset(
-    {"test_build_failures", "test_devel", "test_interrupt", "test_jupyter", "test_registry_push"}
-)
-BUILDING_TESTS = frozenset(
-    {"test_rebuild_with_nothing_changed_is_cached_and_identical", "test_target_with_unreachable_index_fails_cleanly"}
-)
-
-
-@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.path.stem in BUILDING_MODULES or getattr(item, "originalname", item.name) in BUILDING_TESTS:
-            item.add_marker(ENGINE_BUILDS)
 
 
 _held: dict[str, int] = {}  # lock name -> how deeply this process holds it
