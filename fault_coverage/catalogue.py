@@ -2,8 +2,9 @@
 
 A fault names the real failure it models, how it is injected, the checks it must trip (`trips`) and the `-k`
 selection it runs with (its targets, so that a run stays short). `where="image"` marks the faults injected as broken
-image variants by the Docker integration tier (tests/integration/test_broken_variants.py), which this harness does not
-run: they are listed so that the checks a bare GPU host cannot reach (pins, the base record) still name their fault.
+image variants by the Docker integration tier (tests/fault_coverage/test_broken_variants.py), which this harness
+does not run: they are listed so that the checks a bare GPU host cannot reach (pins, the base record) still name
+their fault.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The faults injected as broken variants of the real cu12 image: tests/integration/test_broken_variants.py builds
+"""The faults injected as broken variants of the real cu12 image: tests/fault_coverage/test_broken_variants.py builds
 each one (its Dockerfile instructions run as root on top of the image), runs the named CPU checks in it and
 asserts that the ones in `trips` fail while a control check passes. The bare-GPU-host harness does not run them;
 the matrix names them for the checks a bare host cannot reach (the base record, the image's own manifest)."""
@@ -14,7 +14,7 @@ STARTUP_PTH: Final = f"{SITE}/zz-tf32.pth"  # site.py runs its `import` lines at
 
 
 def variant(name: str, models: str, instructions: str, select: str, trips: tuple[str, ...]) -> Case:
-    """A broken variant of the real image, built and checked by tests/integration/test_broken_variants.py."""
+    """A broken variant of the real image, built and checked by tests/fault_coverage/test_broken_variants.py."""
     return Case(name, "fault", models, Injection(image_variant=instructions), trips=trips, select=select,
                 markers="cpu", where="image")  # fmt: skip
 

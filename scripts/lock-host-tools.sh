@@ -4,7 +4,7 @@
 #   requirements/build.txt     its export for the build, GPU and release jobs: the builder's dependencies only
 #   requirements/test.txt      its export for the test jobs: those and the `test` extra
 # scripts/setup-python.sh installs an export with pip --require-hashes --no-deps. Run this after changing a pin in
-# pyproject.toml (or after Dependabot changed uv.lock); tests/unit/test_host_lock.py fails while they disagree.
+# pyproject.toml (or after Dependabot changed uv.lock); tests/repo/test_host_lock.py fails while they disagree.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 uv="${UV:-.venv/bin/uv}"

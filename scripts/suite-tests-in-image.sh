@@ -6,7 +6,7 @@
 # The tree goes in through a tar stream, not a bind mount: the image's user (uid 1000) could not
 # read a checkout under a directory only root may enter (/root, or a `mktemp -d`).
 # The tests run in one container per core (at most $SUITE_SHARDS, default 2), each with one shard
-# of them (tests/integration/shard.py); each container's output follows when all have finished.
+# of them (tests/support/shard.py); each container's output follows when all have finished.
 # Each shard's torch uses one OpenMP thread (OMP_NUM_THREADS=1): the shards are the parallelism, and with
 # torch's default of a thread per core in each, the threads spun against each other on a 2-core runner
 # (two shards' transformer and CNN examples: 69 s side by side, 9 s with one thread each).
@@ -26,7 +26,7 @@ run_shard() {  # $1: the shard, K/N; then pytest's arguments
   shift
   tar -c --exclude=./.git --exclude=./.venv --exclude=./build-output --exclude=./.wt --exclude=./.gpu . |
     docker run --rm -i --network none --shm-size=1g --tmpfs /etc/pytorch-cuda -e PYTHONDONTWRITEBYTECODE=1 \
-      -e PYTEST_SHARD="$shard" -e OMP_NUM_THREADS=1 "$image" sh -c 'mkdir -p /tmp/src && tar -x -C /tmp/src && cd /tmp/src && exec env -u PYTORCH_CUDA_MANIFEST python -m pytest -p no:cacheprovider -p tests.integration.shard tests/conformance tests/precision_check "$@"' sh "$@"
+      -e PYTEST_SHARD="$shard" -e OMP_NUM_THREADS=1 "$image" sh -c 'mkdir -p /tmp/src && tar -x -C /tmp/src && cd /tmp/src && exec env -u PYTORCH_CUDA_MANIFEST python -m pytest -p no:cacheprovider -p tests.support.shard tests/conformance tests/precision_check "$@"' sh "$@"
 }
 
 pids=()

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The full tier's Docker part in lanes side by side (scripts/test.sh calls it; about 30% of a 2-core runner idled
 # while these ran one after another, waiting on the engine, the registry and PyPI):
-#   builds  the integration tests that run build.py on this checkout (marker engine_builds): they share its build
-#           lock and the engine's candidate tags, so they run one after another (tests/integration/conftest.py);
+#   builds  the integration tests (marker integration, anywhere in tests/) that run build.py on this checkout (marker
+#           engine_builds): they share its build lock and the engine's candidate tags, so they run one after another
+#           (tests/support/integration.py);
 #   images  every other integration test (containers of the built image, derived images, loopback index and
 #           registry);
 #   suite   the suite's own tests inside the image (scripts/suite-tests-in-image.sh), started when the first of
@@ -42,14 +43,17 @@ failures() {  # $1: a lane's log. pytest's failure reports and its short summary
   fi
 }
 
+# The whole tree, selected by marker; the suite's and precision-check's own tests need torch (the suite lane's).
+tree=(tests --ignore=tests/conformance --ignore=tests/precision_check)
+
 # shellcheck disable=SC2329  # called through `lane`
 builds() {
-  "$py" -m pytest tests/integration -v -rfE -m engine_builds --durations=15
+  "$py" -m pytest "${tree[@]}" -v -rfE -m "integration and engine_builds" --durations=15
 }
 
 # shellcheck disable=SC2329  # called through `lane`
 images() {
-  "$py" -m pytest tests/integration -v -rfE -m "not engine_builds" --durations=15
+  "$py" -m pytest "${tree[@]}" -v -rfE -m "integration and not engine_builds" --durations=15
 }
 
 # shellcheck disable=SC2329  # called through `lane`

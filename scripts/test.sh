@@ -11,9 +11,9 @@ usage: scripts/test.sh [--unit | --help]
 
 Tiers (typical wall times on a 2-core runner, with the image already built by README command 1):
   --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
-           zizmor, schemas), mypy --strict, images/ render check, unit tests (fake engine) and
-           report tests (headless chromium) on one pytest-xdist worker per core, and the suite's
-           own tests when .venv has torch. About 1-1.5 minutes.
+           zizmor, schemas), mypy --strict, images/ render check, the unit tests (every test of
+           tests/ not marked integration: fake engine, recorded results, headless chromium) on
+           one pytest-xdist worker per core, and the suite's own tests when .venv has torch. About 1-1.5 minutes.
   (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
            integration tests on the real Docker engine (pytorch-cuda:v2.9 built through
            build.py in the background while the linters and unit tests run, or the same content's image
@@ -105,8 +105,11 @@ stage "mypy (strict)"
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py render --check
 
-stage "unit tests (fake engine) and report tests (recorded results, headless chromium), one worker per core"
-"$py" -m pytest tests/unit tests/report -q --durations=10 -n auto  # pytest-xdist: one worker per core
+stage "unit tests (fake engine; report and site pages in headless chromium), one worker per core"
+# The tier is a marker: every test of tests/ that is not marked integration, but the suite's and precision-check's
+# own tests (tests/conformance, tests/precision_check: they need torch, and run inside the image in the full tier).
+"$py" -m pytest tests -m "not integration" --ignore=tests/conformance --ignore=tests/precision_check \
+  -q --durations=10 -n auto  # pytest-xdist: one worker per core
 
 if [ "$tier" = full ]; then
   stage "pytorch-cuda:v2.9 for the integration tests (the background build's rest)"

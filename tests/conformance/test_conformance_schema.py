@@ -13,7 +13,7 @@ from conformance.support.results.recorder import ResultsRecorder
 from pytorch_cuda_contract.manifest import ManifestLookup
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
-# committed files are validated on the host instead (tests/report/test_committed_schemas.py).
+# committed files are validated on the host instead (tests/repo/test_committed_schemas.py).
 jsonschema = pytest.importorskip("jsonschema")
 
 SUITE = Path(__file__).resolve().parents[2] / "conformance"

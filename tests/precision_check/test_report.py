@@ -14,7 +14,7 @@ from precision_check.verdict import decide
 from tests.precision_check.measurements import healthy_h200, with_floor
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
-# committed files are validated on the host instead (tests/report/test_committed_schemas.py).
+# committed files are validated on the host instead (tests/repo/test_committed_schemas.py).
 jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "precision_check" / "report.schema.json").read_text())

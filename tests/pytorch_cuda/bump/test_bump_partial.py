@@ -1,0 +1,80 @@
+"""bump over every target: an unreachable index is marked, its target left out, and the rest goes on;
+exit status 4 says the result is partial; progress lines go to stderr."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytorch_cuda import cli
+from pytorch_cuda.bump.bump_plan import plan_bump
+from pytorch_cuda.bump.bump_policy import parse_policy
+from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.cli import bumping
+from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.matrix.build_matrix import Matrix
+from tests.pytorch_cuda.bump.test_bump_planning import CU126, _files, _pins
+
+CU130 = "https://download.pytorch.org/whl/cu130"
+
+
+def _cu130_down(index: str, name: str) -> list[IndexFile]:
+    if index == CU130:
+        raise EngineError(f"cannot read {index}/{name}/ (Name or service not known)", "run it where it answers")
+    return _files(index, name)
+
+
+def test_an_unreachable_index_is_isolated_to_its_target(matrix: Matrix) -> None:
+    logged: list[str] = []
+    plan = plan_bump(
+        matrix, parse_policy(matrix.policy), ["cu128", "cu126", "cu130"], _cu130_down, _pins, log=logged.append
+    )
+    checks = {t.target: t for t in plan.targets}
+    assert checks["cu130"].unreachable == f"cannot read {CU130}/torch/ (Name or service not known)"
+    assert checks["cu128"].unreachable is None
+    assert checks["cu126"].index == CU126
+    assert plan.partial
+    moved = {move.where: move.resolution.new for move in plan.moved}
+    assert moved["targets.cu128.torch"] == "2.9.2"
+    assert moved["python_packages.numpy"] == "2.5.6"  # still held to what the reachable cu126 index has
+    assert not any(move.path[:2] == ("targets", "cu130") for move in plan.moves)
+    assert any(line.startswith("target cu130: left out: cannot read") for line in logged)
+
+
+def test_with_every_index_unreachable_the_error_stands(matrix: Matrix) -> None:
+    with pytest.raises(UserError, match="cannot read"):
+        plan_bump(matrix, parse_policy(matrix.policy), ["cu130"], _cu130_down, _pins)
+
+
+def test_bump_without_target_gives_every_target_in_one_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(bumping, "network_sources", lambda ca: (_cu130_down, _pins))
+    monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bumping, "check_archive", lambda *_: [])
+    assert cli.main(["bump", "--dry-run", "--json"]) == 4
+    out, err = capsys.readouterr()
+    found = json.loads(out)
+    assert found["partial"] is True
+    assert found["result"] == "rebuild needed"
+    assert [(t["target"], t["checked"]) for t in found["targets"]] == [
+        ("cu128", True),
+        ("cu126", True),
+        ("cu130", False),
+    ]
+    assert "cannot read" in found["targets"][2]["unreachable"]
+    assert "bump: 3 target(s): cu128, cu126, cu130" in err
+    assert "bump: target cu130: left out" in err
+    assert cli.main(["bump", "--dry-run"]) == 4
+    out, _ = capsys.readouterr()
+    assert "target cu130: not checked: cannot read" in " ".join(out.split())
+    assert "partial" in out
+
+
+def test_bump_help_documents_the_partial_status(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        cli.main(["bump", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "4 when a target's index was unreachable" in text
+    assert "Progress goes to stderr" in text

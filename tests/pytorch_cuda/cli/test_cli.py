@@ -1,0 +1,89 @@
+"""The CLI through its real entry point, with no engine needed (or a dead one)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def build_py(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, str(ROOT / "build.py"), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        timeout=120,
+    )
+
+
+def test_help_reads_well() -> None:
+    result = build_py("--help")
+    assert result.returncode == 0
+    for text in ("--target", "list", "--dry-run", "render --check", "--json", "exit status", "release"):
+        assert text in result.stdout
+
+
+def test_list_json() -> None:
+    result = build_py("list", "--json")
+    assert result.returncode == 0, result.stderr
+    rows = {row["variant"]: row for row in json.loads(result.stdout)}
+    assert rows["cu128-runtime"]["torch"] == "2.9.1+cu128"
+    assert "pytorch-cuda:v2.9" in rows["cu128-runtime"]["tags"]
+    assert rows["cu130-runtime"]["aliases"] == ["cu13"]
+
+
+def test_dry_run_runs_nothing_even_without_an_engine() -> None:
+    result = build_py("--target", "cu12", "--dry-run", "--json", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 0, result.stderr
+    plan = json.loads(result.stdout)
+    assert plan["variant"] == "cu128-runtime"
+    assert plan["tags"][0] == "pytorch-cuda:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
+    assert plan["candidate"].startswith("pytorch-cuda:candidate-cu128-runtime-")
+
+
+def test_check_render_passes_on_the_committed_tree() -> None:
+    assert build_py("render", "--check").returncode == 0
+
+
+@pytest.mark.parametrize(
+    ("args", "env", "needle"),
+    [
+        (("--target", "cu99"), {}, "is not a target of the matrix"),
+        (("--target", "cu12", "--flavour", "nosuch"), {}, "is not a flavour"),
+        (("--target", "cu12"), {"DOCKER_HOST": "unix:///nonexistent.sock"}, "no Docker engine is running"),
+        (("--target", "cu12", "--ca-bundle", "/nonexistent.pem"), {}, "does not exist"),
+        (("list", "--matrix", "/nonexistent/matrix.yaml"), {}, "does not exist"),
+        (("--dry-run",), {}, "required"),
+        (("--target",), {}, "expected one argument"),
+    ],
+)
+def test_bad_input_exits_2_with_one_paragraph(args: tuple[str, ...], env: dict[str, str], needle: str) -> None:
+    result = build_py(*args, env=env)
+    assert result.returncode == 2, (result.stdout, result.stderr)
+    assert needle in " ".join(result.stderr.split())
+    assert "Traceback" not in result.stderr
+
+
+def test_errors_in_json_mode_are_json(tmp_path: Path) -> None:
+    result = build_py("--target", "cu12", "--json", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
+    assert result.returncode == 2
+    error = json.loads(result.stdout)
+    assert error["error"] == "EngineError"
+    assert "setup-docker.sh" in error["fix"]
+
+
+def test_bad_matrix_exits_2(tmp_path: Path) -> None:
+    bad = tmp_path / "matrix.yaml"
+    bad.write_text((ROOT / "matrix.yaml").read_text().replace('nccl: "2.27.5"', 'nccl: "latest"', 1))
+    result = build_py("list", "--matrix", str(bad))
+    assert result.returncode == 2
+    text = " ".join(result.stderr.split())
+    assert "targets.cu128.nccl" in text
+    assert "'latest'" in text

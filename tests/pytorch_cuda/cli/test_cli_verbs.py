@@ -1,0 +1,113 @@
+"""The verbs of build.py, the short form `--target T` of build, --help on each, bad flags, and the repository root."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda import cli
+from pytorch_cuda.cli.arguments import parser, short_form
+from pytorch_cuda.cli.root import find_root
+from pytorch_cuda.errors import UserError
+from tests.support.cli_refusal import refusal
+
+VERBS = (
+    "build", "push", "render", "lock", "list", "report", "bump", "ci-matrix", "content-hash", "check-tag", "release",
+    "results", "site", "audit", "bake", "completion",
+)  # fmt: skip
+
+
+def test_the_short_form_is_build() -> None:
+    cli = parser()
+    assert short_form(cli, ["--target", "cu12", "--dry-run"]) == ["build", "--target", "cu12", "--dry-run"]
+    assert short_form(cli, ["--json", "--target=cu12"]) == ["build", "--json", "--target=cu12"]
+    for argv in (["list"], ["--help"], ["--version"], []):
+        assert short_form(cli, argv) == argv
+
+
+@pytest.mark.parametrize(("argv", "guess"), [(["--lst", "--json"], "`list`"), (["--rendr"], "`render`")])
+def test_an_option_without_a_command_is_refused_with_a_guess(
+    argv: list[str], guess: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refusal(argv, capsys)
+    assert f"{argv[0]} is not a command, and a command is required" in err
+    assert f"(did you mean {guess}?)" in err
+
+
+def test_release_goes_through_the_main_parser(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RELEASE_KEY_PASSPHRASE", "p")  # keygen encrypts the private key with it
+    with pytest.raises(SystemExit) as info:
+        cli.main(["release", "verfy", "x"])
+    assert info.value.code == 2
+    assert "(did you mean 'verify'?)" in " ".join(capsys.readouterr().err.split())
+    key, public = str(tmp_path / "a.key"), str(tmp_path / "a.pub")
+    assert cli.main(["release", "keygen", "--key", key, "--public-key", public, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["public_key"] == public
+    assert cli.main(["release", "keygen", "--key", key, "--public-key", public, "--json"]) == 2
+    assert json.loads(capsys.readouterr().out)["error"]
+
+
+@pytest.mark.parametrize("verb", VERBS)
+def test_every_verb_has_help(verb: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cli.main([verb, "--help"])
+    assert info.value.code == 0
+    assert f"usage: build.py {verb}" in capsys.readouterr().out
+
+
+def test_the_verbs_print_json(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["list", "--json"], ["ci-matrix"], ["matrix"]):
+        assert cli.main(argv) == 0
+        assert json.loads(capsys.readouterr().out)
+    assert cli.main(["render", "--check", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["up_to_date"] is True
+
+
+def test_build_and_push_verbs_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["build", "--target", "cu12", "--dry-run", "--json"]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["variant"] == "cu128-runtime"
+    assert plan["push"] is None
+    assert cli.main(["push", "--target", "cu12", "--registry", "127.0.0.1:5000/ci", "--candidate", "--dry-run"]) == 0
+    assert '"alone' not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["list", "--dry-run"], "unrecognized arguments: --dry-run"),
+        (["build"], "the following arguments are required: --target"),
+        (["push", "--target", "cu12"], "the following arguments are required: --registry"),
+        (["bump", "--flavour", "jupyter"], "unrecognized arguments: --flavour jupyter"),
+        (["--lst", "--json"], "--lst is not a command"),
+        (["deploy"], "invalid choice: 'deploy'"),
+    ],
+)
+def test_bad_flags_give_one_paragraph_with_the_fix_and_exit_2(
+    argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refusal(argv, capsys)
+    assert needle in err
+    assert "Fix: run `build.py" in err
+    assert "usage:" not in err
+    assert "\n\n" not in err.strip()
+
+
+def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert find_root(None, root / "docs" / "reports") == root
+    assert find_root(root, tmp_path) == root
+    with pytest.raises(UserError, match="is not inside a pytorch-cuda repository"):
+        find_root(None, tmp_path)
+    assert cli.main(["list", "--root", str(tmp_path)]) == 2
+    assert "is not a pytorch-cuda repository" in " ".join(capsys.readouterr().err.split())
+    assert cli.main(["list", "--json", "--root", str(root)]) == 0
+
+
+def test_every_verb_is_listed_here() -> None:
+    verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(VERBS) | {"matrix"} == set(verbs.choices)  # `matrix`: ci-matrix's alias, its name before 2026-12

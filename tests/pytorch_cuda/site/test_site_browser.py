@@ -1,0 +1,63 @@
+"""The site of a store of real runs in a real headless browser (Debian's chromium): no console messages, the
+history charts drawn as SVG, the regression of a fault run marked, the links of the home table resolve."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.precision_report.browser import find_chromium, load
+from pytorch_cuda.run_store import ingest
+from pytorch_cuda.site import build_site
+from tests.support.recorded_runs import ROOT
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+RUNS = ROOT / "docs/fault-coverage"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    if find_chromium() is None:
+        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
+    root = tmp_path_factory.mktemp("site")
+    store = root / "store"
+    ingest([ROOT / "docs/reports/h200/results.json", RUNS / "h200/runs/untouched.json"], store)
+    ingest([RUNS / "h100/runs/untouched.json"], store)
+    ingest([RUNS / "h200/runs/busy-gpu.json"], store, fault="busy-gpu")
+    build_site(store, root / "out")
+    return root / "out"
+
+
+def test_the_home_table_opens_cleanly_and_its_links_resolve(site: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "home.png"
+    page = load(site / "index.html", shot)
+    assert page.console == ()
+    assert "NVIDIA H100 80GB HBM3" in page.dom
+    assert "regression: 6 beyond noise" in page.dom  # the busy-gpu run on the H200: 4 GEMMs, 2 tests
+    assert "failed: 2 test(s)" in page.dom
+    for link in re.findall(r'href="([^"#]+)', page.dom):
+        assert (site / link).is_file(), link
+    assert shot.read_bytes().startswith(PNG_MAGIC)
+
+
+def test_a_gpu_page_draws_history_and_marks_the_regression(site: Path, tmp_path: Path) -> None:
+    shot = tmp_path / "h200.png"
+    page = load(site / "gpu/nvidia-h200.html", shot, height=3200)
+    assert page.console == ()
+    assert page.svg_count == 3  # GEMM, AMP and compile histories
+    assert re.search(
+        r'<tr class="regression"><td><a [^>]*>2026-12-05T11:37</a> <span class="fault">fault: busy-gpu', page.dom
+    )
+    assert "<code>gemm.bf16.tflops</code></td><td>793 TFLOP/s</td><td>681.3 TFLOP/s</td>" in page.dom
+    assert shot.stat().st_size > 20_000
+
+
+def test_the_expected_page_says_expected_not_measured(site: Path) -> None:
+    page = load(site / "expected.html")
+    assert page.console == ()
+    t4 = re.search(r'<tr id="t4">.*?</tr>', page.dom, re.DOTALL)
+    assert t4 is not None
+    assert "expected, not measured" in t4[0]
+    assert "bf16 needs compute capability &gt;= 8.0" in t4[0]

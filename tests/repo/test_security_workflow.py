@@ -1,0 +1,42 @@
+"""security.yml: daily; the audit's token reads only; a fix goes through the guarded push and a labelled pull
+request with the GitHub App's token, a Debian update dispatches bump.yml without the release-age gate, an
+advisory without a fix opens one labelled issue."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.repo.test_workflows import load, scripts
+
+
+def _script(job: dict[str, Any]) -> str:
+    return "\n".join(scripts({"jobs": {"j": job}}))
+
+
+def test_the_security_lane() -> None:
+    workflow = load("security.yml")
+    triggers = next(value for key, value in workflow.items() if key in ("on", True))
+    assert triggers["schedule"] == [{"cron": "41 5 * * *"}]
+    jobs = workflow["jobs"]
+    assert jobs["audit"]["permissions"] == {"contents": "read"}
+    audit = _script(jobs["audit"])
+    assert "build.py audit --json --vex security/vex.cdx.json" in audit
+    assert "0 | 1) ;;" in audit
+    fix = jobs["fix"]
+    assert fix["if"] == "needs.audit.outputs.fixable != '0'"
+    assert fix["permissions"] == {"contents": "read"}
+    assert fix["steps"][0]["uses"].startswith("actions/create-github-app-token@")
+    text = _script(fix)
+    assert "build.py audit --fix" in text
+    assert "git push" not in text
+    assert 'scripts/push-bot-branch.sh origin security/fixes "$BASE" "$BOT_EMAIL"' in text
+    assert "--label security" in text
+    debian = jobs["debian"]
+    assert debian["permissions"] == {"actions": "write"}
+    assert "gh workflow run bump.yml" in _script(debian)
+    assert "-f ignore-release-age=true" in _script(debian)
+    bump_inputs = next(v for k, v in load("bump.yml").items() if k in ("on", True))["workflow_dispatch"]["inputs"]
+    assert "ignore-release-age" in bump_inputs
+    issue = jobs["issue"]
+    assert issue["permissions"] == {"issues": "write"}
+    assert 'gh issue create --repo "$REPO" --label security' in _script(issue)

@@ -1,0 +1,228 @@
+"""The habits of the workflows: least privilege, cancelled PR runs, bash with pipefail, no secret in a script,
+the digest that was tested is the one that ships."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+
+
+def load(name: str) -> dict[str, Any]:
+    data: dict[str, Any] = yaml.safe_load((ROOT / ".github" / "workflows" / name).read_text(encoding="utf-8"))
+    return data
+
+
+def steps(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [step for job in workflow["jobs"].values() for step in job.get("steps", [])]
+
+
+def scripts(workflow: dict[str, Any]) -> list[str]:
+    return [step["run"] for step in steps(workflow) if "run" in step]
+
+
+def test_there_are_the_six_workflows() -> None:
+    names = ["bump.yml", "gpu-conformance.yml", "nightly-gpu.yml", "pr.yml", "release.yml", "security.yml"]
+    assert [p.name for p in WORKFLOWS] == names
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_no_permission_unless_a_job_asks_for_it(path: Path) -> None:
+    workflow = load(path.name)
+    assert workflow["permissions"] == {}
+    for name, job in workflow["jobs"].items():
+        assert "permissions" in job, f"{path.name}: job {name} states no permissions"
+        assert "write-all" not in str(job["permissions"])
+
+
+@pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)
+def test_scripts_run_in_bash_with_pipefail_and_read_no_secret(path: Path) -> None:
+    workflow = load(path.name)
+    if scripts(workflow):
+        assert workflow["defaults"]["run"]["shell"] == "bash"  # GitHub runs `bash -eo pipefail {0}`
+    for script in scripts(workflow):
+        assert "secrets." not in script, f"{path.name}: a secret pasted into a script; pass it through env:"
+        if "ghcr.io/${" in script:
+            assert "ghcr.io/${OWNER,,}" in script  # GHCR wants the owner in lower case
+
+
+def test_a_new_push_cancels_the_pull_requests_older_run() -> None:
+    concurrency = load("pr.yml")["concurrency"]
+    assert "github.event.pull_request.number" in concurrency["group"]
+    assert concurrency["cancel-in-progress"] == "${{ github.event_name == 'pull_request' }}"
+    for name in ("nightly-gpu.yml", "release.yml"):
+        assert load(name)["concurrency"]["cancel-in-progress"] is False  # never kill GPU jobs or a release half-way
+
+
+def test_pr_runs_the_readme_test_command() -> None:
+    runs = scripts(load("pr.yml"))
+    assert "sudo .ci/run" in runs  # scripts/setup.sh && scripts/test.sh
+    assert "scripts/test.sh --unit" in runs
+
+
+def test_zizmor_runs_online_in_pr_and_offline_in_lint_ci() -> None:
+    steps = load("pr.yml")["jobs"]["unit"]["steps"]
+    (online,) = [s for s in steps if "zizmor" in s.get("run", "")]
+    assert "--offline" not in online["run"]
+    assert online["env"] == {"GH_TOKEN": "${{ github.token }}"}
+    assert "zizmor --offline" in (ROOT / "scripts" / "lint-ci.sh").read_text()
+
+
+def test_build_once_push_by_digest_then_test_that_digest() -> None:
+    jobs = load("gpu-conformance.yml")["jobs"]
+    assert jobs["build"]["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's builder
+    for step in jobs["build"]["steps"]:
+        if "sudo" in step.get("run", ""):  # never on a self-hosted builder
+            assert step["if"] == "runner.environment == 'github-hosted'"
+    build = "\n".join(s.get("run", "") for s in jobs["build"]["steps"])
+    assert "push --target" in build  # no release tag moves before the GPU jobs pass: the candidate alone
+    assert "--candidate --registry" in build
+    assert "| tee build.json" in build
+    assert ".digests" in build
+    assert "build.py content-hash" in build
+    gpu = jobs["gpu"]
+    assert gpu["needs"] == ["matrix", "build"]
+    # fleet.yaml's runner group and labels, through `build.py ci-matrix`: the group's allow-list names this file
+    assert gpu["runs-on"] == {"group": "${{ matrix.group }}", "labels": "${{ matrix.labels }}"}
+    run = "\n".join(s.get("run", "") for s in gpu["steps"])
+    for flag in ("--gpus all", "--ipc=host", "-e NCCL_NVLS_ENABLE=0", "-e CONFORMANCE_OUT=/out", '"${require[@]}"'):
+        assert flag in run
+    assert 'docker pull "$IMAGE"' in run
+    assert "build.py report out/results.json --out out/report" in run
+    assert "$GITHUB_STEP_SUMMARY" in run
+    merge = "\n".join(s.get("run", "") for s in jobs["merge"]["steps"])
+    assert 'build.py report "${files[@]}" --out merged' in merge
+
+
+def test_skip_what_passed_is_keyed_on_content_and_runner() -> None:
+    gpu = load("gpu-conformance.yml")["jobs"]["gpu"]
+    keys = [s["with"]["key"] for s in gpu["steps"] if "actions/cache/" in s.get("uses", "")]
+    assert len(keys) == 2
+    assert set(keys) == {"conformance-passed-${{ matrix.runner }}-${{ steps.candidate.outputs.hash }}"}
+    restore = next(s for s in gpu["steps"] if "actions/cache/restore" in s.get("uses", ""))
+    assert restore["if"] == "inputs.skip-passed"
+    nightly = load("nightly-gpu.yml")
+    assert nightly["jobs"]["conformance"]["with"]["skip-passed"].startswith("${{ github.event_name == 'schedule'")
+    assert load("release.yml")["jobs"]["conformance"]["with"]["skip-passed"] is False
+
+
+def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_environment() -> None:
+    jobs = load("release.yml")["jobs"]
+    assert any("build.py check-tag" in s.get("run", "") for s in jobs["tag"]["steps"])
+    assert jobs["conformance"]["needs"] == "tag"
+    assert jobs["conformance"]["uses"] == "./.github/workflows/gpu-conformance.yml"
+    publish = jobs["publish"]
+    assert publish["needs"] == "conformance"
+    assert publish["environment"] == "release"
+    run = "\n".join(s.get("run", "") for s in publish["steps"])
+    # promoted by digest inside the registry, never pulled and pushed again; signed and attested after
+    assert 'build.py release promote "$candidate"' in run
+    assert "docker push" not in run
+    assert "docker pull" not in run
+    assert run.index("release promote") < run.index("release sign") < run.index("release verify")
+    uses = [s.get("uses", "") for s in publish["steps"]]
+    assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
+    assert any(u.startswith("actions/attest-sbom@") for u in uses)
+    assert publish["permissions"]["id-token"] == "write"
+    assert "$GITHUB_STEP_SUMMARY" in run
+
+
+def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind() -> None:
+    publish = load("release.yml")["jobs"]["publish"]
+    (step,) = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
+    assert "if" not in step  # no key is a failure, not a skipped step
+    run = step["run"]
+    assert run.index("source scripts/release-key.sh") < run.index('--key "$key"')  # tests/scripts/test_release_key.py
+    assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
+    assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
+    verify = run[run.index("release verify") :].splitlines()[0]
+    assert "--public-key" not in verify
+    assert "--policy" not in verify
+    assert publish["strategy"]["max-parallel"] == 1  # one writer of the release index at a time
+    assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
+    refresh = load("release.yml")["jobs"]["refresh-index"]
+    assert refresh["environment"] == "release"
+    refresh_run = "\n".join(s.get("run", "") for s in refresh["steps"])
+    assert refresh_run.index("source scripts/release-key.sh") < refresh_run.index("release refresh-index --key")
+
+
+def _triggers(workflow: dict[str, Any]) -> set[str]:
+    on = next((value for key, value in workflow.items() if key in ("on", True)), None)  # PyYAML: bare `on` is True
+    return set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on or [])
+
+
+def test_no_pull_request_workflow_reaches_a_self_hosted_runner() -> None:
+    """Fork PRs run pr.yml: it must name GitHub-hosted runners only and never call the GPU workflow."""
+    for path in sorted((ROOT / ".github" / "workflows").glob("*.yml")):
+        workflow = load(path.name)
+        if not _triggers(workflow) & {"pull_request", "pull_request_target"}:
+            continue
+        for name, job in workflow["jobs"].items():
+            assert "gpu-conformance" not in job.get("uses", ""), f"{path.name}: {name} calls the GPU workflow"
+            assert str(job.get("runs-on", "")).startswith("ubuntu-"), f"{path.name}: {name} runs on {job['runs-on']}"
+
+
+def test_the_gpu_jobs_run_only_for_schedule_dispatch_or_a_release_tag() -> None:
+    condition = " ".join(load("gpu-conformance.yml")["jobs"]["gpu"]["if"].split())
+    for needed in ("github.event_name == 'schedule'", "github.event_name == 'workflow_dispatch'",
+                   "startsWith(github.ref, 'refs/tags/v')"):  # fmt: skip
+        assert needed in condition
+    assert "pull_request" not in condition
+    assert _triggers(load("nightly-gpu.yml")) == {"schedule", "workflow_dispatch"}
+    release = load("release.yml")
+    assert _triggers(release) == {"push", "schedule", "workflow_dispatch"}  # the schedule refreshes the index only
+    assert release["jobs"]["tag"]["if"] == "github.event_name == 'push'"  # no tag push, no build, no GPU job
+    assert release["jobs"]["conformance"]["needs"] == "tag"
+    assert release["jobs"]["refresh-index"]["if"] == "github.event_name != 'push'"
+
+
+def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
+    workflow = load("bump.yml")
+    triggers = next(value for key, value in workflow.items() if key in ("on", True))
+    assert set(triggers) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on:` as True
+    jobs = workflow["jobs"]
+    assert jobs["bump"]["permissions"] == {"contents": "read"}
+    bump_script = " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
+    assert "build.py bump " in bump_script
+    assert "--target" not in bump_script  # every target
+    assert "0 | 3 | 4) ;;" in bump_script  # 3: rebuild needed; 4: partial, a warning (docs/bump.md)
+    assert "--pr-body bump-output/body.md" in bump_script
+    assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true'"
+    # builds once and pushes the candidate for the fleet; no contents write
+    assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
+    candidate = " ".join(scripts({"jobs": {"c": jobs["candidate"]}}))
+    assert candidate.count("build.py push --target cu12") == 1
+    assert "bump --record-debian" in candidate
+    assert jobs["pull-request"]["needs"] == ["bump", "candidate"]  # skipped when nothing moved or a check failed
+    assert jobs["pull-request"]["permissions"] == {"contents": "read"}  # the GitHub App's token writes
+    app = jobs["pull-request"]["steps"][0]
+    assert app["uses"].startswith("actions/create-github-app-token@")
+    assert app["with"]["private-key"] == "${{ secrets.BOT_APP_PRIVATE_KEY }}"
+    (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
+    assert "git push" not in push  # only through the guard, which stops at someone else's commits
+    assert 'scripts/push-bot-branch.sh origin bump/pins "$BASE" "$BOT_EMAIL"' in push
+    assert "gh pr comment bump/pins" in push
+    assert "gh pr edit bump/pins" in push
+
+
+def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:
+    jobs = load("bump.yml")["jobs"]
+    gpu = jobs["gpu"]
+    assert gpu["runs-on"] == "${{ matrix.labels }}"  # fleet.yaml's runners, through build.py ci-matrix
+    assert gpu["if"] == "github.event_name == 'schedule' || github.event_name == 'workflow_dispatch'"
+    assert gpu["permissions"] == {"contents": "read", "packages": "read"}
+    pulled = " ".join(scripts({"jobs": {"gpu": gpu}}))
+    assert 'docker pull "$IMAGE"' in pulled  # the digest the candidate job pushed
+    comment = jobs["gpu-comment"]
+    assert comment["permissions"] == {"contents": "read", "pull-requests": "write"}
+    text = " ".join(scripts({"jobs": {"c": comment}}))
+    assert 'build.py report --diff "$RELEASE_RESULTS"' in text
+    assert "--method PATCH" in text  # the one comment is updated, not repeated
+    for name, job in jobs.items():
+        if name != "gpu":
+            assert job["runs-on"] == "ubuntu-24.04", name

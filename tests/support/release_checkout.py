@@ -1,0 +1,122 @@
+"""A release as a user meets it, for the release tests: a checkout (matrix.yaml, templates/, release-policy.yaml,
+keys/release.pub) whose policy names a repository of the loopback registry, and `build.py release ...` run from
+inside it, as docs/release.md says, with no --policy flag. The attacks' registry edits (a manifest put under
+another tag with its `subject` rewritten) go through the registry's HTTP API."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import docker
+import pytest
+import requests
+
+from tests.support import local_registry as registry
+from tests.support.integration import ROOT
+from tests.support.tiny_images import SOURCE, build_and_push, unique_repository
+
+PASSPHRASE = "correct horse battery staple"
+OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
+
+
+@dataclass(frozen=True)
+class Checkout:
+    folder: Path
+    repository: str  # 127.0.0.1:5000/ci/release-test-xxxx
+    cache: Path  # $XDG_CACHE_HOME: where the TUF client keeps the index versions it has seen
+
+    @property
+    def path(self) -> str:
+        return self.repository.removeprefix(f"{registry.REGISTRY_HOST}/")
+
+    def release(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """`build.py release ARGS` from inside the checkout (its release-policy.yaml is read by default)."""
+        env = {**os.environ, "XDG_CACHE_HOME": str(self.cache), "RELEASE_KEY_PASSPHRASE": PASSPHRASE}
+        return subprocess.run(
+            [sys.executable, "build.py", "release", *args],
+            capture_output=True, text=True, timeout=300, cwd=self.folder, env=env,
+        )  # fmt: skip
+
+    def sign(self, image: str, key: str = "release", *tags: str, lifetime: int = 3600) -> None:
+        args = [
+            "sign", image, "--key", str(self.folder / "keys" / f"{key}.key"),
+            "--public-key", str(self.folder / "keys" / f"{key}.pub"), "--sbom", str(self.folder / "sbom.cdx.json"),
+            "--variant", "cu128-runtime", "--source-ref", "refs/tags/v9.9.0",
+            "--builder-id", "https://github.com/pytorch-cuda/pytorch-cuda/.github/workflows/release.yml",
+            "--index-lifetime", str(lifetime),
+        ]  # fmt: skip
+        for tag in tags:
+            args += ["--tag", tag]
+        signed = self.release(*args)
+        assert signed.returncode == 0, signed.stderr
+
+
+def make_checkout(folder: Path, repository: str) -> Checkout:
+    """A checkout whose policy covers `repository`, with a release key pair and an intruder's."""
+    folder.mkdir(parents=True)
+    for name in ("build.py", "matrix.yaml"):  # build.py finds the repository from its own folder
+        shutil.copy(ROOT / name, folder / name)
+    for package in ("pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom",
+                    "conformance", "precision_check", "templates"):  # fmt: skip
+        (folder / package).symlink_to(ROOT / package, target_is_directory=True)
+    (folder / "keys").mkdir()
+    policy = (ROOT / "release-policy.yaml").read_text().replace("ghcr.io/pytorch-cuda/pytorch-cuda", repository)
+    (folder / "release-policy.yaml").write_text(policy)
+    (folder / "sbom.cdx.json").write_text(
+        json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "components": [{"name": "hello"}]})
+    )
+    checkout = Checkout(folder, repository, folder / "cache")
+    for name in ("release", "intruder"):
+        keys = folder / "keys"
+        made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
+        assert made.returncode == 0, made.stderr
+    assert SOURCE in policy
+    return checkout
+
+
+def pushed_candidates(
+    client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory, *names: str
+) -> tuple[Checkout, list[str]]:
+    """A checkout whose policy covers a new repository of the loopback registry (which must answer), and the
+    digests of one tiny image pushed there per name, as candidate-<name> with the revisions "a" * 40, "b" * 40, ..."""
+    registry.require_registry()
+    checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", unique_repository())
+    revisions = (letter * 40 for letter in "abcdefgh")
+    return checkout, [
+        build_and_push(client, checkout.repository, f"candidate-{name}", next(revisions)) for name in names
+    ]
+
+
+def put_with_subject(repository: str, source_tag: str, target_tag: str, subject_digest: str | None) -> str:
+    """Copy the manifest `source_tag` to `target_tag` of the same repository, its `subject` rewritten to
+    `subject_digest` (the manifest is unsigned: anyone who can push can do this); return the new digest."""
+    url = f"http://{registry.REGISTRY_HOST}/v2/{repository}/manifests"
+    found = requests.get(f"{url}/{source_tag}", headers={"Accept": OCI_MANIFEST}, timeout=30)
+    found.raise_for_status()
+    document = json.loads(found.content)
+    if subject_digest is not None:
+        document["subject"]["digest"] = subject_digest
+    pushed = requests.put(
+        f"{url}/{target_tag}", data=json.dumps(document).encode(), headers={"Content-Type": OCI_MANIFEST}, timeout=30
+    )
+    assert pushed.status_code == 201, pushed.text
+    return str(pushed.headers["Docker-Content-Digest"])
+
+
+def skopeo_copy(source: str, destination: str) -> None:
+    copied = subprocess.run(
+        ["skopeo", "copy", "--preserve-digests", "--src-tls-verify=false", "--dest-tls-verify=false",
+         f"docker://{source}", f"docker://{destination}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert copied.returncode == 0, copied.stderr
+
+
+def folded(text: str) -> str:
+    return " ".join(text.split())
