@@ -40,10 +40,11 @@ def killed_client(exit_code: int, client: str, step: str, where: str) -> EngineE
     killed_by = ended_by_signal(exit_code)
     if killed_by is None:
         return None
-    during = f" during step {step}" if step else ""
-    return EngineError(
-        cause=f"the build client (`{client}`) was killed by signal {killed_by.value} ({killed_by.name}){during}, "
-        f"before the build finished; its connection to the Docker daemon went with it, so the daemon cancelled "
+    return _client_failure(
+        client,
+        f"was killed by signal {killed_by.value} ({killed_by.name})",
+        step,
+        f", before the build finished; its connection to the Docker daemon went with it, so the daemon cancelled "
         f"the build and no image was tagged{where}",
         fix=f"{RERUN}; if you did not stop it yourself, find what did (the kernel's OOM killer: `dmesg | grep -i "
         "oom`; a CI job's time limit) and give the build more memory or time",
@@ -58,10 +59,11 @@ def lost_connection(log_text: str, client: str, step: str, where: str) -> Engine
         said = _glued_to_the_last_step_line(log_text)
     if said is None:
         return None
-    during = f" during step {step}" if step else ""
-    return EngineError(
-        cause=f"the build client (`{client}`) lost its connection to the Docker daemon{during} ({said[:200]}), so "
-        f"the build stopped and no image was tagged{where}",
+    return _client_failure(
+        client,
+        "lost its connection to the Docker daemon",
+        step,
+        f" ({said[:200]}), so the build stopped and no image was tagged{where}",
         fix="check that the engine is up (`docker info`; its log: `journalctl -u docker`: a restart, a crash, the "
         f"OOM killer) and, with a remote DOCKER_HOST, the network or SSH link to it; then {RERUN}",
     )
@@ -72,3 +74,8 @@ def _glued_to_the_last_step_line(log_text: str) -> str | None:
     last = log_text.rstrip().rsplit("\n", 1)[-1]
     glued = _GLUED_TO_A_STEP.search(last) if _BUILDKIT_LINE.match(last) else None
     return glued.group(1) if glued else None
+
+
+def _client_failure(client: str, happened: str, step: str, then: str, fix: str) -> EngineError:
+    during = f" during step {step}" if step else ""
+    return EngineError(cause=f"the build client (`{client}`) {happened}{during}{then}", fix=fix)

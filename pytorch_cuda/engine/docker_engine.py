@@ -10,7 +10,7 @@ import tarfile
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import docker
@@ -27,6 +27,7 @@ from pytorch_cuda.engine.protocol import (
     ProgressEvent,
     ProgressSink,
     PushResult,
+    RunRequest,
     RunResult,
 )
 from pytorch_cuda.errors import EngineError
@@ -156,37 +157,29 @@ class DockerEngine:
             )
         return BuildResult(image_id, time.monotonic() - started, cached, total)
 
-    def run(
-        self,
-        ref: str,
-        command: Sequence[str],
-        *,
-        shm_size: str,
-        timeout_s: float,
-        collect: Sequence[str] = (),
-        volumes: Mapping[str, str] | None = None,
-        environment: Mapping[str, str] | None = None,
-    ) -> RunResult:
+    def run(self, request: RunRequest) -> RunResult:
         container = self._client.containers.run(
-            ref,
-            list(command),
+            request.ref,
+            list(request.command),
             detach=True,
-            shm_size=shm_size,
+            shm_size=request.shm_size,
             network_disabled=True,
-            volumes={name: {"bind": path, "mode": "rw"} for name, path in (volumes or {}).items()},
-            environment=dict(environment or {}),
+            volumes={name: {"bind": path, "mode": "rw"} for name, path in request.volumes.items()},
+            environment=dict(request.environment),
         )
         timed_out = False
         try:
             try:
-                status = container.wait(timeout=timeout_s)
+                status = container.wait(timeout=request.timeout_s)
                 exit_code = int(status.get("StatusCode", -1))
             except requests.exceptions.RequestException:
                 timed_out = True
                 container.kill()
                 exit_code = 124
             output = container.logs(stdout=True, stderr=True).decode("utf-8", errors="replace")
-            files = {path: data for path in collect if (data := read_container_file(container, path)) is not None}
+            files = {
+                path: data for path in request.collect if (data := read_container_file(container, path)) is not None
+            }
         finally:
             container.remove(force=True)
         return RunResult(exit_code, output, files, timed_out)

@@ -34,6 +34,20 @@ class BuildResult:
 
 
 @dataclass(frozen=True)
+class RunRequest:
+    """A command to run in an image, networkless; ``volumes`` maps named volumes to container paths, ``collect``
+    names the container files to read back."""
+
+    ref: str
+    command: tuple[str, ...]
+    shm_size: str
+    timeout_s: float
+    collect: tuple[str, ...] = ()
+    volumes: Mapping[str, str] = field(default_factory=dict)
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class RunResult:
     exit_code: int
     output: str
@@ -90,18 +104,8 @@ class Engine(Protocol):
 
     def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult: ...
 
-    def run(
-        self,
-        ref: str,
-        command: Sequence[str],
-        *,
-        shm_size: str,
-        timeout_s: float,
-        collect: Sequence[str] = (),
-        volumes: Mapping[str, str] | None = None,
-        environment: Mapping[str, str] | None = None,
-    ) -> RunResult:
-        """Run command in ref, networkless; volumes maps named volumes to container paths."""
+    def run(self, request: RunRequest) -> RunResult:
+        """Run ``request.command`` in ``request.ref``, networkless, and read back the files it names."""
         ...
 
     def tag(self, image_id: str, ref: str) -> None: ...

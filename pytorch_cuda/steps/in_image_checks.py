@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from pytorch_cuda.engine.protocol import Engine
+from pytorch_cuda.engine.protocol import Engine, RunRequest
 from pytorch_cuda.steps.inductor_cache import InductorCache
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
@@ -33,15 +33,10 @@ def run_cpu_conformance(
 
     With a cache, Inductor keeps its ISA probe programs and compiled kernels in that host volume.
     """
-    result = engine.run(
-        ref,
-        list(CHECK_COMMAND),
-        shm_size=CHECK_SHM_SIZE,
-        timeout_s=timeout_s,
-        collect=(RESULTS_PATH, JUNIT_PATH),
-        volumes={cache.volume: cache.mount_point} if cache else None,
-        environment=cache.environment if cache else None,
-    )
+    request = RunRequest(ref, tuple(CHECK_COMMAND), CHECK_SHM_SIZE, timeout_s, collect=(RESULTS_PATH, JUNIT_PATH))
+    if cache is not None:
+        request = replace(request, volumes={cache.volume: cache.mount_point}, environment=cache.environment)
+    result = engine.run(request)
     results, unreadable = _read(result.files.get(RESULTS_PATH))
     counts = results.counts() if results else {}
     failures = (results.failures() if results else ()) + unreadable

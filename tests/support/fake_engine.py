@@ -14,6 +14,7 @@ from pytorch_cuda.engine.protocol import (
     ProgressEvent,
     ProgressSink,
     PushResult,
+    RunRequest,
     RunResult,
 )
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
@@ -99,19 +100,9 @@ class FakeEngine:
         self.images[request.tag] = "sha256:new"
         return BuildResult("sha256:new", 1.0, 0, 1)
 
-    def run(
-        self,
-        ref: str,
-        command: Sequence[str],
-        *,
-        shm_size: str,
-        timeout_s: float,
-        collect: Sequence[str] = (),
-        volumes: Mapping[str, str] | None = None,
-        environment: Mapping[str, str] | None = None,
-    ) -> RunResult:
-        self.calls.append(f"run {ref} {' '.join(command)} shm={shm_size}")
-        self.run_volumes, self.run_environment = dict(volumes or {}), dict(environment or {})
+    def run(self, request: RunRequest) -> RunResult:
+        self.calls.append(f"run {request.ref} {' '.join(request.command)} shm={request.shm_size}")
+        self.run_volumes, self.run_environment = dict(request.volumes), dict(request.environment)
         files = {RESULTS_PATH: self.run_results} if self.run_results is not None else {}
         return RunResult(self.run_exit_code, "output", files)
 
