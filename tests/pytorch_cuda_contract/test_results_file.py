@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import jsonschema
 import pytest
 
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results, parse_results
@@ -118,7 +119,6 @@ def test_missing_file_and_directory(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", [H100, T4, HALFWAY])
 def test_v2_fixtures_follow_the_suites_json_schema(path: Path) -> None:
-    jsonschema = pytest.importorskip("jsonschema")
     jsonschema.validate(json.loads(path.read_text()), json.loads(SCHEMA_FILE.read_text()))
 
 
