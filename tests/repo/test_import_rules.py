@@ -13,15 +13,12 @@ import pytest
 from tests.support import import_graph
 
 ROOT = Path(__file__).resolve().parents[2]
-FIRST_PARTY = (
-    "pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom", "conformance",
-    "precision_check", "fault_coverage",
-)  # fmt: skip
+FIRST_PARTY = import_graph.PRODUCT
 SOURCES = (*FIRST_PARTY, "tests", "gpu", "benchmarks", "scripts", "examples")
 
 
-def _python_files(*folders: str) -> list[Path]:
-    return sorted(p for folder in folders for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+def _python_files(*folders: str, root: Path = ROOT) -> list[Path]:
+    return sorted(p for folder in folders for p in (root / folder).rglob("*.py") if "__pycache__" not in p.parts)
 
 
 def _module_of(path: Path) -> str:
@@ -155,10 +152,8 @@ def test_the_graph_sees_a_two_way_import_and_its_cycle(tmp_path: Path) -> None:
 def module_names(root: Path = ROOT) -> dict[str, list[str]]:
     """Every module and package name of the product's packages -> where it stands (``__main__``/``conftest`` aside)."""
     names: dict[str, list[str]] = {}
-    for package in FIRST_PARTY:
-        for path in sorted((root / package).rglob("*.py")):
-            if "__pycache__" in path.parts or path.stem in ("__main__", "conftest"):
-                continue
+    for path in _python_files(*FIRST_PARTY, root=root):
+        if path.stem not in ("__main__", "conftest"):
             name = path.parent.name if path.stem == "__init__" else path.stem
             where = path.parent if path.stem == "__init__" else path
             names.setdefault(name, []).append(str(where.relative_to(root)))
