@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from pytorch_cuda.engine.protocol import Engine, RunRequest
 from pytorch_cuda.steps.inductor_cache import InductorCache
@@ -33,10 +33,17 @@ def run_cpu_conformance(
 
     With a cache, Inductor keeps its ISA probe programs and compiled kernels in that host volume.
     """
-    request = RunRequest(ref, tuple(CHECK_COMMAND), CHECK_SHM_SIZE, timeout_s, collect=(RESULTS_PATH, JUNIT_PATH))
-    if cache is not None:
-        request = replace(request, volumes={cache.volume: cache.mount_point}, environment=cache.environment)
-    result = engine.run(request)
+    result = engine.run(
+        RunRequest(
+            ref,
+            tuple(CHECK_COMMAND),
+            CHECK_SHM_SIZE,
+            timeout_s,
+            collect=(RESULTS_PATH, JUNIT_PATH),
+            volumes={cache.volume: cache.mount_point} if cache else {},
+            environment=cache.environment if cache else {},
+        )
+    )
     results, unreadable = _read(result.files.get(RESULTS_PATH))
     counts = results.counts() if results else {}
     failures = (results.failures() if results else ()) + unreadable
