@@ -18,8 +18,9 @@ from conformance.support.expectations.bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
+from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes.allocator import memory_stats_missing
-from conformance.support.probes.env_limits import timing_unreliable
+from conformance.support.probes.env_limits import launch_blocking_hint, timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
 from conformance.support.workloads.amp_step import StepResult, measure_step
 from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
@@ -73,6 +74,9 @@ def test_amp_step_speedup(
         result = amp_steps[mode]
         speedup = fp32.median_ms / result.median_ms
         gate = amp_speedup_gate(gemm_bench.ratio(mode), _tensor_cores(mode) and unreliable is None)
+        if gate.lower is not None:
+            lower, why = tighter(gate.lower, gate.why, str(gemm_bench.device["name"]), f"amp.speedup.{mode}")
+            gate = Gate(lower, gate.upper, why)
         record_metric(f"amp.speedup.{mode}", speedup, "x", **gate.metric_fields())
         record_note(f"{mode}: {gate.why}")
         problem = gate.violation(speedup)
@@ -83,7 +87,8 @@ def test_amp_step_speedup(
     if unreliable is not None:
         pytest.skip(f"AMP speed-up recorded, not gated: {unreliable}")
     assert not problems, "; ".join(problems) + (
-        ": below, autocast does not reach the tensor cores; above, the fp32 step is slowed (or AMP skips work)"
+        ": below, autocast does not reach the tensor cores or every launch waits; above, the fp32 step is slowed "
+        "(or AMP skips work)" + launch_blocking_hint()
     )
 
 
@@ -124,11 +129,14 @@ def conv_gate(dtype_name: str, gemm_bench: GemmBench) -> Gate:
     floor and the datasheet ceiling."""
     name = str(gemm_bench.device["name"])
     if dtype_name == "fp32":
-        return fp32_kernel_gate(
+        gate = fp32_kernel_gate(
             name, gemm_bench.capability, gemm_bench.tf32_reference(), CONV_FLOOR, WINOGRAD_ALLOWANCE
         )
-    spec = lookup_peak(name)
-    return throughput_gate(spec.peak(dtype_name) if spec is not None else None, CONV_FLOOR)
+    else:
+        spec = lookup_peak(name)
+        gate = throughput_gate(spec.peak(dtype_name) if spec is not None else None, CONV_FLOOR)
+    lower, why = tighter(gate.lower, gate.why, name, f"conv.{dtype_name}.tflops")
+    return Gate(lower, gate.upper, why)
 
 
 @pytest.mark.gpu
@@ -164,7 +172,8 @@ def test_cudnn_conv_throughput(
     problem = gate.violation(tflops)
     assert problem is None, (
         f"cuDNN {dtype_name} conv 3x3 {CONV_SHAPE}: {tflops:.1f} TFLOP/s: {problem}. fp32 above its bound: TF32 is "
-        "forced into cuDNN (NVIDIA_TF32_OVERRIDE=1 or a patched library); below the floor: no tensor-core kernel"
+        "forced into cuDNN (NVIDIA_TF32_OVERRIDE=1 or a patched library); below the floor: no tensor-core kernel, "
+        "cuDNN's v8 API off (TORCH_CUDNN_V8_API_DISABLED=1), or a busy GPU" + launch_blocking_hint()
     )
 
 

@@ -139,7 +139,12 @@ def test_disabled_caching_allocator_is_a_named_reason(monkeypatch: pytest.Monkey
 
 
 def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance.support.probes.env_limits import launch_blocking, tf32_disabled, timing_unreliable
+    from conformance.support.probes.env_limits import (
+        launch_blocking,
+        launch_blocking_hint,
+        tf32_disabled,
+        timing_unreliable,
+    )
     from conformance.support.workloads.gemm_bench import GemmBench, GemmRun
 
     bench = GemmBench({"index": 0, "name": "NVIDIA H200"}, (9, 0))
@@ -154,6 +159,8 @@ def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypat
     assert tf32_disabled() is None
     monkeypatch.setenv("CUDA_LAUNCH_BLOCKING", "1")
     assert "CUDA_LAUNCH_BLOCKING=1" in str(launch_blocking())
-    assert timing_unreliable(torch.device("cpu")) == launch_blocking()
+    assert timing_unreliable(torch.device("cpu")) is None  # a fault the floors judge, not a reason to skip them
+    assert "unset it" in launch_blocking_hint()
     monkeypatch.delenv("CUDA_LAUNCH_BLOCKING")
     assert timing_unreliable(torch.device("cpu")) is None
+    assert launch_blocking_hint() == ""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import socket
 from pathlib import Path
 from typing import Final
 
@@ -11,6 +12,7 @@ from pytorch_cuda_contract.manifest import ManifestLookup
 
 IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
 IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"
+HOST_ENV: Final = "PYTORCH_CUDA_HOST"  # the nightly sets it to the runner's name (a container's hostname is its id)
 SUITE_DIR: Final = Path(__file__).resolve().parents[2]
 
 
@@ -23,6 +25,14 @@ def suite_digest() -> str | None:
     except OSError:
         return None
     return f"sha256:{digest.hexdigest()}"
+
+
+def host_identity() -> dict[str, object]:
+    """The host the run saw, hashed (the published history keeps no host names): $PYTORCH_CUDA_HOST when set,
+    else the hostname (in a container, the container's own unless it runs with --uts=host or --hostname)."""
+    named = os.environ.get(HOST_ENV, "").strip()
+    name, source = (named, HOST_ENV) if named else (socket.gethostname(), "hostname")
+    return {"sha256": hashlib.sha256(name.encode()).hexdigest()[:16], "source": source}
 
 
 def image_identity(manifest: ManifestLookup) -> dict[str, object]:

@@ -16,7 +16,7 @@ from typing import Final
 
 import pytest
 
-from conformance.support.results.identity import image_identity, suite_digest
+from conformance.support.results.identity import host_identity, image_identity, suite_digest
 from pytorch_cuda_contract.manifest import ManifestLookup
 from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 from pytorch_cuda_contract.results_format import OUTCOMES, RESULTS_SCHEMA, SUITE, VERDICTS
@@ -174,6 +174,7 @@ class ResultsRecorder:
         except Exception as exc:
             environment = {"error": f"{type(exc).__name__}: {exc}"}
         environment["distributed_env"] = self.distributed_env
+        environment["host"] = host_identity()
         tests = {nodeid: r.as_json() for nodeid, r in self.records.items() if r.outcome is not None}
         document: dict[str, object] = {
             "schema": RESULTS_SCHEMA,

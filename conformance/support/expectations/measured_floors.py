@@ -1,0 +1,87 @@
+"""Floors measured on the GPUs the project runs every night, tighter than the datasheet floors that must hold on
+any host (bounds.py).  Keyed by the peak table's SKU (pytorch_cuda_contract.peaks.PeakSpec.gpu); a GPU outside
+this table keeps the general floors.
+
+Each floor sits below the lowest value of every untouched full-suite run committed for that SKU (docs/fleet-runs,
+docs/fault-coverage/*/runs/untouched.json, docs/evidence/h200-*) and above what a real fault gives on it
+(docs/decay/faults.md has the fault runs).  ``slack`` in docs/conformance-bounds.md is lowest untouched / floor.
+Timed floors are not judged where the allocator is uncached (a legitimate setting: env_limits.timing_unreliable).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+from pytorch_cuda_contract.peaks import lookup_peak
+
+
+@dataclass(frozen=True)
+class MeasuredFloor:
+    metric: str
+    floor: float
+    lowest_untouched: float  # the lowest value of the committed untouched runs of the SKU
+    fault: str  # a real fault that crosses it, with what it gave
+
+
+_HOPPER_SXM_FAULTS: Final = {
+    "conv.fp32.tflops": "TORCH_CUDNN_V8_API_DISABLED=1 (H100: -34%), cuDNN off (27.7)",
+    "conv.fp16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1 (H100: -24%), cuDNN off (86)",
+    "conv.bf16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1, cuDNN off (84)",
+    "amp.speedup.fp16": "CUDA_LAUNCH_BLOCKING=1 (H100: 6.1x -> 4.5x)",
+    "amp.speedup.bf16": "CUDA_LAUNCH_BLOCKING=1",
+    "sdpa.fp16.tflops": "the fused attention kernels off (13-16), a busy GPU",
+    "sdpa.bf16.tflops": "the fused attention kernels off (13-16), a busy GPU",
+}
+
+
+def _floors(rows: dict[str, tuple[float, float]]) -> dict[str, MeasuredFloor]:
+    return {
+        metric: MeasuredFloor(metric, floor, low, _HOPPER_SXM_FAULTS[metric]) for metric, (floor, low) in rows.items()
+    }
+
+
+# metric: (floor, lowest untouched value committed)
+MEASURED_FLOORS: Final[dict[str, dict[str, MeasuredFloor]]] = {
+    "H100 SXM": _floors(
+        {
+            "conv.fp32.tflops": (34.0, 39.2),
+            "conv.fp16.tflops": (520.0, 614.0),
+            "conv.bf16.tflops": (540.0, 657.0),
+            "amp.speedup.fp16": (5.0, 5.97),
+            "amp.speedup.bf16": (5.2, 6.24),
+            "sdpa.fp16.tflops": (220.0, 303.0),
+            "sdpa.bf16.tflops": (220.0, 305.0),
+        },
+    ),
+    "H200 SXM": _floors(
+        {
+            "conv.fp32.tflops": (34.0, 42.7),
+            "conv.fp16.tflops": (500.0, 594.0),
+            "conv.bf16.tflops": (480.0, 567.0),
+            "amp.speedup.fp16": (5.3, 6.46),
+            "amp.speedup.bf16": (5.6, 6.81),
+            "sdpa.fp16.tflops": (220.0, 310.0),
+            "sdpa.bf16.tflops": (220.0, 313.0),
+        },
+    ),
+}
+
+
+def measured_floor(device_name: str, metric: str) -> MeasuredFloor | None:
+    """The measured floor of ``metric`` on this GPU's SKU, or None (a SKU the nightly does not run)."""
+    spec = lookup_peak(device_name)
+    return None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(metric)
+
+
+def tighter(lower: float | None, why: str, device_name: str, metric: str) -> tuple[float | None, str]:
+    """The higher of a general floor and the SKU's measured floor, and the reason shown with it."""
+    measured = measured_floor(device_name, metric)
+    if measured is None or (lower is not None and lower >= measured.floor):
+        return lower, why
+    sku = lookup_peak(device_name)
+    name = sku.gpu if sku is not None else device_name
+    return measured.floor, (
+        f"measured floor {measured.floor:g} for {name} (lowest untouched run {measured.lowest_untouched:g}; "
+        f"crossed by {measured.fault}); {why}"
+    )
