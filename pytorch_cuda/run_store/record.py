@@ -40,9 +40,10 @@ class Record:
 
     sha256: str
     subject: Subject
-    fault: str | None  # the fault it ran under (injected on purpose): shown and flagged, never a baseline
+    fault: str | None  # the fault it ran under (injected on purpose): stored apart, judged, never a baseline
     source_name: str  # the file name it was ingested from
     results_document: Mapping[str, Any]
+    control: str | None = None  # a legitimate setup it ran under (a control): stored apart, never a baseline
 
     def results(self) -> ConformanceResults:
         return parse_results(json.dumps(self.results_document), source=f"{self.subject.key}/{self.sha256}.json")
@@ -61,6 +62,7 @@ class Record:
                 "cuda": self.subject.cuda,
             },
             "fault": self.fault,
+            "control": self.control,
             "source_name": self.source_name,
             "results": self.results_document,
         }

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.record import RECORD_KIND, Record, StoreError, Subject, results_sha256, subject_of
+from pytorch_cuda.run_store.run_identity import HistoryKey, RunIdentity, history_key, purpose_of, run_identity
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
 
 STORE_KIND: Final = "pytorch-cuda-results-store"
@@ -27,6 +28,19 @@ class Stored:
     @property
     def gpu(self) -> str:
         return self.results.gpus[0].name if self.results.gpus else "no GPU"
+
+    @property
+    def key(self) -> HistoryKey:
+        return history_key(self.results)
+
+    @property
+    def identity(self) -> RunIdentity:
+        return run_identity(self.results)
+
+    @property
+    def purpose(self) -> str:
+        """nightly (a baseline for later runs), or fault, control, partial (stored apart, never a baseline)."""
+        return purpose_of(self.results, self.record.fault, self.record.control)
 
 
 @dataclass(frozen=True)
@@ -103,7 +117,15 @@ def _read_record(path: Path) -> Stored:
     subject = Subject(
         str(s.get("kind")), str(s.get("key")), str(s.get("label")), s.get("digest"), s.get("torch"), s.get("cuda")
     )
-    record = Record(sha, subject, doc.get("fault"), str(doc.get("source_name") or ""), doc["results"])
+    control = doc.get("control")
+    record = Record(
+        sha,
+        subject,
+        doc.get("fault"),
+        str(doc.get("source_name") or ""),
+        doc["results"],
+        str(control) if control else None,
+    )
     return Stored(record, path, results)
 
 
@@ -139,8 +161,14 @@ def ingest(
     fault: str | None = None,
     image_digest: str | None = None,
     skip_duplicates: bool = False,
+    control: str | None = None,
 ) -> Ingested:
     """Validate every file, then store each; a bad file, or a duplicate (unless skipped), stores none."""
+    if fault and control:
+        raise StoreError(
+            f"--fault {fault} and --control {control} were both given: a run is either under a fault or a control",
+            "ingest fault runs with --fault and legitimate setups with --control, in two calls",
+        )
     if store.exists() and not store.is_dir():
         raise StoreError(f"--store {store} is a file, not a folder", "pass a folder (a new one starts a store)")
     known = {s.record.sha256: s for s in read_store(store)} if _marker(store).exists() else {}
@@ -160,7 +188,7 @@ def ingest(
                 f"{path} is already stored as {where} (same results, sha256 {sha[:12]}); nothing was stored",
                 "leave it out (a run is stored once), or pass --skip-duplicates to store only the new files",
             )
-        pending[sha] = Record(sha, subject_of(results, image_digest), fault, path.name, document)
+        pending[sha] = Record(sha, subject_of(results, image_digest), fault, path.name, document, control)
     _check_store(store, create=True)
     written = []
     for sha, record in pending.items():
@@ -196,6 +224,9 @@ def index_document(runs: Sequence[Stored]) -> dict[str, Any]:
                 "complete": r.complete,
                 "counts": r.counts(),
                 "fault": s.record.fault,
+                "control": s.record.control,
+                "purpose": s.purpose,
+                "history": s.key.text,
                 "source_name": s.record.source_name,
             }
         )
