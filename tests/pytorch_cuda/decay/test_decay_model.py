@@ -28,7 +28,8 @@ def test_nightly_digests_of_one_variant_are_one_history(tmp_path: Path) -> None:
     assert len({r.record.subject.key for r in runs}) == 6  # six digests
     (judged,) = judge_store(runs)
     assert judged.key.text == "cu12-runtime on NVIDIA H100 80GB HBM3, driver 580"
-    assert len(judged.nightly) == 6 and not judged.findings
+    assert len(judged.nightly) == 6
+    assert not judged.findings
 
 
 def test_a_ten_percent_drop_is_a_suspect_then_confirmed_by_the_next_night(tmp_path: Path) -> None:
@@ -38,9 +39,11 @@ def test_a_ten_percent_drop_is_a_suspect_then_confirmed_by_the_next_night(tmp_pa
     store_nights(store, [night(9, scale={GEMM: 0.9}, host="runner-b")])
     (judged,) = judge_store(store_nights(store, []))
     confirmed = [f for f in judged.latest_regressions() if f.metric == GEMM]
-    assert confirmed and confirmed[0].status == "confirmed"
+    assert confirmed
+    assert confirmed[0].status == "confirmed"
     assert len(confirmed[0].machines) == 2  # confirmed on another host
-    assert confirmed[0].change < -0.08 and "confirmed, 2 run(s)" in confirmed[0].describe()
+    assert confirmed[0].change < -0.08
+    assert "confirmed, 2 run(s)" in confirmed[0].describe()
 
 
 def test_an_outlier_is_cleared_by_the_next_night(tmp_path: Path) -> None:
@@ -70,7 +73,9 @@ def test_host_to_host_spread_is_noise_not_a_regression(tmp_path: Path) -> None:
     (judged,) = judge_store(store_nights(tmp_path / "s", nights))
     assert not [f for f in judged.findings if f.metric == GEMM]
     noise = next(n for n in judged.noise if n.metric == GEMM)
-    assert noise.source == "learned" and noise.machines == 2 and noise.spread >= 0.02
+    assert noise.source == "learned"
+    assert noise.machines == 2
+    assert noise.spread >= 0.02
 
 
 def test_fault_runs_are_judged_but_never_a_baseline(tmp_path: Path) -> None:
@@ -81,7 +86,8 @@ def test_fault_runs_are_judged_but_never_a_baseline(tmp_path: Path) -> None:
     (judged,) = judge_store(runs)
     fault = [f for f in judged.findings if f.run.record.fault == "busy-gpu"]
     assert [(f.metric, f.status) for f in fault] == [(GEMM, "fault")]
-    assert judged.runs[-2].purpose == "fault" and judged.runs[-1].purpose == "nightly"
+    assert judged.runs[-2].purpose == "fault"
+    assert judged.runs[-1].purpose == "nightly"
     assert not judged.on(judged.runs[-1])  # night 7 is judged against the clean nights, not the fault run
     noise = next(n for n in judged.noise if n.metric == GEMM)
     assert noise.runs == 7  # six steady nights and night 7; the fault run is not among them
@@ -97,7 +103,11 @@ def test_the_noise_model_is_robust_to_one_outlier() -> None:
     watched = BY_METRIC[GEMM]
     values = [700.0, 705.0, 698.0, 702.0, 701.0, 350.0, 699.0]
     noise = learn(watched, values, ["a", "b"] * 3 + ["a"])
-    assert noise is not None and noise.source == "learned"
-    assert 699 <= noise.centre <= 701 and noise.spread == watched.least_noise  # the 350 moves neither
+    assert noise is not None
+    assert noise.source == "learned"
+    assert 699 <= noise.centre <= 701
+    assert noise.spread == watched.least_noise
     few = learn(watched, values[:2], ["a", "a"])
-    assert few is not None and few.source == "prior" and few.spread == 2 * watched.least_noise
+    assert few is not None
+    assert few.source == "prior"
+    assert few.spread == 2 * watched.least_noise
