@@ -80,6 +80,11 @@ def _worse(watched: Watched, change: float) -> float:
     return -change if watched.higher_is_better else change
 
 
+def noise_of(watched: Watched, good: Sequence[Stored]) -> Noise | None:
+    """The noise learned from these good runs (the last WINDOW of them)."""
+    return _noise_before(watched, good[-WINDOW:])
+
+
 def _noise_before(watched: Watched, good: Sequence[Stored]) -> Noise | None:
     measured = [(v, machine_of(r.identity)) for r in good if (v := r.results.number(watched.metric)) is not None]
     return learn(watched, [v for v, _ in measured], [m for _, m in measured])
@@ -100,7 +105,7 @@ def _drift(watched: Watched, nightly: Sequence[Stored], good: Sequence[Stored]) 
     recent = [r for r in nightly if r.results.number(watched.metric) is not None][-DRIFT_RUNS:]
     if len(recent) < DRIFT_RUNS:
         return None
-    before = [r for r in good if _order(r) < _order(recent[0])]
+    before = [r for r in good if order(r) < order(recent[0])]
     noise = _noise_before(watched, before[-WINDOW:])
     if noise is None or noise.runs < LEARNED_FROM or noise.centre == 0:
         return None
@@ -111,7 +116,7 @@ def _drift(watched: Watched, nightly: Sequence[Stored], good: Sequence[Stored]) 
     return Finding(watched.metric, "drift", recent[-1], value, noise, change, "confirmed", tuple(recent))
 
 
-def _order(run: Stored) -> tuple[str, str]:
+def order(run: Stored) -> tuple[str, str]:
     return (run.results.started_at or "", run.record.sha256)
 
 
@@ -121,7 +126,7 @@ def _confirm(findings: list[Finding], nightly: Sequence[Stored]) -> list[Finding
     for i, finding in enumerate(out):
         if finding.kind != "step" or finding.status != "suspect":
             continue
-        later = [r for r in nightly if _order(r) > _order(finding.run) and r.results.number(finding.metric) is not None]
+        later = [r for r in nightly if order(r) > order(finding.run) and r.results.number(finding.metric) is not None]
         if not later:
             continue
         following = later[0]
@@ -139,7 +144,7 @@ def _confirm(findings: list[Finding], nightly: Sequence[Stored]) -> list[Finding
 
 def judge_history(runs: Sequence[Stored]) -> Judged:
     """One key's runs (any order) judged oldest first."""
-    ordered = sorted(runs, key=_order)
+    ordered = sorted(runs, key=order)
     good: list[Stored] = []  # nightly runs that passed: the baseline of every later run
     nightly: list[Stored] = []
     findings: list[Finding] = []

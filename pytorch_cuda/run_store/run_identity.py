@@ -30,7 +30,8 @@ class HistoryKey:
 
     @property
     def slug(self) -> str:
-        return re.sub(r"[^A-Za-z0-9.]+", "-", f"{self.variant}--{self.gpu}--driver-{self.driver_branch}").strip("-")
+        parts = (self.variant, self.gpu, f"driver {self.driver_branch}")
+        return "--".join(re.sub(r"[^a-z0-9.]+", "-", part.lower()).strip("-") for part in parts)
 
 
 @dataclass(frozen=True)

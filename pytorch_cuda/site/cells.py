@@ -1,4 +1,5 @@
-"""The store arranged for the site: one cell per image x GPU, each run with its report entry and flags."""
+"""The store arranged for the site: one cell per history (image variant x GPU model x driver branch: a nightly's
+new digest joins its cell), each run with its report entry, the decay model's judgement and the flags."""
 
 from __future__ import annotations
 
@@ -6,10 +7,12 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from pytorch_cuda.decay import Judged, judge_store
 from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import Stored, Subject
+from pytorch_cuda.run_store.run_identity import HistoryKey
 from pytorch_cuda.site.expected import slug
-from pytorch_cuda.site.history import CHARTED, Flag, Series, flags, series
+from pytorch_cuda.site.history import CHARTED, CONFIRMED, Flag, Series, flags, series
 
 
 @dataclass(frozen=True, eq=False)
@@ -42,36 +45,53 @@ class RunView:
 
 @dataclass(frozen=True, eq=False)
 class Cell:
-    subject: Subject
+    subject: Subject  # the history's variant (key: its slug), with its latest run's digest and versions
     gpu: str
-    runs: tuple[RunView, ...]  # oldest first
-    history: tuple[tuple[str, tuple[Series, ...]], ...]  # (section title, its metrics' series)
+    runs: tuple[RunView, ...]  # oldest first, every purpose
+    history: tuple[tuple[str, tuple[Series, ...]], ...]  # (section title, its metrics' series): nightly runs only
     flags: tuple[Flag, ...]
+    judged: Judged
 
     @property
     def key(self) -> str:
-        return f"{self.subject.key}--{slug(self.gpu)}"
+        return self.judged.key.slug
+
+    @property
+    def history_key(self) -> HistoryKey:
+        return self.judged.key
 
     @property
     def last(self) -> RunView:
-        return self.runs[-1]
+        """The latest nightly run (the latest run of any purpose where the history has no nightly run)."""
+        nightly = [r for r in self.runs if r.stored.purpose == "nightly"]
+        return (nightly or list(self.runs))[-1]
 
     @property
     def advised(self) -> RunView | None:
-        """The latest run, not under an injected fault, that measured the GEMMs behind its recommendation."""
-        measured = [r for r in self.runs if r.choice and r.x_fp32("bf16") is not None and r.stored.record.fault is None]
+        """The latest nightly run (no fault, control or partial selection) that measured the GEMMs behind its
+        recommendation."""
+        measured = [r for r in self.runs if r.choice and r.x_fp32("bf16") is not None and r.stored.purpose == "nightly"]
         return measured[-1] if measured else None
 
     @property
-    def judged(self) -> RunView | None:
+    def claims_run(self) -> RunView | None:
         """The clean run that judged most of the article's claims (the latest of those), or None."""
         scored = [(sum(c["verdict"] in ("confirmed", "refuted") for c in r.entry["claims"]), i, r)
-                  for i, r in enumerate(self.runs) if r.stored.record.fault is None]  # fmt: skip
+                  for i, r in enumerate(self.runs) if r.stored.purpose == "nightly"]  # fmt: skip
         best = max(scored, key=lambda t: (t[0], t[1]), default=None)
         return best[2] if best is not None and best[0] > 0 else None
 
-    def last_flags(self) -> list[Flag]:
-        return [f for f in self.flags if f.run is self.last.stored]
+    def last_flags(self, statuses: tuple[str, ...] = CONFIRMED) -> list[Flag]:
+        """What the home page and the nightly's issues report: the latest nightly run's confirmed findings and
+        newly failing tests (a suspect waits for the next run; fault, control and partial runs are on the GPU
+        page only)."""
+        nightly = self.judged.nightly
+        latest = nightly[-1] if nightly else None
+        return [f for f in self.flags if f.run is latest and f.status in statuses]
+
+    def experiments(self) -> list[Flag]:
+        """Findings on fault, control and partial runs: what the history flags when a fault is injected."""
+        return [f for f in self.flags if f.status in ("fault", "control", "partial")]
 
 
 def _view(stored: Stored) -> RunView:
@@ -79,22 +99,26 @@ def _view(stored: Stored) -> RunView:
     return RunView(stored, document["entries"][0])
 
 
+def _subject(judged: Judged) -> Subject:
+    latest = judged.runs[-1].record.subject
+    label = judged.key.variant
+    return Subject(latest.kind, slug(label), label, latest.digest, latest.torch, latest.cuda)
+
+
 def build_cells(runs: Sequence[Stored]) -> list[Cell]:
-    grouped: dict[tuple[str, str], list[Stored]] = {}
-    for run in runs:
-        grouped.setdefault((run.record.subject.key, run.gpu), []).append(run)
     cells = []
-    for (_, gpu), members in sorted(grouped.items()):
+    for judged in judge_store(runs):
         history = tuple(
-            (title, tuple(s for name in names if (s := series(members, name)) is not None)) for title, names in CHARTED
+            (title, tuple(s for name in names if (s := series(judged, name)) is not None)) for title, names in CHARTED
         )
         cells.append(
             Cell(
-                members[0].record.subject,
-                gpu,
-                tuple(_view(m) for m in members),
+                _subject(judged),
+                judged.key.gpu,
+                tuple(_view(m) for m in judged.runs),
                 tuple((t, s) for t, s in history if s),
-                tuple(flags(members)),
+                tuple(flags(judged)),
+                judged,
             )
         )
     return cells
@@ -102,22 +126,25 @@ def build_cells(runs: Sequence[Stored]) -> list[Cell]:
 
 def _run_json(run: RunView) -> dict[str, Any]:
     record = run.stored.record
-    return {"sha256": run.sha, "started_at": run.stored.results.started_at, "fault": record.fault,
-            "source_name": record.source_name, "report_entry": run.entry}  # fmt: skip
+    return {"sha256": run.sha, "started_at": run.stored.results.started_at, "purpose": run.stored.purpose,
+            "fault": record.fault, "control": record.control, "identity": asdict(run.stored.identity),
+            "report_entry": run.entry}  # fmt: skip
 
 
 def _flag_json(flag: Flag) -> dict[str, Any]:
-    return {"run": flag.run.record.sha256, "baseline": flag.baseline.record.sha256, "what": flag.what,
-            "old": flag.old, "new": flag.new, "note": flag.note}  # fmt: skip
+    return {"run": flag.run.record.sha256, "what": flag.what, "old": flag.old, "new": flag.new, "note": flag.note,
+            "status": flag.status, "hosts": list(flag.hosts), "runs": list(flag.runs)}  # fmt: skip
 
 
 def cell_json(cell: Cell) -> dict[str, Any]:
     """The cell's download: every run's report entry, its fault and sha256, and the regressions flagged."""
     return {
         "kind": "pytorch-cuda-site-cell",
-        "schema": 1,
+        "schema": 2,
+        "history": asdict(cell.history_key),
         "subject": asdict(cell.subject),
         "gpu": cell.gpu,
+        "noise": [asdict(n) for n in cell.judged.noise],
         "runs": [_run_json(r) for r in cell.runs],
         "regressions": [_flag_json(f) for f in cell.flags],
     }

@@ -1,4 +1,5 @@
-"""History charts: one small multiple per metric, runs oldest to newest, the noise band around each baseline.
+"""History charts: one small multiple per metric, nightly runs oldest to newest, the band each run was judged
+against (the learned centre +- the step limit).
 
 matplotlib into inline SVG through the report's own svg_text (text stays text, no date, fixed ids): no JavaScript.
 """
@@ -10,6 +11,7 @@ from typing import Final
 
 from matplotlib.figure import Figure
 
+from pytorch_cuda.decay.judge import STEP_SIGMAS
 from pytorch_cuda.precision_report.charts import svg_text
 from pytorch_cuda.site.history import Series
 
@@ -24,8 +26,8 @@ def _short_date(started_at: str | None) -> str:
 
 
 def history_chart(title: str, all_series: Sequence[Series]) -> str | None:
-    """Values per run (a hollow marker: a run under an injected fault; a red cross: a regression beyond noise),
-    the baseline's noise band (shaded) where --diff judges the metric."""
+    """Values per nightly run (a red cross: a confirmed or suspect regression), and the band each run was judged
+    against (shaded). Fault, control and partial runs are not drawn (the GPU page lists what they flag)."""
     shown = [s for s in all_series if s.points]
     if not shown:
         return None
@@ -40,14 +42,14 @@ def history_chart(title: str, all_series: Sequence[Series]) -> str | None:
         ys = [p.value for p in s.points]
         ax.plot(xs, ys, color=LINE, linewidth=1.0, zorder=2)
         for x, p in zip(xs, s.points, strict=True):
-            if p.row is not None and p.row.old is not None:
-                low, high = p.row.old * (1 - p.row.noise), p.row.old * (1 + p.row.noise)
+            if p.noise is not None:
+                reach = STEP_SIGMAS * p.noise.spread * p.noise.centre
+                low, high = p.noise.centre - reach, p.noise.centre + reach
                 ax.fill_between([x - 0.35, x + 0.35], low, high, color=BAND, zorder=1, linewidth=0)
-            fault = p.run.record.fault is not None
             if p.regression:
                 ax.scatter([x], [p.value], marker="X", s=60, color=BAD, zorder=3)
             else:
-                ax.scatter([x], [p.value], s=22, zorder=3, color="white" if fault else LINE, edgecolors=LINE)
+                ax.scatter([x], [p.value], s=22, zorder=3, color=LINE, edgecolors=LINE)
         ax.set_xticks(xs, [_short_date(p.run.results.started_at) for p in s.points], rotation=35, fontsize=6.5)
         ax.set_title(s.metric + ("" if s.judged else " (charted, not judged)"), fontsize=8)
         ax.set_ylabel(s.unit, fontsize=7)
@@ -55,7 +57,7 @@ def history_chart(title: str, all_series: Sequence[Series]) -> str | None:
         ax.margins(x=0.15, y=0.25)
         ax.spines[["top", "right"]].set_visible(False)
     figure.suptitle(
-        f"{title}: shaded, the baseline's noise band; X, a regression beyond it; hollow, a run under an injected fault",
+        f"{title}: shaded, the learned centre ± {STEP_SIGMAS:g} sigma each run was judged against; X, a regression",
         fontsize=8,
     )
     return svg_text(figure)

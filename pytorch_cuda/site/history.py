@@ -1,39 +1,34 @@
-"""A cell's runs over time: each metric's series, and each run judged against its baseline with `report --diff`.
-
-A run's baseline for a metric is the latest earlier run of the same cell (image x GPU) that measured it and did
-not run under an injected fault. The judgement is `report --diff`'s own (precision_report.diff.diff_results: its
-sections, noise floors and the metrics' own spread), so a regression here is one there. Metrics that --diff does
-not judge (the matmul search, the LM compile row) are charted, never flagged.
-"""
+"""A history's runs over time for the site: each watched metric's series over the nightly runs (fault, control
+and partial runs are judged, never drawn on the main charts), the noise band each run was judged against, and
+the flags: the decay model's findings (pytorch_cuda.decay) and tests that passed in the last good nightly run and
+fail now."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
 from typing import Final
 
-from pytorch_cuda.precision_report.diff import SECTIONS, ChangeRow, MetricRow, diff_results
+from pytorch_cuda.decay import Finding, Judged, Noise
+from pytorch_cuda.decay.judge import noise_of, order
+from pytorch_cuda.decay.watched import BY_METRIC, SECTIONS, WATCHED
 from pytorch_cuda.run_store import Stored
 
-CHARTED: Final = (
-    *((title, names) for title, _, names in SECTIONS),
-    ("matmul search (MAMF)", ("mamf.bf16.tflops", "mamf.fp16.tflops")),
-    ("LM compile", ("compile.speedup.lm_training", "compile.amortised_speedup.lm_training")),
-)
-JUDGED: Final = frozenset(name for _, _, names in SECTIONS for name in names)
+CHARTED: Final = tuple((section, tuple(w.metric for w in WATCHED if w.section == section)) for section in SECTIONS)
+REPORTED: Final = ("confirmed", "suspect")  # drawn as regressions on the charts
+CONFIRMED: Final = ("confirmed", "failed", "error")  # what the home page and the nightly's issues report
 
 
 @dataclass(frozen=True)
 class Point:
     run: Stored
     value: float
-    baseline: Stored | None
-    row: MetricRow | None  # --diff's row against the baseline (None: no baseline, or a metric --diff does not judge)
+    noise: Noise | None  # what the run was judged against (learned from the good nightly runs before it)
+    finding: Finding | None
 
     @property
     def regression(self) -> bool:
-        return self.row is not None and self.row.status == "regression"
+        return self.finding is not None and self.finding.status in REPORTED
 
 
 @dataclass(frozen=True)
@@ -46,76 +41,69 @@ class Series:
 
 @dataclass(frozen=True)
 class Flag:
-    """One regression beyond noise: a metric (row) or a test that passed in the baseline and failed (change)."""
+    """A finding (a metric's step or drift), or a test that passed in the last good nightly run and fails now."""
 
     run: Stored
-    baseline: Stored
     what: str
-    old: str
+    old: str  # the history's centre (a test: its outcome before)
     new: str
     note: str
-
-
-@cache
-def _diff_rows(old: Stored, new: Stored) -> tuple[dict[str, MetricRow], tuple[ChangeRow, ...]]:
-    """--diff's metric rows by name, and its dtype verdicts that regressed (both runs judged the dtype)."""
-    diff = diff_results(old.results, new.results)
-    verdicts = tuple(c for c in diff.verdicts if c.status == "regression" and "-" not in (c.old, c.new))
-    return {row.name: row for row in diff.metrics}, verdicts
-
-
-def _test_flags(runs: Sequence[Stored], i: int) -> list[Flag]:
-    """A test that failed in run i and passed in the latest earlier clean run that ran it (--diff's rule)."""
-    found = []
-    for nodeid, test in runs[i].results.tests.items():
-        if test.outcome not in ("failed", "error"):
-            continue
-        ran = [r for r in runs[:i] if _clean(r) and r.results.tests.get(nodeid) is not None]
-        ran = [r for r in ran if r.results.tests[nodeid].outcome not in ("not_run", "unknown")]
-        if ran and ran[-1].results.tests[nodeid].outcome == "passed":
-            note = (test.message or "").splitlines()[0][:160] if test.message else ""
-            found.append(Flag(runs[i], ran[-1], nodeid, "passed", test.outcome, note))
-    return found
-
-
-def _clean(run: Stored) -> bool:
-    return run.record.fault is None
-
-
-def series(runs: Sequence[Stored], metric: str) -> Series | None:
-    points: list[Point] = []
-    unit = ""
-    for i, run in enumerate(runs):
-        measured = run.results.measurement(metric)
-        if measured is None or measured.number is None:
-            continue
-        unit = measured.unit
-        earlier = [r for r in runs[:i] if _clean(r) and r.results.number(metric) is not None]
-        baseline = earlier[-1] if earlier else None
-        row = _diff_rows(baseline, run)[0].get(metric) if baseline is not None and metric in JUDGED else None
-        points.append(Point(run, measured.number, baseline, row))
-    return Series(metric, unit, metric in JUDGED, tuple(points)) if points else None
+    status: str  # confirmed | suspect | cleared | fault | control | partial (a metric); failed | error (a test)
+    hosts: tuple[str, ...] = ()
+    runs: tuple[str, ...] = ()  # the sha256 of the runs behind it
 
 
 def _fmt(value: float | None, unit: str) -> str:
     return "-" if value is None else f"{value:.4g} {unit}".strip()
 
 
-def flags(runs: Sequence[Stored]) -> list[Flag]:
-    """Every regression beyond noise in the cell's history: metrics, then tests and dtype verdicts."""
-    found: list[Flag] = []
-    for _, names in CHARTED:
-        for name in names:
-            s = series(runs, name)
-            if s is None:
+def series(judged: Judged, metric: str) -> Series | None:
+    points: list[Point] = []
+    unit = ""
+    watched = BY_METRIC.get(metric)
+    good: list[Stored] = []
+    for run in judged.nightly:
+        measured = run.results.measurement(metric)
+        if measured is not None and measured.number is not None:
+            unit = measured.unit
+            noise = noise_of(watched, good) if watched is not None else None
+            finding = next((f for f in judged.on(run) if f.metric == metric), None)
+            points.append(Point(run, measured.number, noise, finding))
+        if run.results.complete:
+            good.append(run)
+    return Series(metric, unit, watched is not None, tuple(points)) if points else None
+
+
+def _finding_flag(finding: Finding) -> Flag:
+    measured = finding.run.results.measurement(finding.metric)
+    unit = measured.unit if measured is not None else ""
+    note = (
+        f"{finding.kind} {finding.change:+.1%} (limit {finding.limit:.1%}, noise ±{finding.noise.spread:.1%} "
+        f"from {finding.noise.runs} runs on {finding.noise.machines} hosts); {len(finding.evidence)} run(s)"
+    )
+    old, new = _fmt(finding.noise.centre, unit), _fmt(finding.value, unit)
+    runs = tuple(r.record.sha256 for r in finding.evidence)
+    return Flag(finding.run, finding.metric, old, new, note, finding.status, finding.machines, runs)
+
+
+def _test_flags(nightly: Sequence[Stored]) -> list[Flag]:
+    """A test that failed in a nightly run and passed in the latest earlier good nightly run that ran it."""
+    found = []
+    for i, run in enumerate(nightly):
+        before = [r for r in nightly[:i] if r.results.complete]
+        for nodeid, test in run.results.tests.items():
+            if test.outcome not in ("failed", "error"):
                 continue
-            for p in s.points:
-                if p.regression and p.row is not None and p.baseline is not None:
-                    note = f"{p.row.change:+.1%} (noise {p.row.noise:.0%})" if p.row.change is not None else ""
-                    found.append(Flag(p.run, p.baseline, name, _fmt(p.row.old, s.unit), _fmt(p.row.new, s.unit), note))
-    for i, run in enumerate(runs):
-        found += _test_flags(runs, i)
-        earlier = [r for r in runs[:i] if _clean(r) and r.results.dtypes]
-        for change in _diff_rows(earlier[-1], run)[1] if earlier and run.results.dtypes else ():
-            found.append(Flag(run, earlier[-1], f"{change.what} verdict", change.old, change.new, change.note))
-    return sorted(found, key=lambda f: (f.run.results.started_at or "", f.what))
+            ran = [r for r in before if r.results.tests.get(nodeid) is not None]
+            ran = [r for r in ran if r.results.tests[nodeid].outcome not in ("not_run", "unknown")]
+            if ran and ran[-1].results.tests[nodeid].outcome == "passed":
+                note = (test.message or "").splitlines()[0][:160] if test.message else ""
+                runs = (ran[-1].record.sha256, run.record.sha256)
+                found.append(Flag(run, nodeid, "passed", test.outcome, note, test.outcome, (), runs))
+    return found
+
+
+def flags(judged: Judged) -> list[Flag]:
+    """Every finding of the history and every test that newly fails, oldest run first."""
+    found = [_finding_flag(f) for f in judged.findings] + _test_flags(judged.nightly)
+    return sorted(found, key=lambda f: (order(f.run), f.what))

@@ -49,13 +49,26 @@ def _markdown_cell(cell: Cell | None) -> str:
         parts.append(f"{len(cell.last.failures)} test(s) failed")
     if cell.last_flags():
         parts.append(f"{len(cell.last_flags())} regression(s) beyond noise")
+    if a is not None:
+        gemm = a.stored.results.number("gemm.bf16.tflops")
+        if gemm is not None:
+            parts.insert(1, f"GEMM bf16 {gemm:.0f} TFLOP/s")
     return "; ".join(parts)
+
+
+def _by_variant_and_gpu(cells: Sequence[Cell]) -> dict[tuple[str, str], Cell]:
+    """The home table's cell per variant x GPU: the history with the most nightly runs (another driver branch, or
+    a fault run's own key, is on the GPU page)."""
+    by: dict[tuple[str, str], Cell] = {}
+    for cell in sorted(cells, key=lambda c: len(c.judged.nightly)):
+        by[(cell.subject.key, cell.gpu)] = cell
+    return by
 
 
 def home_markdown(cells: Sequence[Cell]) -> str:
     """The home table in Markdown (README shows it)."""
     gpus = sorted({c.gpu for c in cells})
-    by = {(c.subject.key, c.gpu): c for c in cells}
+    by = _by_variant_and_gpu(cells)
     lines = ["| image | " + " | ".join(gpus) + " |", "|---" * (len(gpus) + 1) + "|"]
     for subject in {c.subject.key: c.subject for c in cells}.values():
         row = [_markdown_cell(by.get((subject.key, g))) for g in gpus]
@@ -70,7 +83,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
     common: dict[str, Any] = {"run_count": run_count}
     gpus = sorted({c.gpu for c in cells})
     subjects = list({c.subject.key: c.subject for c in cells}.values())
-    by = {(c.subject.key, c.gpu): c for c in cells}
+    by = _by_variant_and_gpu(cells)
     rows = [(s, [by.get((s.key, g)) for g in gpus]) for s in subjects]
     files = {
         "index.html": env.get_template("index.html.j2").render(
@@ -82,7 +95,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
     }
     files["home.md"] = home_markdown(cells)
     files["regressions.json"] = json.dumps(latest_regressions(cells), indent=1) + "\n"
-    charts = {c.key: [(t, svg) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
+    charts = {c.key: [(t, svg, s) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
     for gpu in gpus:
         mine = [c for c in cells if c.gpu == gpu]
         files[f"gpu/{slug(gpu)}.html"] = env.get_template("gpu.html.j2").render(

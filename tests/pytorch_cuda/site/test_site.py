@@ -27,27 +27,29 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_fault_run_is_flagged_against_the_last_clean_run(store: Path) -> None:
+def test_a_fault_run_is_judged_against_the_history_and_never_reported_as_a_regression(store: Path) -> None:
     h100, h200 = build_cells(read_store(store))
     assert (h100.gpu, h200.gpu) == ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
-    flagged = {f.what: f for f in h200.flags}
-    bf16 = flagged["gemm.bf16.tflops"]
-    assert bf16.run.record.fault == "busy-gpu"
-    assert bf16.baseline.results.started_at == "2026-12-05T11:35:11+00:00"  # untouched, not the older run
-    assert (bf16.old, bf16.new) == ("793 TFLOP/s", "681.3 TFLOP/s")
-    assert bf16.note.startswith("-14.1%")
-    assert "conformance/test_throughput.py::test_gemm_throughput[fp32]" in flagged
-    assert "gemm.bf16.tflops" not in {f.what for f in h100.flags}  # one run: no baseline, nothing flagged
+    flagged = {f.what: f for f in h200.experiments()}
+    fp32 = flagged["gemm.fp32.tflops"]
+    assert fp32.run.record.fault == "busy-gpu"
+    assert fp32.status == "fault"
+    assert fp32.new == "22.04 TFLOP/s"
+    assert fp32.note.startswith("step -56.")
+    assert not h200.last_flags()  # the home page: the latest nightly run flags nothing
+    assert h200.last.stored.record.fault is None
+    assert all(p.run.record.fault is None for _, series in h200.history for s in series for p in s.points)
 
 
 def test_the_home_cell_takes_its_numbers_from_the_latest_clean_measured_run(store: Path) -> None:
     _, h200 = build_cells(read_store(store))
-    assert h200.last.stored.record.fault == "busy-gpu"
+    assert h200.runs[-1].stored.record.fault == "busy-gpu"
+    assert h200.last.stored.record.fault is None  # the last nightly run
     assert h200.advised is not None
     assert h200.advised.date == "2026-12-05 11:35"
     assert h200.advised.choice == "bf16"
     assert h200.advised.x_fp32("bf16") == pytest.approx(15.54, abs=0.01)
-    assert h200.judged is h200.advised
+    assert h200.claims_run is h200.advised
 
 
 def test_a_gpu_never_measured_gets_the_expected_answer() -> None:
@@ -64,13 +66,18 @@ def test_the_site_has_every_page_and_each_cell_as_json(store: Path, tmp_path: Pa
     built = build_site(store, out)
     assert {"index.html", "expected.html", "gpu/nvidia-h200.html", "gpu/nvidia-h100-80gb-hbm3.html"} <= set(built.pages)
     assert sum(p.startswith("run/") for p in built.pages) == 4
-    cell = json.loads((out / "data/bare-torch-2.11.0_cu130-cuda-13.0--nvidia-h200.json").read_text())
+    name = "data/bare-host-torch-2.11.0-cu130--nvidia-h200--driver-580.json"
+    cell = json.loads((out / name).read_text())
     assert [r["fault"] for r in cell["runs"]] == [None, None, "busy-gpu"]
+    assert [r["purpose"] for r in cell["runs"]] == ["nightly", "nightly", "fault"]
     assert cell["runs"][1]["report_entry"]["recommendation"][0]["choice"] == "bf16"
-    assert "gemm.bf16.tflops" in {r["what"] for r in cell["regressions"]}
+    assert cell["runs"][1]["identity"]["gpu_uuids"] == [cell["runs"][1]["identity"]["gpu_uuids"][0]]
+    assert len(cell["runs"][1]["identity"]["gpu_uuids"][0]) == 16  # hashed, never the raw UUID
+    assert "GPU-" not in (out / name).read_text()
+    assert "gemm.fp32.tflops" in {r["what"] for r in cell["regressions"] if r["status"] == "fault"}
     home = (out / "index.html").read_text()
     assert "<script" not in home
-    assert 'href="data/bare-torch-2.11.0_cu130-cuda-13.0--nvidia-h200.json" download' in home
+    assert f'href="{name}" download' in home
     assert "expected, not measured" in (out / "expected.html").read_text()
 
 
@@ -85,26 +92,20 @@ def test_an_out_folder_that_is_not_a_site_is_left_alone(store: Path, tmp_path: P
     assert main(["site", "--store", str(store), "--out", str(tmp_path / "site")]) == 0  # an earlier site: replaced
 
 
-def test_a_metric_that_diff_does_not_judge_is_charted_never_flagged(tmp_path: Path) -> None:
-    from pytorch_cuda.site.history import flags, series
+def test_two_nightly_digests_of_one_variant_are_one_history_and_a_drop_is_confirmed(tmp_path: Path) -> None:
+    from tests.support.synthetic_history import night, store_nights, wobble
 
     store = tmp_path / "store"
-    for n, (started, tflops) in enumerate((("2026-12-06T03:00:00+00:00", 837.0), ("2026-12-07T03:00:00+00:00", 600.0))):
-        document = json.loads((H200_RUNS / "untouched.json").read_text())
-        document["started_at"] = started
-        document["measurements"]["mamf.bf16.tflops"] = {"value": tflops, "unit": "TFLOP/s", "informational": True}
-        path = tmp_path / f"night{n}.json"
-        path.write_text(json.dumps(document))
-        ingest([path], store)
-    runs = read_store(store)
-    mamf = series(runs, "mamf.bf16.tflops")
-    assert mamf is not None
-    assert [p.value for p in mamf.points] == [837.0, 600.0]
-    assert not mamf.judged
-    assert not any(p.regression for p in mamf.points)
-    assert "mamf.bf16.tflops" not in {f.what for f in flags(runs)}
-    gemm = series(runs, "gemm.bf16.tflops")
-    assert gemm is not None
-    assert gemm.judged
-    assert gemm.points[1].row is not None
-    assert gemm.points[1].row.status == "within noise"  # the same measurement twice
+    steady = [night(d, scale={"gemm.bf16.tflops": wobble(d)}, host=("a", "b")[d % 2]) for d in range(6)]
+    store_nights(store, steady)
+    dropped = [night(6 + d, scale={"gemm.bf16.tflops": 0.7}, host=("a", "b")[d]) for d in range(2)]
+    (cell,) = build_cells(store_nights(store, dropped))
+    assert len({r.stored.identity.digest for r in cell.runs}) == 8  # eight digests, one history
+    assert [f.what for f in cell.last_flags()] == ["gemm.bf16.tflops"]
+    assert cell.last_flags()[0].status == "confirmed"
+    built = build_site(store, tmp_path / "site")
+    assert built.regressions >= 1
+    (row,) = [r for r in json.loads((tmp_path / "site/regressions.json").read_text()) if "gemm.bf16" in r["what"]]
+    assert row["title"] == "Regression: gemm.bf16.tflops on NVIDIA H100 80GB HBM3 (cu12-runtime)"
+    assert len(row["runs"]) == 2
+    assert len(row["hosts"]) == 2
