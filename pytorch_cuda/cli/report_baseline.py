@@ -1,9 +1,11 @@
 """`report --diff [OLD] NEW --baseline-store DIR`: the OLD run of a like-for-like diff, from a results store
-(docs/site.md): the latest released run of NEW's image variant on NEW's GPU class, not under a fault; else the
-OLD given (the diff says loudly how the two differ); else exit 2."""
+(docs/site.md): the latest released run of NEW's image variant on NEW's GPU class, a nightly run (no fault,
+control or partial selection), never NEW itself (the same results file stored, or a run of NEW's own image
+digest); else the OLD given (the diff says loudly how the two differ); else exit 2."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
@@ -34,7 +36,10 @@ def diff_pair(paths: list[Path], store: Path | None) -> tuple[ConformanceResults
         fallback, new = load_pair(paths[0], paths[1])
     else:
         new = load_pair(paths[0], paths[0])[1]
-    released = [run.results for run in read_store(store) if run.record.fault is None]
+    from pytorch_cuda.run_store.record import results_sha256
+
+    own = results_sha256(json.loads(paths[-1].read_bytes()))  # NEW stored already: never its own baseline
+    released = [r.results for r in read_store(store) if r.purpose == "nightly" and r.record.sha256 != own]
     picked = pick_baseline(new, released)
     wanted = f"{variant_of(new)} on {gpu_class(new)}"
     if picked is not None:

@@ -1,6 +1,8 @@
-"""`results ingest|list` (the results store, pytorch_cuda/run_store) and `site` (the static site, pytorch_cuda/site).
+"""`results ingest|list|judge` (the results store, pytorch_cuda/run_store; its histories judged by
+pytorch_cuda/decay) and `site` (the static site, pytorch_cuda/site).
 
-Exit status: 0 done; 2 bad input (a malformed, foreign-schema or duplicate results file, a folder that is not a
+Exit status: 0 done (judge: no confirmed regression in any history's latest nightly run); 1 (judge only) a
+confirmed regression; 2 bad input (a malformed, foreign-schema or duplicate results file, a folder that is not a
 store, a record changed by hand): nothing already stored is lost, and a refused ingest stores none of its files.
 """
 
@@ -11,6 +13,7 @@ from pathlib import Path
 
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps
+from pytorch_cuda.run_store.store import read_store
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -26,6 +29,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "results ingest out/results.json --store store/",
             "results ingest busy-gpu.json --store store/ --fault busy-gpu",
             "results list --store store/",
+            "results judge --store store/ --noise",
         ),
     )
     actions = results_verb.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -34,6 +38,11 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     ingest_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store (a new one starts)")
     ingest_verb.add_argument(
         "--fault", metavar="NAME", help="the runs ran under this injected fault: shown and flagged, never a baseline"
+    )
+    ingest_verb.add_argument(
+        "--control",
+        metavar="NAME",
+        help="the runs ran under this legitimate setup (a control): judged, stored apart, never a baseline",
     )
     ingest_verb.add_argument(
         "--image-digest", metavar="sha256:...", help="the digest of the image tested, for a file that lacks one"
@@ -45,6 +54,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     list_verb = actions.add_parser("list", parents=[shared.common], help="the stored runs, oldest first")
     list_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
     list_verb.set_defaults(run=list_runs)
+    judge_verb = actions.add_parser(
+        "judge",
+        parents=[shared.common],
+        help="each history's learned noise and what it flags (exit 1: a confirmed regression in a latest run)",
+    )
+    judge_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
+    judge_verb.add_argument("--noise", action="store_true", help="also print the noise learned for each metric")
+    judge_verb.set_defaults(run=judge_runs)
     site_verb = verbs.add_parser(
         "site",
         parents=[shared.common],
@@ -60,7 +77,12 @@ def ingest(args: argparse.Namespace, session: Session) -> int:
     from pytorch_cuda.run_store import ingest as store_runs
 
     done = store_runs(
-        args.files, args.store, fault=args.fault, image_digest=args.image_digest, skip_duplicates=args.skip_duplicates
+        args.files,
+        args.store,
+        fault=args.fault,
+        control=args.control,
+        image_digest=args.image_digest,
+        skip_duplicates=args.skip_duplicates,
     )
     if args.json:
         stored = [{"sha256": s.record.sha256, "path": str(s.path), "gpu": s.gpu} for s in done.stored]
@@ -74,7 +96,7 @@ def ingest(args: argparse.Namespace, session: Session) -> int:
 
 
 def list_runs(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.run_store.store import index_document, read_store
+    from pytorch_cuda.run_store.store import index_document
 
     document = index_document(read_store(args.store))
     if args.json:
@@ -86,6 +108,20 @@ def list_runs(args: argparse.Namespace, session: Session) -> int:
         line = f"{row['started_at']}  {row['sha256'][:12]}  {row['gpu']}  {row['label']}  {status}{fault}"
         session.out.print(line, highlight=False)
     return 0
+
+
+def judge_runs(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.decay import judge_store
+    from pytorch_cuda.decay.report import judged_document, judged_lines
+
+    judged = judge_store(read_store(args.store))
+    confirmed = sum(len(j.latest_regressions()) for j in judged)
+    if args.json:
+        print(dumps(judged_document(judged)))
+    else:
+        for line in judged_lines(judged, noise=args.noise):
+            session.out.print(line, highlight=False)
+    return 1 if confirmed else 0
 
 
 def site(args: argparse.Namespace, session: Session) -> int:

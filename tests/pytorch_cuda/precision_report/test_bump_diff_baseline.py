@@ -100,3 +100,22 @@ def test_the_bump_comment_diffs_against_the_store_and_links_the_html() -> None:
     upload = next(step for step in comment["steps"] if step.get("id") == "html")
     post = comment["steps"][comment["steps"].index(upload) + 1]
     assert post["env"]["HTML_URL"] == "${{ steps.html.outputs.artifact-url }}"  # uploaded before the comment
+
+
+def test_a_candidate_already_in_the_store_is_never_its_own_baseline(
+    tmp_path: Path, store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    candidate = _candidate(tmp_path, "h100-v2.json", 0.5)
+    own = json.loads(candidate.read_text())
+    own["image"]["digest"] = None  # a CI run that did not record its digest, stored before the diff ran
+    candidate.write_text(json.dumps(own))
+    assert (
+        main(["results", "ingest", str(candidate), "--store", str(store), "--image-digest", "sha256:" + "f" * 64]) == 0
+    )
+    status, result, _ = _diff([str(candidate), "--baseline-store", str(store)], capsys)
+    assert status == 0
+    from pytorch_cuda.run_store import results_sha256
+
+    assert results_sha256(own) not in result["baseline"]  # the released run, not the candidate's stored copy
+    assert "dcdcdcdc" in result["baseline"]  # h100-v2.json's image digest
+    assert result["regressions"] >= 1  # the halved bf16 ratio is seen, not diffed away against itself
