@@ -42,6 +42,7 @@ def test_a_control_is_stored_apart_and_fault_and_control_together_are_refused(
     assert main([*argv, "--control", "expandable-segments", "--fault", "x"]) == 2
     assert "a run is either under a fault or" in capsys.readouterr().err
     assert main([*argv, "--control", "expandable-segments"]) == 0
+    capsys.readouterr()
     assert main(["results", "list", "--store", str(store), "--json"]) == 0
     rows = json.loads(capsys.readouterr().out)["runs"]
     assert [r["purpose"] for r in rows] == ["nightly"] * 4 + ["control"]
