@@ -96,7 +96,10 @@ class Cell:
 
 def _view(stored: Stored) -> RunView:
     document = build_document([stored.results])
-    return RunView(stored, document["entries"][0])
+    entry = dict(document["entries"][0])
+    if "source" in entry:  # the store's own path on the machine that built the site: published as the store's name
+        entry["source"] = f"runs/{stored.record.subject.key}/{stored.record.sha256}.json"
+    return RunView(stored, entry)
 
 
 def _subject(judged: Judged) -> Subject:

@@ -6,7 +6,7 @@ pytorch_cuda_contract.gpu (is_native, architecture, FLASH_ATTENTION_FROM), never
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -50,9 +50,16 @@ class Expected:
     tf32: bool
     flash_attention: bool
     measured_as: str | None  # the measured GPU it is (a link to its page), or None: expected, not measured
+    kernels: tuple[tuple[str, bool], ...] = ()  # (image variant, whether its CUDA arch list runs on this GPU)
 
     @property
     def answer(self) -> str:
+        missing = [variant for variant, has in self.kernels if not has]
+        if self.kernels and len(missing) == len(self.kernels):
+            return (
+                f"Not with these images: none has kernels for compute capability {self.cc} "
+                f"({', '.join(missing)}); build one whose arch list includes sm_{self.cc.major}{self.cc.minor}."
+            )
         if self.bf16:
             return (
                 f"Yes: compute capability {self.cc} ({self.architecture}, tensor cores gen {self.tensor_cores}) "
@@ -79,7 +86,25 @@ def _measured(name: str, measured: Iterable[str]) -> str | None:
     return None
 
 
-def expected_table(measured: Iterable[str]) -> list[Expected]:
+def runs_on(cc: ComputeCapability, arch_list: Iterable[str]) -> bool:
+    """Whether a torch build with this arch list has kernels for the GPU: a cubin of the same major and a minor
+    no higher (sm_80 runs on 8.6), or PTX of a capability no higher (compute_90 is JIT-compiled on 10.0)."""
+    for arch in arch_list:
+        kind, _, digits = arch.partition("_")
+        if not digits.rstrip("a").isdigit() or len(digits.rstrip("a")) < 2:
+            continue
+        number = digits.rstrip("a")
+        major, minor = int(number[:-1]), int(number[-1])
+        if kind == "sm" and major == cc.major and minor <= cc.minor:
+            return True
+        if kind == "compute" and (major, minor) <= (cc.major, cc.minor):
+            return True
+    return False
+
+
+def expected_table(measured: Iterable[str], arch_lists: Mapping[str, Sequence[str]] | None = None) -> list[Expected]:
+    """Each known GPU's expected answer, with whether each image variant (its CUDA arch list) has kernels for it,
+    so an image is never advised for a GPU it cannot run on."""
     names = list(measured)
     rows = []
     for name, cc in KNOWN_GPUS:
@@ -96,6 +121,7 @@ def expected_table(measured: Iterable[str]) -> list[Expected]:
                 tf32=is_native("tf32", cc),
                 flash_attention=cc >= FLASH_ATTENTION_FROM,
                 measured_as=_measured(name, names),
+                kernels=tuple((v, runs_on(cc, archs)) for v, archs in sorted((arch_lists or {}).items()) if archs),
             )
         )
     return rows

@@ -65,6 +65,19 @@ def _by_variant_and_gpu(cells: Sequence[Cell]) -> dict[tuple[str, str], Cell]:
     return by
 
 
+def _arch_lists(cells: Sequence[Cell]) -> dict[str, list[str]]:
+    """Each image variant's CUDA arch list, from its latest run that recorded one (bare hosts are not images)."""
+    lists: dict[str, list[str]] = {}
+    for cell in cells:
+        if cell.subject.kind != "image":
+            continue
+        for run in cell.runs:
+            archs = run.stored.results.environment.get("arch_list")
+            if isinstance(archs, list) and archs:
+                lists[cell.subject.label] = [str(a) for a in archs]
+    return lists
+
+
 def home_markdown(cells: Sequence[Cell]) -> str:
     """The home table in Markdown (README shows it)."""
     gpus = sorted({c.gpu for c in cells})
@@ -90,7 +103,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
             title="every image × GPU", root="", gpus=gpus, rows=rows, **common
         ),
         "expected.html": env.get_template("expected.html.j2").render(
-            title="can I use bf16?", root="", rows=expected_table(gpus), **common
+            title="can I use bf16?", root="", rows=expected_table(gpus, _arch_lists(cells)), **common
         ),
     }
     files["home.md"] = home_markdown(cells)

@@ -74,6 +74,7 @@ def test_the_site_has_every_page_and_each_cell_as_json(store: Path, tmp_path: Pa
     assert cell["runs"][1]["identity"]["gpu_uuids"] == [cell["runs"][1]["identity"]["gpu_uuids"][0]]
     assert len(cell["runs"][1]["identity"]["gpu_uuids"][0]) == 16  # hashed, never the raw UUID
     assert "GPU-" not in (out / name).read_text()
+    assert not any(p in (out / name).read_text() for p in ("/root/", "/tmp/", "/home/", "/work/"))  # no paths
     assert "gemm.fp32.tflops" in {r["what"] for r in cell["regressions"] if r["status"] == "fault"}
     home = (out / "index.html").read_text()
     assert "<script" not in home
@@ -109,3 +110,16 @@ def test_two_nightly_digests_of_one_variant_are_one_history_and_a_drop_is_confir
     assert row["title"] == "Regression: gemm.bf16.tflops on NVIDIA H100 80GB HBM3 (cu12-runtime)"
     assert len(row["runs"]) == 2
     assert len(row["hosts"]) == 2
+
+
+def test_the_expected_page_never_advises_a_gpu_the_image_has_no_kernels_for() -> None:
+    from pytorch_cuda.site.expected import runs_on
+
+    archs = {"cu12-runtime": ["sm_80", "sm_86", "sm_90"], "cu13-runtime": ["sm_75", "sm_90", "sm_100", "sm_120"]}
+    rows = {e.gpu: e for e in expected_table([], archs)}
+    assert rows["V100"].kernels == (("cu12-runtime", False), ("cu13-runtime", False))
+    assert rows["V100"].answer.startswith("Not with these images: none has kernels for compute capability 7.0")
+    assert rows["L4"].kernels == (("cu12-runtime", True), ("cu13-runtime", False))  # sm_86 cubins run on 8.9
+    assert rows["L4"].answer.startswith("Yes")
+    assert runs_on(rows["B200"].cc, ["sm_90", "compute_90"])  # PTX is compiled for a newer GPU
+    assert not runs_on(rows["B200"].cc, ["sm_90"])

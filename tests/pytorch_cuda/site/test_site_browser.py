@@ -48,7 +48,9 @@ def test_a_gpu_page_draws_history_and_marks_the_regression(site: Path, tmp_path:
     assert page.console == ()
     assert page.svg_count == 5  # GEMM, conv, AMP, SDPA and compile histories (nightly runs only)
     assert "What the history flags under faults and controls" in page.dom
-    assert re.search(r'<td><span class="fault">fault: busy-gpu</span></td>\s*<td><code>gemm.fp32.tflops</code>', page.dom)
+    assert re.search(
+        r'<td><span class="fault">fault: busy-gpu</span></td>\s*<td><code>gemm.fp32.tflops</code>', page.dom
+    )
     assert "the numbers (a table)" in page.dom  # every chart has its text alternative
     assert shot.stat().st_size > 20_000
 
