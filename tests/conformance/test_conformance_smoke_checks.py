@@ -155,15 +155,20 @@ def _fake_nvml(tmp_path: Path, patch: str | None = None) -> dict[str, str]:
     return {"PYTHONPATH": str(site)}
 
 
-def test_driver_check_skips_for_a_cuda_missing_from_the_table(tmp_path: Path) -> None:
+def test_driver_check_judges_a_cuda_newer_than_the_table(tmp_path: Path) -> None:
+    """A CUDA past the built-in table is judged against its newest older release (a lower bound), not skipped: the
+    fake NVML's 580.95.05 passes for CUDA 14.9, and an old driver (the nvml_reports_old_driver fault) fails it."""
     document = manifest_document(min_driver=None, cuda_compat_driver=None)
     document["pins"] = {**document["pins"], "cuda": "14.9"}
     manifest = write_manifest(tmp_path, document)
     run = run_suite(tmp_path, "--manifest", str(manifest), keyword="driver_supports", env=_fake_nvml(tmp_path))
-    assert run.outcome("test_driver_supports_cuda_runtime") == "skipped", run.output[-3000:]
-    message = run.message("test_driver_supports_cuda_runtime")
-    assert "no driver requirement known for CUDA 14.9; not gated" in message
-    assert "pytorch_cuda_contract/driver.py" in message
+    assert run.outcome("test_driver_supports_cuda_runtime") == "passed", run.output[-3000:]
+    old = tmp_path / "old"
+    old.mkdir()
+    env = _fake_nvml(old, patch="nvml_reports_old_driver")
+    failed = run_suite(old, "--manifest", str(manifest), keyword="driver_supports", env=env)
+    assert failed.outcome("test_driver_supports_cuda_runtime") == "failed", failed.output[-3000:]
+    assert "stops at CUDA 13.0" in failed.message("test_driver_supports_cuda_runtime")
 
 
 def test_nvml_old_driver_patch_fails_the_driver_check(tmp_path: Path) -> None:
