@@ -78,6 +78,7 @@ def _default_and_deprecated_autocast(a: torch.Tensor) -> list[str]:
 
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
 def test_autocast_op_dtype_policy(dtype_name: str, cuda_device: torch.device) -> None:
+    """Fails when an op does not follow the documented CUDA autocast lists, or `binary_cross_entropy` does not raise."""
     low = AUTOCAST_DTYPES[dtype_name]
     if low is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 autocast needs {needs('bf16')}")
@@ -111,6 +112,8 @@ def _scalar_step(
 
 
 def test_grad_scaler_growth_backoff_and_skip(cuda_device: torch.device) -> None:
+    """Fails when the scale does not grow after `growth_interval` clean steps, does not back off on inf, or the step is
+    not skipped."""
     param = torch.nn.Parameter(torch.ones(4, device=cuda_device))
     opt = torch.optim.SGD([param], lr=0.1)
     scaler = torch.amp.GradScaler("cuda", init_scale=4.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=3)
@@ -181,11 +184,15 @@ def training_drift_problem(mode: str, relative: float) -> str | None:
     if relative < tolerance:  # NaN is never within
         return None
     return f"{100 * relative:.1f}% away from fp32's (tolerance {100 * tolerance:.1f}%, twice the healthy drift)"
+
+
 TRAINING_MIN_REDUCTION = 0.5  # final loss must be below half the first loss
 
 
 @pytest.mark.parametrize("mode", ["fp16", "bf16"])
 def test_short_training_matches_fp32(mode: str, cuda_device: torch.device, record_metric: RecordMetric) -> None:
+    """Fails when 100 Adam steps (fp16 with GradScaler / bf16 without) go non-finite, do not halve the loss, or end
+    further from fp32's final loss than TRAINING_RELATIVE_TOLERANCE (twice the measured drift)."""
     if mode == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 needs {needs('bf16')}")
     baseline = _fp32_baseline(cuda_device)

@@ -58,6 +58,8 @@ def _sdpa_backend(name: str) -> SDPBackend:
 def test_sdpa_backend_matches_reference(
     dtype_name: str, backend_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when flash/efficient/cudnn/math SDPA output or grad_q is off from float64 math. A backend that raises is a
+    failure, except flash/cuDNN below cc 8.0 (skip)."""
     dtype = AUTOCAST_DTYPES[dtype_name]
     if dtype is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 needs {needs('bf16')}")
@@ -141,6 +143,8 @@ def test_sdpa_throughput_default_dispatch(
     record_metric: RecordMetric,
     record_note: RecordNote,
 ) -> None:
+    """Records the throughput and the backend the default dispatch picks; fails when fp16/bf16 fall back to math on
+    cc ≥ 8.0. The fp32 throughput is informational: test_sdpa_fp32_default_dispatch_is_ieee gates fp32 attention."""
     dtype = THROUGHPUT_DTYPES[dtype_name]
     q, k, v = (seeded_randn(THROUGHPUT_SHAPE, seed, cuda_device, dtype) for seed in (25, 26, 27))
     backend = default_backend(q)

@@ -124,6 +124,8 @@ def seed_statistics(first: torch.Tensor, again: torch.Tensor, other: torch.Tenso
 
 @pytest.mark.cpu
 def test_cudnn_runtime_matches_compile_version(record_note: RecordNote) -> None:
+    """Fails when `torch._C._cudnn` runtime major.minor differs from `getCompileVersion()` (patch differences are
+    noted)."""
     cudnn = getattr(torch._C, "_cudnn", None)
     if torch.version.cuda is None or cudnn is None:
         pytest.skip(f"torch {torch.__version__} has no cuDNN (CPU-only build)")
