@@ -176,6 +176,8 @@ def test_nccl_allreduce_exact(nccl_run: DistributedRun, record_note: RecordNote)
 
 @pytest.mark.gpu
 def test_nccl_collectives_write_their_output(nccl_run: DistributedRun, record_note: RecordNote) -> None:
+    """Fails when PREMUL_SUM (x3) leaves its tensor unchanged, all_gather or reduce_scatter leave their NaN-filled
+    output, bf16 PREMUL_SUM is wrong other than the known all-zero torch defect, or an op raises (on one GPU too)."""
     check_ops_run(nccl_run, record_note)
 
 
