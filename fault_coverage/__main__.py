@@ -23,8 +23,8 @@ import json
 import sys
 from pathlib import Path
 
-from fault_coverage.case_runner import run_cases
 from fault_coverage.case_model import UNTOUCHED, Case
+from fault_coverage.case_runner import run_cases
 from fault_coverage.catalogue import CASES
 from fault_coverage.coverage_matrix import build_matrix
 from fault_coverage.coverage_page import render

@@ -97,7 +97,7 @@ def suite_command(
 
 
 def run_case(
-    case: Case, root: Path, runs: Path, python: str = sys.executable, host: Mapping[str, Any] | None = None,
+    case: Case, root: Path, runs: Path, python: str = sys.executable, *, host: Mapping[str, Any] | None = None,
     unit: Unit | None = None,
 ) -> CaseRun:  # fmt: skip
     """One run of ``case`` (or of one ``unit`` of it), its results file and log under ``runs``."""
@@ -129,7 +129,7 @@ def run_case(
 
 
 def run_cases(
-    cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable, side_by_side: int = SIDE_BY_SIDE,
+    cases: Sequence[Case], root: Path, out: Path, python: str = sys.executable, *, side_by_side: int = SIDE_BY_SIDE,
     index_name: str = "cases.json",
 ) -> list[CaseRun]:  # fmt: skip
     """Every case against the host's expectations file, read once from the host (an ExpectationsError without torch).
@@ -148,7 +148,7 @@ def run_cases(
     lock = threading.Lock()
 
     def one(unit: Unit) -> None:
-        result = run_case(unit.case, root, runs, python, host, unit)
+        result = run_case(unit.case, root, runs, python, host=host, unit=unit)
         with lock:
             done.append(result)
             outcome = result.problem or f"exit {result.exit_status}"

@@ -131,7 +131,8 @@ FAULTS: Final = (
         "kernels, where it is read, may stay within the conv floors; the history must catch a slower conv (issue 37)",
     ),
     Case(
-        "launch-blocking", "fault", "a debugging setting left on: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
+        "launch-blocking", "fault",
+        "a debugging setting left on: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
         env(CUDA_LAUNCH_BLOCKING="1"), select="amp_step or compiled_matches_eager or gemm_throughput",
         markers="gpu", alone=True,
         gap="no single run can tell it: the step-time checks skip naming CUDA_LAUNCH_BLOCKING=1 (a launch-bound "

@@ -11,8 +11,9 @@ from fault_coverage.case_model import Case, Injection, env, patch
 
 # The loader-cache check is not gated on a bare host (its CUDA toolkit and cuDNN/NCCL packages are legitimate):
 # its faults are image variants (fault_coverage/image_variants.py).
-HOST_CUDNN_CHECKS: Final = ("libraries_loaded or cudnn_runtime or cudnn_matches or ld_library_path "
-                             "or torch_version_matches_pin")
+HOST_CUDNN_CHECKS: Final = (
+    "libraries_loaded or cudnn_runtime or cudnn_matches or ld_library_path or torch_version_matches_pin"
+)
 HOST_FAULTS: Final = (
     Case("foreign-cudnn-preloaded", "fault",
          "a cuDNN from outside torch's wheels loaded first (a base image's copy on the preload path)",

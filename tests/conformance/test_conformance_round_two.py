@@ -25,7 +25,8 @@ def test_the_histogram_is_histc_and_runs_under_deterministic_algorithms() -> Non
     assert torch.equal(histogram(x, 64).double(), torch.histc(x, bins=64, min=0.0, max=1.0))
     torch.use_deterministic_algorithms(True)
     try:
-        good = {s.name: s.ok for s in uniform_statistics(torch.rand(1 << 18, generator=torch.Generator().manual_seed(5)))}
+        samples = torch.rand(1 << 18, generator=torch.Generator().manual_seed(5))
+        good = {s.name: s.ok for s in uniform_statistics(samples)}
         skewed = {s.name: s.ok for s in uniform_statistics(torch.rand(1 << 18).pow(1.3))}
     finally:
         torch.use_deterministic_algorithms(False)
@@ -34,15 +35,18 @@ def test_the_histogram_is_histc_and_runs_under_deterministic_algorithms() -> Non
 
 
 def test_the_deterministic_refusal_names_the_setting_the_control_looks_for() -> None:
-    assert FAULT_CONTROL_SKIP in DETERMINISTIC_REFUSAL and "cuDNN" in DETERMINISTIC_REFUSAL
+    assert FAULT_CONTROL_SKIP in DETERMINISTIC_REFUSAL
+    assert "cuDNN" in DETERMINISTIC_REFUSAL
 
 
 def test_the_training_tolerance_is_twice_the_healthy_drift_and_fails_what_the_old_one_passed() -> None:
-    assert training_drift_problem("fp16", 0.0174) is None and training_drift_problem("bf16", 0.0707) is None
+    assert training_drift_problem("fp16", 0.0174) is None
+    assert training_drift_problem("bf16", 0.0707) is None
     for mode, old_bound in (("fp16", 0.10), ("bf16", 0.25)):
         drifted = (TRAINING_RELATIVE_TOLERANCE[mode] + old_bound) / 2  # passed the old bound
         problem = training_drift_problem(mode, drifted)
-        assert problem is not None and "twice the healthy drift" in problem
+        assert problem is not None
+        assert "twice the healthy drift" in problem
     assert training_drift_problem("fp16", float("nan")) is not None
 
 
@@ -51,6 +55,7 @@ def test_bf16_premul_sum_gates_everything_but_the_known_all_zero_defect() -> Non
     expected = before * 3
     assert judge_bf16_premul(expected.clone(), expected, before)[1] is None
     note, failure = judge_bf16_premul(torch.zeros(8, dtype=torch.bfloat16), expected, before)
-    assert failure is None and "known torch defect" in note
+    assert failure is None
+    assert "known torch defect" in note
     assert "did not run" in str(judge_bf16_premul(before.clone(), expected, before)[1])  # collectives do nothing
     assert "not the known all-zero defect" in str(judge_bf16_premul(expected * 2, expected, before)[1])

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 
 from fault_coverage.case_model import FAULT_KINDS, PATCHES, matches
-from fault_coverage.catalogue import CASES, CONTROLS, FAULTS
+from fault_coverage.catalogue import CASES, CONTROLS
 
 
 def test_names_are_unique_and_the_untouched_control_comes_first() -> None:
@@ -47,9 +47,12 @@ def test_a_bare_name_matches_every_parameter_and_a_parameter_only_itself() -> No
 def test_every_fault_has_a_kind_and_a_patch_says_which() -> None:
     kinds = {case.name: case.fault_kind for case in CASES if case.kind == "fault"}
     assert set(kinds.values()) <= set(FAULT_KINDS)
-    assert kinds["tf32-forced-env"] == "environment" and kinds["host-cudnn-preloaded"] == "environment"
-    assert kinds["cudnn-off"] == "setting" and kinds["lowp-kernels-lose-precision"] == "library patch"
-    assert kinds["arch-list-without-device"] == "replaced value" and kinds["pins-drifted"] == "replaced value"
+    assert kinds["tf32-forced-env"] == "environment"
+    assert kinds["host-cudnn-preloaded"] == "environment"
+    assert kinds["cudnn-off"] == "setting"
+    assert kinds["lowp-kernels-lose-precision"] == "library patch"
+    assert kinds["arch-list-without-device"] == "replaced value"
+    assert kinds["pins-drifted"] == "replaced value"
     assert [c.fault_kind for c in CONTROLS] == [None] * len(CONTROLS)
     real = {name for name, kind in kinds.items() if kind in ("environment", "setting")}
     assert {"host-cudnn-on-ld-library-path", "launch-blocking", "cublas-workspace-none"} <= real

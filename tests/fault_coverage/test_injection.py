@@ -68,7 +68,8 @@ def test_the_suite_command_is_what_a_user_types_with_the_case_selection(tmp_path
     timed, rest = units(control)
     assert (timed.name, timed.alone, rest.name, rest.alone) == ("plain.timed", True, "plain", False)
     assert suite_command(control, sys.executable, tmp_path / "r.json", select=timed.select)[-2:] == ("-k", TIMED)
-    assert units(untouched)[0].select is None and len(units(untouched)) == 1
+    assert units(untouched)[0].select is None
+    assert len(units(untouched)) == 1
 
 
 def test_the_host_own_library_is_found_in_the_loader_cache_outside_the_wheels(tmp_path: Path) -> None:
@@ -78,7 +79,7 @@ def test_the_host_own_library_is_found_in_the_loader_cache_outside_the_wheels(tm
     listing = (f"2 libs found\n\tlibcudnn.so.9 (libc6,x86-64) => {wheel}\n"
                f"\tlibcudnn.so.9 (libc6,x86-64) => {library}\n")  # fmt: skip
     assert find_host_library("libcudnn.so.9", listing) == library
-    with pytest.raises(InjectionError, match="the host has no libnccl.so.2 of its own"):
+    with pytest.raises(InjectionError, match=r"the host has no libnccl\.so\.2 of its own"):
         find_host_library("libnccl.so.2", listing)
 
 

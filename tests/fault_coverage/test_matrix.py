@@ -175,5 +175,6 @@ def test_a_control_timed_run_and_its_other_run_read_as_one(tmp_path: Path) -> No
                                                           {"name": "eager.timed", "wall_s": 30.5}]))  # fmt: skip
     matrix = build_matrix(CASES, runs, "h100")
     eager = next(c for c in matrix["cases"] if c["name"] == "eager")
-    assert eager["failed"] == ["test_speed"] and eager["wall_s"] == 70.5
+    assert eager["failed"] == ["test_speed"]
+    assert eager["wall_s"] == 70.5
     assert "control eager failed test_speed" in matrix["findings"]

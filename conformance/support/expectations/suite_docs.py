@@ -134,8 +134,11 @@ def bound_rows(read: Callable[[str], dict[str, Any]] = constants) -> dict[str, l
     """The bounds tables, from the constants now in the code."""
     floor, ceiling = bounds.THROUGHPUT_FLOOR, bounds.DATASHEET_CEILING
     article, precision, amp = read("test_article"), read("test_precision"), read("test_amp")
-    sdpa, compiled, distributed, smoke = read("test_sdpa"), read("test_compile"), read("test_distributed"), read(
-        "test_smoke"
+    sdpa, compiled, distributed, smoke = (
+        read("test_sdpa"),
+        read("test_compile"),
+        read("test_distributed"),
+        read("test_smoke"),
     )
     busbw = bounds.BUSBW_FLOOR_GBPS
     throughput: list[Row] = [
@@ -193,7 +196,8 @@ def bound_rows(read: Callable[[str], dict[str, Any]] = constants) -> dict[str, l
 def bounds_tables(rows: Mapping[str, Sequence[Row]]) -> str:
     out = []
     for title, table in rows.items():
-        out += [f"### {title}", "", "| number | measured | bound | a fault that crosses it |", "| --- | --- | --- | --- |"]
+        out += [f"### {title}", "", "| number | measured | bound | a fault that crosses it |"]
+        out.append("| --- | --- | --- | --- |")
         out += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in table]
         out.append("")
     return "\n".join(out)
@@ -225,7 +229,9 @@ def main(argv: list[str] | None = None) -> int:
             stale.append(page)
             if not args.check:
                 path.write_text(wanted, encoding="utf-8")
-    verb = "differ from the code; run `python -m conformance.support.expectations.suite_docs`" if args.check else "rewritten"
+    verb = "rewritten"
+    if args.check:
+        verb = "differ from the code; run `python -m conformance.support.expectations.suite_docs`"
     for page in stale:
         print(f"{page}: {verb}")
     return 1 if stale and args.check else 0
