@@ -9,7 +9,8 @@
   matrix --card NAME --out DIR       (re)write DIR/matrix.json and DIR/matrix.md from DIR/runs
 
 Parts, for a GPU lease too short for the whole catalogue: `controls` (the untouched run and every control over the
-whole suite) and `faults` (every fault). Unpack both parts' runs/ into one folder, then `matrix` reads them as one.
+whole suite) and `faults` (every fault); with CASE names a part runs only those (no untouched run added), so that
+a part can be split again. Unpack every command's runs/ into one folder, then `matrix` reads them as one.
 
 Run it from the checkout's root, as root (a private /dev/shm and another uid need it), on a host with one GPU,
 python3, torch, pytest and nvidia-ml-py. Exit status: 0 when every gated check was tripped and no finding remains,
@@ -98,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         wanted = list(args.cases or [c.name for c in CASES if in_part(c, args.part)])
         missing = not (args.out / "runs" / f"{UNTOUCHED}.json").is_file()
-        if UNTOUCHED not in wanted and missing and args.part != "faults":
+        if UNTOUCHED not in wanted and missing and args.part != "faults" and not (args.part and args.cases):
             wanted.insert(0, UNTOUCHED)  # the matrix is read against it
-        index = f"cases-{args.part}.json" if args.part else "cases.json"
+        # one index a command, so that the runs of several commands unpack into one folder side by side
+        index = f"cases-{(args.cases or [args.part])[0]}.json" if args.part else "cases.json"
         try:
             run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out, index_name=index)
         except ExpectationsError as exc:

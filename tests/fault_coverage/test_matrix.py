@@ -178,3 +178,28 @@ def test_a_control_timed_run_and_its_other_run_read_as_one(tmp_path: Path) -> No
     assert eager["failed"] == ["test_speed"]
     assert eager["wall_s"] == 70.5
     assert "control eager failed test_speed" in matrix["findings"]
+
+
+def test_a_part_runs_its_cases_and_waits_for_the_untouched_run_to_write_the_matrix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[list[str], str]] = []
+
+    def fake_run_cases(cases: list[Case], root: Path, out: Path, **options: str) -> list[object]:
+        ran.append(([c.name for c in cases], options["index_name"]))
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        return []
+
+    monkeypatch.setattr("fault_coverage.__main__.run_cases", fake_run_cases)
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "faults"]) == 0
+    names, index = ran[-1]
+    assert "untouched" not in names
+    assert "cudnn-off" in names
+    assert "any-uid" not in names
+    assert index == "cases-faults.json"
+    assert "no untouched run" in capsys.readouterr().out
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "controls"]) == 0
+    assert ran[-1][0][0] == "untouched"
+    assert "deterministic-algorithms" in ran[-1][0]
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "controls", "expandable-segments"]) == 0
+    assert ran[-1] == (["expandable-segments"], "cases-expandable-segments.json")
