@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Final
 import pytest
 
 from conformance.support.probes.fp32_policy import fp32_policy_snapshot
-from conformance.support.probes.gpu_gate import gate_on_gpus
+from conformance.support.probes.gpu_gate import gate_on_gpus, refuse_without_gpu
 from conformance.support.processes.background import (
     CPU_COMPILE_TESTS,
     cpu_compile_result,
@@ -41,7 +41,7 @@ DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
 SUITE_DIR: Final = Path(__file__).resolve().parent
 MARKERS: Final = {
     "cpu": "runs without a GPU (CI runs `-m cpu`)",
-    "gpu": "needs one visible GPU; skips without one unless --require-gpu",
+    "gpu": "needs one visible GPU; skips without one under -m, fails with --require-gpu; a run with no -m stops",
     "multigpu": "needs >= 2 visible GPUs",
 }
 # Not a mode: a check that no plausible fault can trip documents a fact and gates nothing. The results file says
@@ -115,7 +115,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Start the slow CPU-only work (Inductor C++ compile, gloo ranks) now, so that it overlaps the GPU checks."""
+    """Stop when no GPU is visible to a run without a -m selection (fail closed: one paragraph, exit status 4);
+    otherwise start the slow CPU-only work (Inductor C++ compile, gloo ranks) now, so that it overlaps the GPU
+    checks."""
+    refusal = refuse_without_gpu(session.config, session.items)
+    if refusal is not None:
+        raise pytest.UsageError(refusal)
     start_background_jobs(session.config, [item.name for item in session.items])
 
 

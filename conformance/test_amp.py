@@ -78,6 +78,7 @@ def _default_and_deprecated_autocast(a: torch.Tensor) -> list[str]:
 
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
 def test_autocast_op_dtype_policy(dtype_name: str, cuda_device: torch.device) -> None:
+    """Fails when an op does not follow the documented CUDA autocast lists, or `binary_cross_entropy` does not raise."""
     low = AUTOCAST_DTYPES[dtype_name]
     if low is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 autocast needs {needs('bf16')}")
@@ -111,6 +112,8 @@ def _scalar_step(
 
 
 def test_grad_scaler_growth_backoff_and_skip(cuda_device: torch.device) -> None:
+    """Fails when the scale does not grow after `growth_interval` clean steps, does not back off on inf, or the step is
+    not skipped."""
     param = torch.nn.Parameter(torch.ones(4, device=cuda_device))
     opt = torch.optim.SGD([param], lr=0.1)
     scaler = torch.amp.GradScaler("cuda", init_scale=4.0, growth_factor=2.0, backoff_factor=0.5, growth_interval=3)
@@ -168,15 +171,28 @@ def _fp32_baseline(device: torch.device) -> TrainingResult:
     return _FP32_BASELINE["fp32"]
 
 
-# fp16/bf16 final loss relative to fp32 final loss.  Measured on H200 (100 Adam
-# steps): fp32 1.0325 -> 0.02736, fp16+GradScaler -> 0.02783 (1.7% off),
-# bf16 -> 0.02542 (7.1% off).
-TRAINING_RELATIVE_TOLERANCE = {"fp16": 0.1, "bf16": 0.25}
+# fp16/bf16 final loss relative to fp32 final loss.  Measured on H200 and H100 alike (100 Adam steps, seeded):
+# fp32 1.0325 -> 0.02736, fp16+GradScaler -> 0.02783 (1.74% off), bf16 -> 0.02542 (7.07% off).  The tolerance is
+# twice the measured drift: a loss 3.5% / 14% away means the half-precision step lost what GradScaler or bf16's
+# range should keep (the old 10% / 25% let a drift of 5x / 3.5x the healthy one pass).
+TRAINING_RELATIVE_TOLERANCE = {"fp16": 0.035, "bf16": 0.14}
+
+
+def training_drift_problem(mode: str, relative: float) -> str | None:
+    """Why a final loss ``relative`` away from fp32's is too far for ``mode`` (None: within the tolerance)."""
+    tolerance = TRAINING_RELATIVE_TOLERANCE[mode]
+    if relative < tolerance:  # NaN is never within
+        return None
+    return f"{100 * relative:.1f}% away from fp32's (tolerance {100 * tolerance:.1f}%, twice the healthy drift)"
+
+
 TRAINING_MIN_REDUCTION = 0.5  # final loss must be below half the first loss
 
 
 @pytest.mark.parametrize("mode", ["fp16", "bf16"])
 def test_short_training_matches_fp32(mode: str, cuda_device: torch.device, record_metric: RecordMetric) -> None:
+    """Fails when 100 Adam steps (fp16 with GradScaler / bf16 without) go non-finite, do not halve the loss, or end
+    further from fp32's final loss than TRAINING_RELATIVE_TOLERANCE (twice the measured drift)."""
     if mode == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 needs {needs('bf16')}")
     baseline = _fp32_baseline(cuda_device)
@@ -199,8 +215,5 @@ def test_short_training_matches_fp32(mode: str, cuda_device: torch.device, recor
     record_metric(
         f"{mode}_final_loss_relative_to_fp32", relative, "1", bound=TRAINING_RELATIVE_TOLERANCE[mode], bound_kind="max"
     )
-    tolerance = TRAINING_RELATIVE_TOLERANCE[mode]
-    assert relative < tolerance, (
-        f"{mode} final loss {result.last:.5f} is {100 * relative:.1f}% away from fp32's {baseline.last:.5f} "
-        f"(tolerance {100 * tolerance:.0f}%)"
-    )
+    problem = training_drift_problem(mode, relative)
+    assert problem is None, f"{mode} final loss {result.last:.5f} against fp32's {baseline.last:.5f}: {problem}"

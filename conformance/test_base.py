@@ -14,6 +14,9 @@ from pytorch_cuda_contract.base_record import dpkg_drift, load_base_record, pars
 
 @pytest.mark.cpu
 def test_debian_packages_match_the_base_record() -> None:
+    """Fails when a Debian package was added, removed or changed since the build recorded them in
+    `/etc/pytorch-cuda/base.json` (the manifest's `base.record`), or the record names no base image ID (skips
+    without a record)."""
     record = load_base_record(Path(paths.BASE_RECORD_PATH))
     if record is None:
         pytest.skip(f"no base record at {paths.BASE_RECORD_PATH} (not a pytorch-cuda image)")

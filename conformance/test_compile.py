@@ -57,6 +57,9 @@ GPU_COMPILE_BOUND = {"fp32": 1e-5, "bf16": 1e-2}
 def test_inductor_gpu_forward_backward_matches_eager(
     mode: str, cuda_device: torch.device, record_metric: RecordMetric
 ) -> None:
+    """Fails when `explain` shows graph breaks, no Triton kernel was generated (silent eager fallback),
+    forward+backward code missing, or results differ from eager. Runs with `fullgraph=True` and
+    `suppress_errors=False`."""
     autocast = torch.bfloat16 if mode == "bf16" else None
     if autocast is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 needs {needs('bf16')}")

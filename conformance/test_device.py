@@ -33,6 +33,8 @@ def test_cuda_initialises(record_note: RecordNote) -> None:
 
 
 def test_every_gpu_arch_has_kernels(record_note: RecordNote) -> None:
+    """Fails when no `sm_XY` cubin, no binary-compatible `sm_XZ` (same major, lower minor) and no `compute_AB` PTX ≤
+    XY. The last two pass with a note."""
     arch_list = torch.cuda.get_arch_list()
     problems = []
     for gpu in list_gpus():

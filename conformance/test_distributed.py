@@ -168,11 +168,16 @@ def check_compiled(results: list[dict[str, object]], record_note: RecordNote) ->
 
 @pytest.mark.gpu
 def test_nccl_allreduce_exact(nccl_run: DistributedRun, record_note: RecordNote) -> None:
+    """Fails when SUM/MAX/AVG/PREMUL_SUM(×3) on fp32/fp16/bf16 with integer data, all_gather and reduce_scatter into
+    NaN-filled buffers, differ from a float64 CPU reference (one rank per visible GPU: on one GPU PREMUL_SUM and the
+    gathers still prove the op runs), or an op raises."""
     check_reductions(nccl_run, record_note)
 
 
 @pytest.mark.gpu
 def test_nccl_collectives_write_their_output(nccl_run: DistributedRun, record_note: RecordNote) -> None:
+    """Fails when PREMUL_SUM (x3) leaves its tensor unchanged, all_gather or reduce_scatter leave their NaN-filled
+    output, bf16 PREMUL_SUM is wrong other than the known all-zero torch defect, or an op raises (on one GPU too)."""
     check_ops_run(nccl_run, record_note)
 
 
@@ -180,11 +185,15 @@ def test_nccl_collectives_write_their_output(nccl_run: DistributedRun, record_no
 def test_ddp_compression_hooks_match_plain_ddp_nccl(
     nccl_run: DistributedRun, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when DDP with `fp16_compress_hook`/`bf16_compress_hook` drifts from plain DDP, or ranks disagree."""
     check_hooks(nccl_run, record_metric, record_note)
 
 
 @pytest.mark.multigpu
 def test_nccl_allreduce_bus_bandwidth(nccl_run: DistributedRun, record_metric: RecordMetric) -> None:
+    """Fails when busbw = algbw·2(n−1)/n for a 256 MiB all-reduce is below the floor of the GPUs' link as NVML
+    reads it (NVLink, PCIe, or unknown: bounds.BUSBW_FLOOR_GBPS), or above any link's speed (NCCL on TCP sockets is
+    below the NVLink and PCIe floors)."""
     check_busbw(nccl_run, record_metric, _interconnect(nccl_run.world_size))
 
 
@@ -192,6 +201,7 @@ def test_nccl_allreduce_bus_bandwidth(nccl_run: DistributedRun, record_metric: R
 def test_ddp_amp_compile_parameters_identical_across_ranks(
     tmp_path_factory: pytest.TempPathFactory, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when DDP + bf16 autocast + `torch.compile` leaves ranks with different parameters or non-finite losses."""
     run = _run(tmp_path_factory, "nccl", torch.cuda.device_count(), ("ddp_amp_compile",))
     result = _task(run, "ddp_amp_compile")
     losses = cast(list[float], result["losses"])
@@ -205,6 +215,9 @@ def test_ddp_amp_compile_parameters_identical_across_ranks(
 @pytest.mark.cpu
 def test_gloo_allreduce_exact(gloo_run: DistributedRun, record_note: RecordNote) -> None:
     # gloo before torch 2.8 lacks ReduceOp.AVG ("Cannot use ReduceOp.AVG with Gloo"): noted; any other error fails.
+    """Fails when the same logic on gloo with 2 ranks (bf16 hook: NCCL only, noted; an AVG that older gloo lacks is
+    noted, any other gloo error fails). The ranks are spawned right after collection and collected here, so they
+    overlap the GPU checks."""
     _run_notes(gloo_run, record_note)
     problems = _problems(gloo_run, "reduction_mismatches", record_note, ("avg",))
     problems += _problems(gloo_run, "op_mismatches", record_note, ())
@@ -215,4 +228,7 @@ def test_gloo_allreduce_exact(gloo_run: DistributedRun, record_note: RecordNote)
 def test_ddp_compression_hooks_match_plain_ddp_gloo(
     gloo_run: DistributedRun, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when the same logic on gloo with 2 ranks (bf16 hook: NCCL only, noted; an AVG that older gloo lacks is
+    noted, any other gloo error fails). The ranks are spawned right after collection and collected here, so they
+    overlap the GPU checks."""
     check_hooks(gloo_run, record_metric, record_note)

@@ -39,6 +39,11 @@ def _gpu_required(config: pytest.Config) -> bool:
 def test_cuda_driver_stack_is_usable(
     optional_manifest: Manifest | None, pytestconfig: pytest.Config, record_note: RecordNote
 ) -> None:
+    """Fails when a fresh subprocess probes `/dev/nvidia*`, `libcuda.so.1`, `cuInit` and NVML without torch, and names
+    the case: `[no_device_nodes]` (pass `--gpus all` / install the NVIDIA Container Toolkit; a skip unless a GPU is
+    required), `[hidden]` (CUDA_VISIBLE_DEVICES), `[no_libcuda]` (device nodes but no driver library: fails),
+    `[driver_too_old]` (NVML works, cuInit says CUDA_ERROR_INSUFFICIENT_DRIVER / SYSTEM_DRIVER_MISMATCH: names the
+    minimum driver and cuda-compat; fails), `[cuda_init_failed]`. Then torch must see the GPU."""
     runtime = cuda_runtime(optional_manifest)
     probe = run_probe()
     record_note(f"probe: {probe}")

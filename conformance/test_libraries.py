@@ -44,6 +44,9 @@ def _library_root(manifest: Manifest | None) -> str:
 def test_cuda_libraries_loaded_once(
     optional_manifest: Manifest | None, tmp_path: Path, record_note: RecordNote
 ) -> None:
+    """Fails when after a matmul, a conv and an NCCL all-reduce in a fresh subprocess, `/proc/self/maps` shows two
+    copies of cuBLAS/cuBLASLt/cuDNN/NCCL, cuDNN pieces from several folders, or (with a manifest) libraries outside
+    `<venv>/lib/pythonX.Y/site-packages/nvidia`."""
     result = subprocess.run(
         [sys.executable, str(PROBE), str(tmp_path / "store")],
         capture_output=True,
@@ -72,6 +75,8 @@ def test_cuda_libraries_loaded_once(
 
 @pytest.mark.cpu
 def test_ld_library_path_has_no_foreign_cuda_libraries(optional_manifest: Manifest | None) -> None:
+    """Fails when an LD_LIBRARY_PATH entry holds libcublas/libcudnn/libnccl outside the wheels' folder, or is a CUDA
+    `stubs` folder."""
     value = os.environ.get("LD_LIBRARY_PATH", "")
     findings = scan_ld_library_path(value, [_library_root(optional_manifest)])
     assert not findings, (

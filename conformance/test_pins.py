@@ -31,32 +31,39 @@ def _pin(manifest: Manifest, name: str) -> str:
 
 
 def test_torch_version_matches_pin(manifest: Manifest) -> None:
+    """Fails when `torch.__version__` differs from `pins.torch` (both named)."""
     problem = compare_exact("torch", _pin(manifest, "torch"), torch.__version__, "torch.__version__")
     assert problem is None, problem
 
 
 def test_cuda_runtime_matches_pin(manifest: Manifest) -> None:
+    """Fails when `torch.version.cuda` differs from `pins.cuda`, or the torch build is CPU-only."""
     problem = compare_exact("CUDA runtime", _pin(manifest, "cuda"), torch.version.cuda, "torch.version.cuda")
     assert problem is None, problem
 
 
 def test_cudnn_matches_pin(manifest: Manifest) -> None:
+    """Fails when `torch.backends.cudnn.version()` is not the encoding of `pins.cudnn` (9.10.2 → 91002), or is None
+    (libcudnn missing or deleted)."""
     problem = compare_cudnn(_pin(manifest, "cudnn"), torch_cudnn_version())
     assert problem is None, problem
 
 
 def test_nccl_matches_pin(manifest: Manifest) -> None:
+    """Fails when `torch.cuda.nccl.version()` differs from `pins.nccl`, or torch has no NCCL."""
     problem = compare_nccl(_pin(manifest, "nccl"), torch_nccl_version())
     assert problem is None, problem
 
 
 def test_triton_matches_pin(manifest: Manifest) -> None:
+    """Fails when the installed `triton` distribution differs from `pins.triton`, or is missing."""
     seen = distribution_version("triton")
     problem = compare_exact("Triton", _pin(manifest, "triton"), seen, "the installed triton distribution")
     assert problem is None, problem
 
 
 def test_python_and_venv_match_manifest(manifest: Manifest) -> None:
+    """Fails when the suite runs on another Python or outside the manifest's venv."""
     if manifest.python is not None:
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
         assert running == manifest.python, (
@@ -88,6 +95,8 @@ def _wheel_or_skip(library: str, manifest: Manifest | None) -> tuple[str, str]:
 
 
 def test_torch_cudnn_matches_wheel(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+    """Fails when torch's cuDNN/NCCL differ from the nvidia-* wheel (from the manifest's `wheels`, else
+    nvidia-cudnn/nccl-cu13/cu12 auto-detected)."""
     name, version = _wheel_or_skip("cudnn", optional_manifest)
     record_note(f"{name}=={version}")
     problem = compare_cudnn(version, torch_cudnn_version())
@@ -95,6 +104,8 @@ def test_torch_cudnn_matches_wheel(optional_manifest: Manifest | None, record_no
 
 
 def test_torch_nccl_matches_wheel(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+    """Fails when torch's cuDNN/NCCL differ from the nvidia-* wheel (from the manifest's `wheels`, else
+    nvidia-cudnn/nccl-cu13/cu12 auto-detected)."""
     name, version = _wheel_or_skip("nccl", optional_manifest)
     record_note(f"{name}=={version}")
     problem = compare_nccl(version, torch_nccl_version())
@@ -102,6 +113,7 @@ def test_torch_nccl_matches_wheel(optional_manifest: Manifest | None, record_not
 
 
 def test_pip_check_is_clean() -> None:
+    """Fails when `python -m pip check` reports conflicts (skips without pip)."""
     if importlib.util.find_spec("pip") is None:
         pytest.skip(f"pip is not installed in {sys.prefix}")
     result = subprocess.run(

@@ -53,6 +53,7 @@ def _skip_unless_bf16(dtype_name: str) -> None:
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype_name", ["fp16", "bf16"])
 def test_low_precision_gemm_error(dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric) -> None:
+    """Fails when normalized error of a 4096³ GEMM vs float64 is above the bound."""
     _skip_unless_bf16(dtype_name)
     dtype = LOW_PRECISION[dtype_name]
     n = GEMM_SIZE
@@ -97,6 +98,7 @@ def test_fp16_reduction_does_not_overflow_at_65504(
 def test_cudnn_conv_forward_backward_error(
     dtype_name: str, cuda_device: torch.device, record_metric: RecordMetric
 ) -> None:
+    """Fails when conv forward, grad-input or grad-weight is off from float64."""
     _skip_unless_bf16(dtype_name)
     assert torch.backends.cudnn.is_available(), "cuDNN is not available to torch"
     assert torch.backends.cudnn.enabled, "torch.backends.cudnn.enabled is False"
@@ -185,6 +187,8 @@ def _fp32_matmul_error(device: torch.device, precision: str) -> float:
 def test_fp32_ieee_and_tf32_error_bands(
     cuda_device: torch.device, restore_matmul_flags: None, record_metric: RecordMetric
 ) -> None:
+    """Fails when "highest" is not IEEE-accurate (TF32 silently forced), or "high" is not in the TF32 band (TF32 not
+    used when asked)."""
     ieee = _fp32_matmul_error(cuda_device, "highest")
     record_metric("gemm.fp32.error", ieee, "rel", bound=FP32_IEEE_BOUND, bound_kind="max")
     assert ieee < FP32_IEEE_BOUND, (

@@ -17,6 +17,7 @@ from pytorch_cuda_contract.shared_memory import MIN_SHM_BYTES, shm_problem, shm_
 
 @pytest.mark.cpu
 def test_dev_shm_is_large_enough(record_metric: RecordMetric) -> None:
+    """Fails when /dev/shm < 1 GiB ("--shm-size=1g or --ipc=host")."""
     size = shm_size_bytes()
     if size is not None:
         record_metric("dev_shm_size", size / 2**20, "MiB", bound=MIN_SHM_BYTES / 2**20, bound_kind="min")
@@ -26,6 +27,7 @@ def test_dev_shm_is_large_enough(record_metric: RecordMetric) -> None:
 
 @pytest.mark.cpu
 def test_dataloader_with_two_workers() -> None:
+    """Fails when 2 workers cannot move 16 × 2 MiB tensors."""
     dataset = ChunkDataset(items=16, numel=1 << 19)  # 2 MiB float32 tensors
     loader = DataLoader(dataset, batch_size=2, num_workers=2, timeout=120)
     total = 0.0
@@ -41,6 +43,8 @@ def test_dataloader_with_two_workers() -> None:
 
 @pytest.mark.cpu
 def test_c_compiler_builds_against_python_h(tmp_path: Path, record_note: RecordNote) -> None:
+    """Fails when Python.h is missing, `$CC` is not a compiler, no gcc/clang/cc is on PATH, or compiling `#include
+    <Python.h>` fails (Triton needs this)."""
     include = sysconfig.get_paths()["include"]
     assert Path(include, "Python.h").exists(), (
         f"Python.h not found in {include}: Triton and torch C++ extensions need the Python headers "

@@ -35,6 +35,11 @@ FLASH_BACKENDS = ("flash", "cudnn")  # from FLASH_ATTENTION_FROM; efficient and 
 # Measured on H200 (4x8x256x64 vs float64 math), worst of forward / grad_q over
 # flash, efficient, cudnn and math: fp16 3.7e-4, bf16 2.9e-3.
 SDPA_ERROR_BOUND = {"fp16": 1.5e-3, "bf16": 1.2e-2}
+# A legitimate setting under which PyTorch refuses a backend (the cuDNN one: its backward is not deterministic).
+DETERMINISTIC_REFUSAL = (
+    "torch.use_deterministic_algorithms(True) is on: PyTorch refuses an attention backend whose backward is not "
+    "deterministic (the cuDNN one); the other backends are checked"
+)
 
 
 def _sdpa_backend(name: str) -> SDPBackend:
@@ -55,6 +60,8 @@ def _sdpa_backend(name: str) -> SDPBackend:
 def test_sdpa_backend_matches_reference(
     dtype_name: str, backend_name: str, cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when flash/efficient/cudnn/math SDPA output or grad_q is off from float64 math. A backend that raises is a
+    failure, except flash/cuDNN below cc 8.0 (skip)."""
     dtype = AUTOCAST_DTYPES[dtype_name]
     if dtype is torch.bfloat16 and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 needs {needs('bf16')}")
@@ -77,6 +84,8 @@ def test_sdpa_backend_matches_reference(
             text = f"SDPA backend {backend_name} unavailable for {dtype_name} {shape}: {exc} {reasons}"
             if backend_name in FLASH_BACKENDS and torch.cuda.get_device_capability(cuda_device) < FLASH_ATTENTION_FROM:
                 pytest.skip(text)
+            if torch.are_deterministic_algorithms_enabled():
+                pytest.skip(f"{DETERMINISTIC_REFUSAL}: {text}")
             pytest.fail(f"{text} (a GPU of compute capability >= {FLASH_ATTENTION_FROM} must have it)", pytrace=False)
     run_backward(out, grad_out)
     finite = bool(torch.isfinite(out).all()) and bool(torch.isfinite(grad_of(q)).all())
@@ -136,6 +145,8 @@ def test_sdpa_throughput_default_dispatch(
     record_metric: RecordMetric,
     record_note: RecordNote,
 ) -> None:
+    """Records the throughput and the backend the default dispatch picks; fails when fp16/bf16 fall back to math on
+    cc ≥ 8.0. The fp32 throughput is informational: test_sdpa_fp32_default_dispatch_is_ieee gates fp32 attention."""
     dtype = THROUGHPUT_DTYPES[dtype_name]
     q, k, v = (seeded_randn(THROUGHPUT_SHAPE, seed, cuda_device, dtype) for seed in (25, 26, 27))
     backend = default_backend(q)

@@ -74,11 +74,21 @@ def _correlation(a: torch.Tensor, b: torch.Tensor) -> float:
     return float((a * b).mean() / (a.square().mean() * b.square().mean()).sqrt())
 
 
+def histogram(x: torch.Tensor, bins: int) -> torch.Tensor:
+    """Counts of ``x`` in ``bins`` equal bins of [0, 1] (values outside are left out, as torch.histc does), by a
+    sort and a search: deterministic, so it runs under torch.use_deterministic_algorithms(True), where CUDA's
+    histc refuses to."""
+    inside = x[(x >= 0) & (x <= 1)]
+    index = torch.sort((inside * bins).floor().clamp(max=bins - 1).long()).values
+    edges = torch.arange(bins + 1, device=x.device)
+    return torch.searchsorted(index, edges).diff()
+
+
 def uniform_statistics(samples: torch.Tensor) -> list[Statistic]:
     """U[0,1): all in range, mean 1/2, variance 1/12, a flat 64-bin histogram, no lag-1 correlation."""
     x = samples.detach().flatten().double()
     n = x.numel()
-    counts = torch.histc(x, bins=HISTOGRAM_BINS, min=0.0, max=1.0)
+    counts = histogram(x, HISTOGRAM_BINS).double()
     expected = n / HISTOGRAM_BINS
     return [
         Statistic("uniform_in_range_fraction", float(((x >= 0) & (x < 1)).double().mean()), 1.0, None),
@@ -114,6 +124,8 @@ def seed_statistics(first: torch.Tensor, again: torch.Tensor, other: torch.Tenso
 
 @pytest.mark.cpu
 def test_cudnn_runtime_matches_compile_version(record_note: RecordNote) -> None:
+    """Fails when `torch._C._cudnn` runtime major.minor differs from `getCompileVersion()` (patch differences are
+    noted)."""
     cudnn = getattr(torch._C, "_cudnn", None)
     if torch.version.cuda is None or cudnn is None:
         pytest.skip(f"torch {torch.__version__} has no cuDNN (CPU-only build)")

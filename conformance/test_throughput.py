@@ -29,6 +29,10 @@ ARTICLE_FP16_CLAIM = "FP16 GEMM up to 3x FP32"
 def test_gemm_throughput(
     dtype_name: str, gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when every dtype at 8192³ (one measurement per session, the `gemm_bench` session fixture, shared with AMP,
+    conv and SDPA): TFLOP/s below the floor × datasheet dense peak, or above 1.15 × the peak (broken timing); a GEMM
+    that raises on cc ≥ 8.0. GPUs outside the peak table (and MIG slices) are recorded with a note: the ratios gate
+    them."""
     run = gemm_bench.runs[dtype_name]
     name = str(gemm_bench.device["name"])
     if dtype_name == "tf32" and tf32_disabled():
@@ -63,6 +67,10 @@ def test_gemm_throughput(
 def test_gemm_ratio_to_fp32(
     dtype_name: str, gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when the ratio to fp32 IEEE at the same size is below half, or above 2.5×, what the ARCHITECTURE promises
+    (`support/expectations/ratios.py`: per compute capability, GeForce at half rate, H20 and L40 by name). A GPU
+    newer than the table gets conservative GeForce-level floors and a note; only GPUs without tensor cores (cc <
+    7.0) are recorded, not gated. `NVIDIA_TF32_OVERRIDE=0`: tf32 skips naming it."""
     name = str(gemm_bench.device["name"])
     if dtype_name == "tf32" and tf32_disabled():
         pytest.skip(str(tf32_disabled()))
@@ -99,6 +107,8 @@ def test_gemm_ratio_to_fp32(
 def test_fp32_highest_is_not_faster_than_ieee(
     gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when fp32 "highest" above 1.15× the datasheet fp32 peak, or (where TF32 is ≥ 4× fp32) above measured TF32
+    / (half the expected TF32 ratio): TF32 forced."""
     name = str(gemm_bench.device["name"])
     fp32 = gemm_bench.tflops("fp32")
     assert fp32 is not None, f"fp32 GEMM failed on {name}: {gemm_bench.runs['fp32'].error}"
@@ -138,6 +148,10 @@ def test_dtype_verdicts(gemm_bench: GemmBench, record_dtype: RecordDtype, record
 def test_maximum_achievable_matmul_flops(
     dtype_name: str, gemm_bench: GemmBench, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
+    """Fails when records MAMF: the best of a 64-shape `torch.mm` search (m, n ∈ 4096…12288, k ∈ 4096…16384; 5 warm-up
+    and 20 timed calls a shape, 6 s budget a dtype) and of the fixed 8192³ GEMM, the shape that won, which of the
+    two won, the search's own best, % of the datasheet peak and the fixed GEMM as % of MAMF. Gates nothing: a slow
+    GPU lowers both."""
     run = gemm_bench.runs[dtype_name]
     name = str(gemm_bench.device["name"])
     if run.error is not None:

@@ -1,10 +1,16 @@
 """python3 -m fault_coverage {list | run | matrix}: the conformance suite under real faults, on one GPU host.
 
   list                               the catalogue: faults, controls, what each injects and must trip
-  run --card NAME --out DIR [CASE…]  run the named cases (default: every case the GPU host runs; the untouched
-                                     control first where DIR/runs has none yet), one results file each under
-                                     DIR/runs, then write the matrix of everything DIR/runs holds
+  run --card NAME --out DIR [--part P] [CASE…]
+                                     run the named cases (default: every case the GPU host runs, or those of part
+                                     P; the untouched control first where DIR/runs has none yet, except for the
+                                     faults part), one results file each under DIR/runs, then write the matrix of
+                                     everything DIR/runs holds (once the untouched run is there)
   matrix --card NAME --out DIR       (re)write DIR/matrix.json and DIR/matrix.md from DIR/runs
+
+Parts, for a GPU lease too short for the whole catalogue: `controls` (the untouched run and every control over the
+whole suite) and `faults` (every fault); with CASE names a part runs only those (no untouched run added), so that
+a part can be split again. Unpack every command's runs/ into one folder, then `matrix` reads them as one.
 
 Run it from the checkout's root, as root (a private /dev/shm and another uid need it), on a host with one GPU,
 python3, torch, pytest and nvidia-ml-py. Exit status: 0 when every gated check was tripped and no finding remains,
@@ -18,13 +24,20 @@ import json
 import sys
 from pathlib import Path
 
+from fault_coverage.case_model import UNTOUCHED, Case
 from fault_coverage.case_runner import run_cases
 from fault_coverage.catalogue import CASES
-from fault_coverage.coverage_matrix import UNTOUCHED, build_matrix
+from fault_coverage.coverage_matrix import build_matrix
 from fault_coverage.coverage_page import render
 from fault_coverage.host_expectations import ExpectationsError
 
 ROOT = Path(__file__).resolve().parents[1]
+PARTS = ("controls", "faults")
+
+
+def in_part(case: Case, part: str | None) -> bool:
+    """Whether the GPU host runs ``case`` in ``part`` (None: the whole catalogue)."""
+    return case.where == "gpu" and (part is None or (case.kind == "control") == (part == "controls"))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -37,11 +50,16 @@ def _parser() -> argparse.ArgumentParser:
         sub.add_argument("--card", required=True, help="the card's label in the matrix: h100, h200, ...")
         sub.add_argument("--out", required=True, type=Path, help="the folder of runs/ and the matrix")
         if verb == "run":
+            sub.add_argument("--part", choices=PARTS, help="only the controls, or only the faults (see above)")
             sub.add_argument("cases", nargs="*", help="case names (default: every case the GPU host runs)")
     return parser
 
 
 def _write_matrix(card: str, out: Path) -> int:
+    if not (out / "runs" / f"{UNTOUCHED}.json").is_file() and (out / "runs").is_dir():
+        print(f"no untouched run in {out / 'runs'} yet: unpack the controls part's runs/ beside these, then "
+              f"`python3 -m fault_coverage matrix --card {card} --out DIR`")  # fmt: skip
+        return 0
     try:
         matrix = build_matrix(CASES, out / "runs", card)
     except ValueError as exc:
@@ -52,7 +70,10 @@ def _write_matrix(card: str, out: Path) -> int:
     coverage = matrix["coverage"]
     print(
         f"fault coverage on the {card}: {coverage['tripped']}/{coverage['gated']} gated checks ({coverage['percent']}%)"
+        f", by real faults {coverage['real_tripped']}/{coverage['gated']} ({coverage['real_percent']}%)"
     )
+    for gap in matrix["gaps"]:
+        print(f"gap: {gap['fault']}: {gap['reason']}")
     for finding in matrix["findings"]:
         print(f"finding: {finding}")
     print(f"wrote {out / 'matrix.md'} and {out / 'matrix.json'}")
@@ -63,11 +84,12 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.verb == "list":
         for case in CASES:
-            print(
-                f"{case.kind:7} {case.name} [{case.where}]: {case.models}\n        injects: {case.injection.describe()}"
-            )
+            kind = case.fault_kind or case.kind
+            print(f"{kind:14} {case.name} [{case.where}]: {case.models}\n        injects: {case.injection.describe()}")
             if case.trips:
                 print(f"        trips: {', '.join(case.trips)}")
+            if case.gap:
+                print(f"        gap: {case.gap}")
         return 0
     if args.verb == "run":
         known = {case.name: case for case in CASES}
@@ -75,11 +97,14 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             sys.stderr.write(f"fault_coverage: unknown cases {unknown}; `python3 -m fault_coverage list` names them\n")
             return 2
-        wanted = list(args.cases or known)
-        if UNTOUCHED not in wanted and not (args.out / "runs" / f"{UNTOUCHED}.json").is_file():
+        wanted = list(args.cases or [c.name for c in CASES if in_part(c, args.part)])
+        missing = not (args.out / "runs" / f"{UNTOUCHED}.json").is_file()
+        if UNTOUCHED not in wanted and missing and args.part != "faults" and not (args.part and args.cases):
             wanted.insert(0, UNTOUCHED)  # the matrix is read against it
+        # one index a command, so that the runs of several commands unpack into one folder side by side
+        index = f"cases-{(args.cases or [args.part])[0]}.json" if args.part else "cases.json"
         try:
-            run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out)
+            run_cases([known[n] for n in wanted if known[n].where == "gpu"], ROOT, args.out, index_name=index)
         except ExpectationsError as exc:
             sys.stderr.write(f"fault_coverage: {exc}. Run it with the python that has torch, on the GPU host.\n")
             return 2

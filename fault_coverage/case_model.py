@@ -10,6 +10,17 @@ from typing import Final, Literal
 
 PATCHES: Final = Path(__file__).resolve().parent / "patches"
 EVERY_MARKER: Final = "cpu or gpu or multigpu"
+UNTOUCHED: Final = "untouched"  # the control every matrix is read against
+TIMED_SUFFIX: Final = ".timed"  # a control's run of the timed checks, with the GPU to itself: CASE.timed.json
+# What a fault changes. "environment" (a variable, a library on the loader's path, a busy GPU, a small /dev/shm, an
+# installed package) and "setting" (a public torch switch flipped at start, as a framework or a startup hook does)
+# are real faults: a user's host can have them as they are. "library patch" replaces the torch function a check
+# calls with a wrong one: the way to model a kernel that computes wrong results, which no setting produces.
+# "replaced value" makes a function or a file report another value (a version, an arch list): kept only where no
+# real fault can be made on the host (an older driver, a torch build without this GPU's kernels).
+FaultKind = Literal["environment", "setting", "library patch", "replaced value"]
+FAULT_KINDS: Final[tuple[FaultKind, ...]] = ("environment", "setting", "library patch", "replaced value")
+REAL_KINDS: Final[frozenset[FaultKind]] = frozenset({"environment", "setting"})
 
 
 @dataclass(frozen=True)
@@ -18,8 +29,12 @@ class Injection:
 
     env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     patch: str | None = None  # a module of fault_coverage/patches/, run at interpreter start as sitecustomize
+    patch_kind: FaultKind = "library patch"  # what the patch does: flips a setting, patches, or replaces a value
     preload_copy: str | None = None  # a torch CUDA library (file-name glob), copied out of the wheels and LD_PRELOADed
     library_path_copy: str | None = None  # likewise, but the copy's folder goes first on LD_LIBRARY_PATH
+    preload_host: str | None = None  # the host's own copy of a CUDA library (a soname, from `ldconfig -p`, outside
+    # torch's wheels: a distribution's libcudnn9 package, a CUDA toolkit), LD_PRELOADed
+    library_path_host: str | None = None  # likewise, but its folder goes first on LD_LIBRARY_PATH
     busy_gpu: bool = False  # another process keeps the GPU busy with bf16 GEMMs during the run
     shm_mib: int | None = None  # a private /dev/shm of this size (a mount namespace; root only)
     expectations: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))  # fields of the host's
@@ -39,6 +54,10 @@ class Injection:
             parts.append(f"LD_PRELOAD of a copy of {self.preload_copy}")
         if self.library_path_copy:
             parts.append(f"LD_LIBRARY_PATH with a copy of {self.library_path_copy}")
+        if self.preload_host:
+            parts.append(f"LD_PRELOAD of the host's own {self.preload_host} (outside torch's wheels)")
+        if self.library_path_host:
+            parts.append(f"LD_LIBRARY_PATH first: the folder of the host's own {self.library_path_host}")
         if self.busy_gpu:
             parts.append("a second process running bf16 GEMMs on the GPU")
         if self.shm_mib is not None:
@@ -68,6 +87,23 @@ class Case:
     skips: tuple[tuple[str, str], ...] = ()
     where: str = "gpu"  # "gpu": the GPU host's runs; "image": the Docker integration tier (not run by this harness)
     alone: bool = False  # it runs checks that time kernels: it needs the GPU to itself (the others run side by side)
+    gap: str | None = None  # why this fault may trip nothing in one run on one GPU (then it is a gap the page shows
+    # with this reason, not a finding): a second GPU needed, or only the history of runs can see it (issue 37)
+
+    @property
+    def fault_kind(self) -> FaultKind | None:
+        """What a fault changes (None for a control): its patch's kind, "replaced value" for a rewritten
+        expectations file, else "environment"."""
+        if self.kind == "control":
+            return None
+        if self.injection.patch is not None:
+            return self.injection.patch_kind
+        return "replaced value" if self.injection.expectations else "environment"
+
+    @property
+    def real(self) -> bool:
+        """A real fault: the environment or a setting, as a user's host can have it (not a patch, not a value)."""
+        return self.fault_kind in REAL_KINDS
 
     def expects_to_trip(self, check: str) -> bool:
         return any(matches(pattern, check) for pattern in self.trips)
@@ -87,8 +123,9 @@ def env(**values: str) -> Injection:
     return Injection(env=MappingProxyType(values))
 
 
-def patch(name: str) -> Injection:
-    return Injection(patch=name)
+def patch(name: str, kind: FaultKind = "library patch") -> Injection:
+    """A sitecustomize of fault_coverage/patches/ (``kind``: a setting flipped, a library patch, a value replaced)."""
+    return Injection(patch=name, patch_kind=kind)
 
 
 def expecting(**fields: str) -> Injection:

@@ -15,24 +15,40 @@ from fault_coverage.case_model import Case, Injection, env, expecting, patch
 from fault_coverage.host_faults import HOST_FAULTS
 from fault_coverage.image_variants import IMAGE_FAULTS
 
-# The checks that time kernels: they are judged in the runs that have the GPU to themselves (the untouched run and
-# the faults marked `alone`); the other controls run the rest of the suite side by side with the other faults.
+# The checks that time kernels: they are judged in the runs that have the GPU to themselves (the untouched run, the
+# faults marked `alone` and each control's timed run); the rest of a control's suite runs side by side with the
+# faults (case_runner.units).
 TIMED: Final = "throughput or gemm_ratio or fp32_highest or dtype_verdicts or amp_step_speedup"
 UNTIMED: Final = f"not ({TIMED})"
 
+DETERMINISTIC: Final = "torch.use_deterministic_algorithms(True)"
 CONTROLS: Final = (
     Case("untouched", "control", "the suite as a user runs it, nothing changed", Injection(), alone=True),
     Case(
         "caching-allocator-off", "control",
         "PyTorch's caching allocator off (a debugging setting): statistics and CUDA graphs are missing",
-        env(PYTORCH_NO_CUDA_MEMORY_CACHING="1"), markers="gpu", select=UNTIMED,
+        env(PYTORCH_NO_CUDA_MEMORY_CACHING="1"),
         skips=(("test_amp_memory_saving", "PYTORCH_NO_CUDA_MEMORY_CACHING"),
                ("test_compiled_matches_eager_and_is_timed[max_autotune_cnn]", "PYTORCH_NO_CUDA_MEMORY_CACHING")),
     ),
     Case("module-loading-eager", "control", "CUDA loads every kernel module at start (CUDA_MODULE_LOADING=EAGER)",
-         env(CUDA_MODULE_LOADING="EAGER"), select=UNTIMED),
+         env(CUDA_MODULE_LOADING="EAGER")),
     Case("any-uid", "control", "an arbitrary uid with no home and no passwd entry (OpenShift, `--user 12345:12345`)",
-         Injection(uid=12345), select=UNTIMED),
+         Injection(uid=12345)),
+    Case(
+        "deterministic-algorithms", "control",
+        "reproducible training as PyTorch's notes advise: torch.use_deterministic_algorithms(True) at start with "
+        "CUBLAS_WORKSPACE_CONFIG=:4096:8",
+        Injection(env={"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}, patch="deterministic_algorithms"),
+        skips=(("test_sdpa_backend_matches_reference[fp16-cudnn]", DETERMINISTIC),
+               ("test_sdpa_backend_matches_reference[bf16-cudnn]", DETERMINISTIC)),
+    ),
+    Case("expandable-segments", "control",
+         "the caching allocator's expandable segments (PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True)",
+         env(PYTORCH_CUDA_ALLOC_CONF="expandable_segments:True")),
+    Case("cudnn-benchmark-on", "control",
+         "cuDNN autotuning on at start (torch.backends.cudnn.benchmark = True, as training scripts set it; off is "
+         "torch's default, which every other run has)", Injection(patch="cudnn_benchmark_on")),
 )  # fmt: skip
 
 FAULTS: Final = (
@@ -46,7 +62,7 @@ FAULTS: Final = (
     ),
     Case(
         "tf32-torch-flags", "fault", "TF32 switched on through torch's flags by a package imported at start",
-        patch("tf32_torch_flags"), trips=("test_fp32_matmul_policy_is_ieee_by_default",),
+        patch("tf32_torch_flags", "setting"), trips=("test_fp32_matmul_policy_is_ieee_by_default",),
         select="fp32_matmul_policy or driver_stack", markers="cpu or gpu",
     ),
     Case(
@@ -59,13 +75,13 @@ FAULTS: Final = (
     ),
     Case(
         "cudnn-off", "fault", "cuDNN switched off at start: convolutions fall back to torch's slow native kernels",
-        patch("cudnn_off"),
+        patch("cudnn_off", "setting"),
         trips=("test_cudnn_conv_throughput[fp16]", "test_cudnn_conv_throughput[bf16]"),
         select="conv_throughput or libraries_loaded or gemm_throughput", markers="gpu", alone=True,
     ),
     Case(
         "sdpa-fused-off", "fault", "the fused attention kernels switched off: attention falls back to the math backend",
-        patch("sdpa_fused_off"),
+        patch("sdpa_fused_off", "setting"),
         trips=("test_sdpa_throughput_default_dispatch[fp16]", "test_sdpa_throughput_default_dispatch[bf16]"),
         select="sdpa_throughput", markers="gpu", alone=True,
     ),
@@ -100,6 +116,30 @@ FAULTS: Final = (
         select="driver_stack or cuda_initialises", markers="cpu or gpu",
     ),
     Case(
+        "cublas-workspace-none", "fault",
+        "cuBLAS left without a workspace (CUBLAS_WORKSPACE_CONFIG=:0:0, a reproducibility setting copied wrong)",
+        env(CUBLAS_WORKSPACE_CONFIG=":0:0"), select="gemm_throughput or gemm_ratio or fp32_highest or dtype_verdicts",
+        markers="gpu", alone=True,
+        gap="no single run can tell it: cuBLAS without a workspace picks other kernels, which may stay within the "
+        "throughput floors; the history of runs must catch a slower GEMM (issue 37)",
+    ),
+    Case(
+        "cudnn-v8-api-disabled", "fault", "torch's cuDNN v8 (graph) API switched off (TORCH_CUDNN_V8_API_DISABLED=1)",
+        env(TORCH_CUDNN_V8_API_DISABLED="1"),
+        select="conv_throughput or conv_forward_backward or conv_fp32", markers="gpu", alone=True,
+        gap="no single run can tell it: a torch built with cuDNN 9 may ignore the variable, and the legacy API's "
+        "kernels, where it is read, may stay within the conv floors; the history must catch a slower conv (issue 37)",
+    ),
+    Case(
+        "launch-blocking", "fault",
+        "a debugging setting left on: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
+        env(CUDA_LAUNCH_BLOCKING="1"), select="amp_step or compiled_matches_eager or gemm_throughput",
+        markers="gpu", alone=True,
+        gap="no single run can tell it: the step-time checks skip naming CUDA_LAUNCH_BLOCKING=1 (a launch-bound "
+        "ratio is not measurable under it) and the 8192^3 GEMM floors are not launch-bound; the history must catch "
+        "the slower steps (issue 37)",
+    ),
+    Case(
         "tiny-dev-shm", "fault", "a container with a 16 MiB /dev/shm (Docker's default is 64 MiB): DataLoader "
         "workers die with a bus error", Injection(shm_mib=16),
         trips=("test_dev_shm_is_large_enough", "test_dataloader_with_two_workers"),
@@ -131,6 +171,8 @@ DISTRIBUTED_FAULTS: Final = (
         env(NCCL_P2P_DISABLE="1", NCCL_SHM_DISABLE="1", NCCL_IB_DISABLE="1"),
         trips=("test_nccl_allreduce_bus_bandwidth",), select="bus_bandwidth or nccl_collectives",
         markers="multigpu or gpu",
+        gap="one GPU cannot test NCCL over sockets: the bus-bandwidth check needs two GPUs and skips on one; a "
+        "two-GPU host trips it",
     ),
 )  # fmt: skip
 
@@ -147,11 +189,11 @@ COMPILE_AND_AMP_FAULTS: Final = (
          env(PYTORCH_JIT="0"), trips=("test_torchscript_fp16_on_gpu", "test_torchscript_fp32_on_cpu"),
          select="torchscript or inductor_cpu", markers="cpu or gpu"),
     Case("texpr-fuser-off", "fault", "TorchScript's fuser switched off at start by a framework or a startup hook",
-         patch("texpr_fuser_off"), trips=("test_torchscript_fp16_on_gpu",), select="torchscript",
+         patch("texpr_fuser_off", "setting"), trips=("test_torchscript_fp16_on_gpu",), select="torchscript",
          markers="cpu or gpu"),
     Case("torchscript-legacy-executor", "fault",
          "TorchScript's profiling executor switched off at start (older training code did this)",
-         patch("torchscript_legacy_executor"), trips=("test_torchscript_fp32_on_cpu",),
+         patch("torchscript_legacy_executor", "setting"), trips=("test_torchscript_fp32_on_cpu",),
          select="torchscript", markers="cpu or gpu"),
     Case("autocast-disabled", "fault",
          "an image or library in which torch.autocast, torch.amp.autocast and torch.cuda.amp.autocast are no-ops",

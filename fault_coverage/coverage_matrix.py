@@ -6,7 +6,10 @@
 - A fault *trips* a check when the check failed in the fault's run and the catalogue says the fault targets it. A
   failure it does not target is shown as collateral; a target that did not fail is a missed expectation.
 - A control trips nothing: any failure in a control run is a finding, and its named skips must be there.
-- Coverage: gated checks tripped by at least one fault, over gated checks.
+- Coverage: gated checks tripped by at least one fault, over gated checks; beside it the coverage by real faults
+  (kind "environment" or "setting": what a user's host can have as it is), and the checks each kind trips.
+- A fault that trips nothing is a finding, unless the catalogue says why one run on one GPU cannot show it (its
+  `gap`): then it is listed as a gap with that reason.
 """
 
 from __future__ import annotations
@@ -16,12 +19,11 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
-from fault_coverage.case_model import Case, check_name
+from fault_coverage.case_model import FAULT_KINDS, TIMED_SUFFIX, UNTOUCHED, Case, check_name
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results
 from pytorch_cuda_contract.results_model import ConformanceResults
 
-UNTOUCHED: Final = "untouched"
-MATRIX_SCHEMA: Final = 1
+MATRIX_SCHEMA: Final = 2  # 2: fault kinds, real-fault coverage, gaps
 SUITE_BUDGET_S: Final = 120.0  # the whole suite on one GPU
 
 
@@ -34,14 +36,29 @@ def _outcomes(results: ConformanceResults | None) -> dict[str, dict[str, str | N
     }
 
 
-def _load(runs: Path, case: Case) -> tuple[ConformanceResults | None, str | None]:
-    path = runs / f"{case.name}.json"
+def _load(runs: Path, case: Case, name: str | None = None) -> tuple[ConformanceResults | None, str | None]:
+    path = runs / f"{name or case.name}.json"
     if not path.is_file():
         return None, "no results file: the run crashed, timed out or was not run"
     try:
         return load_results(path), None
     except ResultsFileError as exc:
         return None, str(exc)
+
+
+def _case_outcomes(runs: Path, case: Case) -> tuple[dict[str, dict[str, str | None]], str | None, bool]:
+    """A case's outcomes, its problem, and whether it ran here: a control's timed run (CASE.timed.json) and its
+    other run (CASE.json) read as one."""
+    results, problem = _load(runs, case)
+    outcomes = _outcomes(results)
+    ran = results is not None or (runs / f"{case.name}.log").exists()
+    timed_name = case.name + TIMED_SUFFIX
+    if (runs / f"{timed_name}.json").exists() or (runs / f"{timed_name}.log").exists():
+        timed, timed_problem = _load(runs, case, timed_name)
+        outcomes.update(_outcomes(timed))
+        problem = problem or (timed_problem and f"its timed run: {timed_problem}")
+        ran = True
+    return outcomes, problem, ran
 
 
 def _gpu(results: ConformanceResults) -> dict[str, Any]:
@@ -61,7 +78,8 @@ def _case_entry(case: Case, outcomes: Mapping[str, Mapping[str, str | None]], ga
                 problem: str | None, wall_s: float | None) -> dict[str, Any]:  # fmt: skip
     failed = sorted(c for c, o in outcomes.items() if o["outcome"] == "failed")
     entry: dict[str, Any] = {
-        "name": case.name, "kind": case.kind, "models": case.models, "injection": case.injection.describe(),
+        "name": case.name, "kind": case.kind, "fault_kind": case.fault_kind, "real": case.real, "gap": case.gap,
+        "models": case.models, "injection": case.injection.describe(),
         "select": case.select, "markers": case.markers, "problem": problem, "wall_s": wall_s,
         "failed": failed,
     }  # fmt: skip
@@ -97,25 +115,25 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
     entries: list[dict[str, Any]] = []
     grid: dict[str, dict[str, str]] = {c: {} for c in baseline}
     for case in cases:
-        results, problem = (untouched, None) if case.name == UNTOUCHED else _load(runs, case)
-        if results is None and not (runs / f"{case.name}.log").exists():
+        if case.name == UNTOUCHED:
+            outcomes, problem, ran = baseline, None, True
+        else:
+            outcomes, problem, ran = _case_outcomes(runs, case)
+        if not ran:
             continue  # not run on this card
-        outcomes = _outcomes(results)
-        entries.append(_case_entry(case, outcomes, gated, problem, walls.get(case.name)))
+        wall = sum(w for name, w in walls.items() if name in (case.name, case.name + TIMED_SUFFIX)) or None
+        entries.append(_case_entry(case, outcomes, gated, problem, wall))
         for check, row in grid.items():
             row[case.name] = str(outcomes.get(check, {}).get("outcome") or "absent")
     tripped_by = {c: [e["name"] for e in entries if e["kind"] == "fault" and c in e["tripped"]] for c in gated}
-    covered = [c for c in gated if tripped_by[c]]
+    real_by = {c: [e["name"] for e in entries if e["kind"] == "fault" and e["real"] and c in e["tripped"]]
+               for c in gated}  # fmt: skip
     return {
         "schema": MATRIX_SCHEMA,
         "card": card,
         "host": _gpu(untouched),
-        "coverage": {
-            "gated": len(gated),
-            "tripped": len(covered),
-            "percent": round(100.0 * len(covered) / len(gated), 1) if gated else None,
-            "untripped": [c for c in gated if not tripped_by[c]],
-        },
+        "coverage": _coverage(gated, tripped_by, real_by, entries),
+        "gaps": [{"fault": e["name"], "reason": e["gap"]} for e in entries if _is_gap(e)],
         "checks": {
             c: {
                 "untouched": o["outcome"],
@@ -123,6 +141,7 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
                 "informational": informational.get(c),
                 "gated": c in gated,
                 "tripped_by": tripped_by.get(c, []),
+                "tripped_by_real": real_by.get(c, []),
             }
             for c, o in baseline.items()
         },
@@ -132,11 +151,40 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
     }
 
 
+def _percent(part: int, whole: int) -> float | None:
+    return round(100.0 * part / whole, 1) if whole else None
+
+
+def _coverage(gated: Sequence[str], tripped_by: Mapping[str, Sequence[str]], real_by: Mapping[str, Sequence[str]],
+              entries: Sequence[Mapping[str, Any]]) -> dict[str, Any]:  # fmt: skip
+    """The figure, total and by real faults, and how many gated checks each kind of fault trips."""
+    covered = [c for c in gated if tripped_by[c]]
+    real = [c for c in gated if real_by[c]]
+    kinds = {e["name"]: e["fault_kind"] for e in entries if e["kind"] == "fault"}
+    by_kind = {kind: sum(1 for c in gated if any(kinds[f] == kind for f in tripped_by[c])) for kind in FAULT_KINDS}
+    return {
+        "gated": len(gated),
+        "tripped": len(covered),
+        "percent": _percent(len(covered), len(gated)),
+        "untripped": [c for c in gated if not tripped_by[c]],
+        "real_tripped": len(real),
+        "real_percent": _percent(len(real), len(gated)),
+        "real_untripped": [c for c in gated if not real_by[c]],
+        "by_kind": by_kind,
+    }
+
+
+def _is_gap(entry: Mapping[str, Any]) -> bool:
+    """A fault that tripped nothing for the reason the catalogue gives (it ran: a run that failed is a finding)."""
+    return entry["kind"] == "fault" and bool(entry["gap"]) and not entry["tripped"] and not entry["problem"]
+
+
 def _walls(runs: Path) -> dict[str, float]:
-    path = runs / "cases.json"
-    if not path.is_file():
-        return {}
-    return {str(r["name"]): float(r["wall_s"]) for r in json.loads(path.read_text(encoding="utf-8"))}
+    """Each run's wall time, from every part's index (cases.json, cases-PART.json)."""
+    walls: dict[str, float] = {}
+    for path in sorted(runs.glob("cases*.json")):
+        walls.update({str(r["name"]): float(r["wall_s"]) for r in json.loads(path.read_text(encoding="utf-8"))})
+    return walls
 
 
 def findings(entries: Sequence[Mapping[str, Any]], baseline: Mapping[str, Mapping[str, str | None]]) -> list[str]:
@@ -150,6 +198,9 @@ def findings(entries: Sequence[Mapping[str, Any]], baseline: Mapping[str, Mappin
             found += [f"control {entry['name']} lacks the {s}" for s in entry["missing_skips"]]
         else:
             found += [f"fault {entry['name']} did not trip {c}" for c in entry["missed"]]
+            if not entry["tripped"] and not entry["missed"] and not entry["problem"] and not entry["gap"]:
+                found.append(f"fault {entry['name']} tripped nothing: none of its targets is gated here "
+                             f"({', '.join(entry['targets'])})")  # fmt: skip
     return found
 
 

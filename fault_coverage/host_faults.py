@@ -1,5 +1,7 @@
-"""Faults of the host's libraries, driver, loader and the CUDA math libraries: each a real failure, injected on a
-bare GPU host (a sitecustomize patch, a copied library, a private mount namespace)."""
+"""Faults of the host's libraries, driver, loader and the CUDA math libraries, injected on a bare GPU host: the host's
+own cuDNN or NCCL loaded first, a copied library, a sitecustomize patch (a wrong kernel), and a replaced value where
+no real fault can be made on a shared host (an older driver, a torch build without this GPU's kernels, a dropped
+device assertion, another cuBLAS wheel's metadata)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,9 @@ from fault_coverage.case_model import Case, Injection, env, patch
 
 # The loader-cache check is not gated on a bare host (its CUDA toolkit and cuDNN/NCCL packages are legitimate):
 # its faults are image variants (fault_coverage/image_variants.py).
+HOST_CUDNN_CHECKS: Final = (
+    "libraries_loaded or cudnn_runtime or cudnn_matches or ld_library_path or torch_version_matches_pin"
+)
 HOST_FAULTS: Final = (
     Case("foreign-cudnn-preloaded", "fault",
          "a cuDNN from outside torch's wheels loaded first (a base image's copy on the preload path)",
@@ -19,20 +24,35 @@ HOST_FAULTS: Final = (
          Injection(library_path_copy="libcublas*.so.[0-9]*"),
          trips=("test_ld_library_path_has_no_foreign_cuda_libraries",),
          select="ld_library_path or driver_stack", markers="cpu"),
-    Case("cudnn-version-mismatch", "fault",
-         "torch loads an older cuDNN than it was built with and than its wheel (a base image's libcudnn first)",
-         patch("cudnn_version_mismatch"),
-         trips=("test_cudnn_runtime_matches_compile_version", "test_torch_cudnn_matches_wheel",
-                "test_cudnn_matches_pin"),
-         select="cudnn or torch_version_matches_pin", markers="cpu"),
-    Case("nccl-version-mismatch", "fault", "torch loads another NCCL than the nvidia-nccl wheel (a system libnccl)",
-         patch("nccl_version_mismatch"), trips=("test_torch_nccl_matches_wheel", "test_nccl_matches_pin"),
+    Case("host-cudnn-preloaded", "fault",
+         "another cuDNN loaded first: the host's own (a distribution's libcudnn9 package, another minor than torch's "
+         "wheel) on LD_PRELOAD", Injection(preload_host="libcudnn.so.9"),
+         trips=("test_cuda_libraries_loaded_once", "test_cudnn_runtime_matches_compile_version",
+                "test_torch_cudnn_matches_wheel", "test_cudnn_matches_pin"),
+         select=HOST_CUDNN_CHECKS, markers="cpu or gpu"),
+    Case("host-cudnn-on-ld-library-path", "fault",
+         "another cuDNN found first: the folder of the host's own cuDNN put first on LD_LIBRARY_PATH",
+         Injection(library_path_host="libcudnn.so.9"),
+         trips=("test_cuda_libraries_loaded_once", "test_cudnn_runtime_matches_compile_version",
+                "test_torch_cudnn_matches_wheel", "test_cudnn_matches_pin",
+                "test_ld_library_path_has_no_foreign_cuda_libraries"),
+         select=HOST_CUDNN_CHECKS, markers="cpu or gpu"),
+    Case("host-nccl-preloaded", "fault",
+         "another NCCL loaded first: the host's own libnccl (a distribution's package) on LD_PRELOAD",
+         Injection(preload_host="libnccl.so.2"),
+         trips=("test_cuda_libraries_loaded_once", "test_torch_nccl_matches_wheel", "test_nccl_matches_pin"),
+         select="libraries_loaded or nccl_matches or torch_version_matches_pin", markers="cpu or gpu"),
+    Case("nccl-version-mismatch", "fault",
+         "torch loads another NCCL than the nvidia-nccl wheel (a system libnccl of another release; kept beside "
+         "host-nccl-preloaded, whose version checks need a host NCCL of another release than the wheel's)",
+         patch("nccl_version_mismatch", "replaced value"),
+         trips=("test_torch_nccl_matches_wheel", "test_nccl_matches_pin"),
          select="nccl_matches or torch_version_matches_pin", markers="cpu"),
     Case("nvml-reports-old-driver", "fault", "an NVIDIA driver too old for the CUDA runtime (470.57.02, from NVML)",
-         patch("nvml_reports_old_driver"), trips=("test_driver_supports_cuda_runtime",),
+         patch("nvml_reports_old_driver", "replaced value"), trips=("test_driver_supports_cuda_runtime",),
          select="driver_supports or driver_stack", markers="cpu"),
     Case("device-assert-ignored", "fault", "device-side assertions that never reach Python (kernel errors dropped)",
-         patch("device_assert_ignored"), trips=("test_device_side_assert_propagates",),
+         patch("device_assert_ignored", "replaced value"), trips=("test_device_side_assert_propagates",),
          select="device_side_assert or cusolver_svd", markers="gpu"),
     Case("cusolver-svd-low-precision", "fault", "cuSOLVER's float64 SVD silently computed in float32",
          patch("cusolver_svd_low_precision"), trips=("test_cusolver_svd",),
@@ -48,13 +68,13 @@ HOST_FAULTS: Final = (
     Case("cublas-wheel-shadowed", "fault",
          "the loaded cuBLAS is not the installed wheel's (a same-major toolkit copy shadows it): another minor's "
          "nvidia-cublas distribution first on sys.path",
-         patch("cublas_wheel_shadowed"), trips=("test_cublas_version_matches_cuda_major",),
+         patch("cublas_wheel_shadowed", "replaced value"), trips=("test_cublas_version_matches_cuda_major",),
          select="cublas_version or cusolver_svd", markers="gpu"),
     Case("fp64-gemm-in-fp32", "fault", "a GPU, driver or cuBLAS computing float64 matmuls in float32",
          patch("fp64_gemm_in_fp32"), trips=("test_cuda_initialises",), select="cuda_initialises or every_gpu_arch",
          markers="gpu"),
     Case("arch-list-without-device", "fault", "a torch build without kernels for this GPU's architecture",
-         patch("arch_list_without_device"), trips=("test_every_gpu_arch_has_kernels",),
+         patch("arch_list_without_device", "replaced value"), trips=("test_every_gpu_arch_has_kernels",),
          select="every_gpu_arch or cuda_initialises", markers="gpu"),
     Case("fp16-reduction-in-fp16", "fault",
          "cuBLAS reducing fp16 GEMMs in fp16 though torch forbids it (partial sums overflow at 65504)",
@@ -68,6 +88,6 @@ HOST_FAULTS: Final = (
          trips=("test_inductor_cpu_generates_cpp_and_matches_eager", "test_openmp_and_cpu_vector_isa"),
          select="inductor_cpu or vector_isa or compiler", markers="cpu"),
     Case("unmet-requirement", "fault", "an installed package whose requirement is missing (pip check)",
-         patch("unmet_requirement"), trips=("test_pip_check_is_clean",),
+         patch("unmet_requirement", "environment"), trips=("test_pip_check_is_clean",),
          select="pip_check or torch_version_matches_pin", markers="cpu"),
 )  # fmt: skip

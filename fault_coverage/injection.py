@@ -58,6 +58,23 @@ def find_torch_libraries(pattern: str) -> list[Path]:
     raise InjectionError(f"no {pattern} under torch's nvidia wheels ({[str(r) for r in roots] or 'none installed'})")
 
 
+def find_host_library(soname: str, listing: str | None = None) -> Path:
+    """The host's own copy of a CUDA library (``ldconfig -p``'s entry for ``soname``, outside torch's wheels): a
+    distribution's libcudnn9 or libnccl2 package, a CUDA toolkit. ``listing``: ldconfig's output (for tests)."""
+    if listing is None:
+        try:
+            listing = subprocess.run(["ldconfig", "-p"], capture_output=True, text=True, timeout=30, check=False).stdout
+        except (OSError, subprocess.SubprocessError) as exc:
+            raise InjectionError(f"cannot list the loader cache (ldconfig -p): {exc}") from exc
+    for line in listing.splitlines():
+        name, _, path = line.strip().partition(" => ")
+        if name.split(" ", 1)[0] == soname:
+            found = Path(path.strip())
+            if "site-packages" not in found.parts and found.exists():
+                return found
+    raise InjectionError(f"the host has no {soname} of its own (outside torch's wheels) in `ldconfig -p`")
+
+
 def _copy_libraries(pattern: str, scratch: Path) -> Path:
     """Copies of every library matching ``pattern`` in one folder (a library and its companions: cuBLAS and
     cuBLASLt), as a toolkit's folder holds them; returns the first copy."""
@@ -94,8 +111,14 @@ def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
     if injection.preload_copy:
         env["LD_PRELOAD"] = str(_copy_libraries(injection.preload_copy, scratch))
+    if injection.preload_host:
+        env["LD_PRELOAD"] = str(find_host_library(injection.preload_host))
+    folder = None
     if injection.library_path_copy:
         folder = _copy_libraries(injection.library_path_copy, scratch).parent
+    if injection.library_path_host:
+        folder = find_host_library(injection.library_path_host).parent
+    if folder is not None:
         env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(folder), env.get("LD_LIBRARY_PATH", "")]))
     return env
 

@@ -49,13 +49,26 @@ class DriverVerdict:
 
 
 def requirement_for_cuda(cuda: str) -> DriverRequirement | None:
-    """Built-in requirement for a CUDA runtime version like ``"12.8"``."""
-    key = ".".join(str(n) for n in version_tuple(cuda)[:2])
+    """Built-in requirement for a CUDA runtime version like ``"12.8"``. A release newer than the table (a minor or
+    a major not in it yet) is judged against the newest older release in it: a lower bound that still holds (a
+    newer CUDA never runs on an older driver than its predecessor did); only a CUDA older than the table is None."""
+    wanted = version_tuple(cuda)[:2]
+    key = ".".join(str(n) for n in wanted)
     minimum = MIN_DRIVER_FOR_CUDA.get(key)
-    compat = COMPAT_DRIVER_FOR_CUDA_MAJOR.get(version_tuple(cuda)[0])
-    if minimum is None or compat is None:
+    compat = COMPAT_DRIVER_FOR_CUDA_MAJOR.get(wanted[0])
+    if minimum is not None and compat is not None:
+        return DriverRequirement(min_driver=minimum, compat_driver=compat, source="built-in table")
+    older = [release for release in MIN_DRIVER_FOR_CUDA if version_tuple(release)[:2] < wanted]
+    if not older:
         return None
-    return DriverRequirement(min_driver=minimum, compat_driver=compat, source="built-in table")
+    nearest = max(older, key=version_tuple)
+    floor = MIN_DRIVER_FOR_CUDA[nearest]
+    same_major = version_tuple(nearest)[0] == wanted[0]
+    return DriverRequirement(
+        min_driver=floor,
+        compat_driver=compat if same_major and compat is not None else floor,
+        source=f"built-in table, which stops at CUDA {nearest}: its driver is a lower bound for CUDA {key}",
+    )
 
 
 def judge_driver(driver: str, cuda: str, requirement: DriverRequirement) -> DriverVerdict:
@@ -79,7 +92,7 @@ def judge_driver(driver: str, cuda: str, requirement: DriverRequirement) -> Driv
     return DriverVerdict(
         "too_old",
         f"driver {driver} is too old for CUDA {cuda}: needs >= {requirement.compat_driver} "
-        f"(minor-version compatibility) and >= {requirement.min_driver} for full support. "
+        f"(minor-version compatibility) and >= {requirement.min_driver} for full support ({requirement.source}). "
         f"Fix: upgrade the NVIDIA driver to >= {requirement.min_driver} or use {FALLBACK_IMAGE_HINT}",
     )
 

@@ -75,20 +75,21 @@ def write_manifest(directory: Path, document: Mapping[str, Any]) -> Path:
 def run_suite(
     workdir: Path,
     *args: str,
-    marker: str = "cpu",
+    marker: str | None = "cpu",
     keyword: str | None = None,
     env: Mapping[str, str] | None = None,
     timeout_s: float = 600,
 ) -> SuiteRun:
-    """``python -m pytest <repo>/conformance -m MARKER [-k KEYWORD] ARGS`` from ``workdir``."""
+    """``python -m pytest <repo>/conformance [-m MARKER] [-k KEYWORD] ARGS`` from ``workdir`` (marker None: no -m,
+    as the image's `conformance` runs with no arguments)."""
     json_path = workdir / "conformance.json"
     # An empty ini file in the work dir stands in for the image, where no
     # pyproject.toml sits above /opt/pytorch-cuda/conformance.
     ini = workdir / "pytest.ini"
     if not ini.exists():
         ini.write_text("[pytest]\n")
-    command = [sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", str(SUITE), "-m", marker]
-    command += ["-q"]
+    command = [sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", str(SUITE)]
+    command += ["-q", *(["-m", marker] if marker is not None else [])]
     command += ["--conformance-json", str(json_path), "-W", "ignore::DeprecationWarning"]
     if keyword is not None:
         command += ["-k", keyword]

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from conformance.support.probes.gpu_access import diagnose
+from conformance.support.probes.gpu_gate import NO_GPU_EXIT_STATUS, no_gpu_paragraph
 from pytorch_cuda_contract.driver import DriverRequirement
 from tests.conformance.harness import manifest_document, run_suite, write_manifest
 
@@ -106,3 +107,31 @@ def test_no_device_nodes_named_as_the_cause(tmp_path: Path) -> None:
     message = required.message("test_cuda_driver_stack_is_usable")
     assert "[no_device_nodes]" in message
     assert "--gpus all" in message
+
+
+@pytest.mark.skipif(not NO_GPU_HERE or torch.cuda.is_available(), reason="this host has a GPU")
+def test_no_selection_without_gpu_stops_with_one_paragraph(tmp_path: Path) -> None:
+    """Fail closed: with no -m, the GPU checks are not skipped into a pass; `-m cpu` stays green."""
+    stopped = run_suite(tmp_path, marker=None, keyword="cuda_initialises or pip_check")
+    assert stopped.returncode == NO_GPU_EXIT_STATUS == 4, stopped.output[-3000:]
+    assert "no GPU is visible, and `conformance` without a -m selection checks the GPU" in stopped.output
+    for looked_for in ("torch.cuda.device_count(): 0", "NVIDIA_VISIBLE_DEVICES", "libcuda.so.1", "--gpus all",
+                       "`conformance -m cpu`"):  # fmt: skip
+        assert looked_for in stopped.output, looked_for
+    assert stopped.document["tests"] == {} or all(r["outcome"] != "passed" for r in stopped.document["tests"].values())
+    void = run_suite(tmp_path, marker=None, keyword="cuda_initialises", env={"NVIDIA_VISIBLE_DEVICES": "void"})
+    assert void.returncode == 4
+    assert "NVIDIA_VISIBLE_DEVICES: 'void'" in void.output
+    cpu = run_suite(tmp_path, marker="cpu", keyword="pip_check or fp32_matmul_policy")
+    assert cpu.returncode == 0, cpu.output[-3000:]
+    only_cpu = run_suite(tmp_path, marker=None, keyword="fp32_matmul_policy")  # no GPU check selected: it runs
+    assert only_cpu.returncode == 0, only_cpu.output[-3000:]
+
+
+def test_no_gpu_paragraph_names_what_was_looked_for() -> None:
+    paragraph = no_gpu_paragraph(64, {"torch.cuda.device_count()": "0", "NVIDIA_VISIBLE_DEVICES": "'void'"})
+    assert "\n" not in paragraph
+    assert "skip its 64 GPU checks" in paragraph
+    assert "torch.cuda.device_count(): 0; NVIDIA_VISIBLE_DEVICES: 'void'" in paragraph
+    assert "exit status 4" in paragraph
+    assert "-m cpu" in paragraph

@@ -155,20 +155,10 @@ def _fake_nvml(tmp_path: Path, patch: str | None = None) -> dict[str, str]:
     return {"PYTHONPATH": str(site)}
 
 
-def test_driver_check_skips_for_a_cuda_missing_from_the_table(tmp_path: Path) -> None:
-    document = manifest_document(min_driver=None, cuda_compat_driver=None)
-    document["pins"] = {**document["pins"], "cuda": "14.9"}
+def _driver_check_message_under_an_old_driver(tmp_path: Path, document: dict[str, Any]) -> str:
+    """The driver check passes with the fake NVML's 580.95.05, and fails under the nvml_reports_old_driver fault
+    (its patch as sitecustomize): that failure's message."""
     manifest = write_manifest(tmp_path, document)
-    run = run_suite(tmp_path, "--manifest", str(manifest), keyword="driver_supports", env=_fake_nvml(tmp_path))
-    assert run.outcome("test_driver_supports_cuda_runtime") == "skipped", run.output[-3000:]
-    message = run.message("test_driver_supports_cuda_runtime")
-    assert "no driver requirement known for CUDA 14.9; not gated" in message
-    assert "pytorch_cuda_contract/driver.py" in message
-
-
-def test_nvml_old_driver_patch_fails_the_driver_check(tmp_path: Path) -> None:
-    """The nvml_reports_old_driver fault (its patch as sitecustomize) trips the check; without it, it passes."""
-    manifest = write_manifest(tmp_path, manifest_document())
     control = run_suite(tmp_path, "--manifest", str(manifest), keyword="driver_supports", env=_fake_nvml(tmp_path))
     assert control.outcome("test_driver_supports_cuda_runtime") == "passed", control.output[-3000:]
     faulty = tmp_path / "fault"
@@ -176,4 +166,16 @@ def test_nvml_old_driver_patch_fails_the_driver_check(tmp_path: Path) -> None:
     env = _fake_nvml(faulty, patch="nvml_reports_old_driver")
     run = run_suite(faulty, "--manifest", str(manifest), keyword="driver_supports", env=env)
     assert run.outcome("test_driver_supports_cuda_runtime") == "failed", run.output[-3000:]
-    assert "driver 470.57.02 is too old for CUDA 12.8" in run.message("test_driver_supports_cuda_runtime")
+    return run.message("test_driver_supports_cuda_runtime")
+
+
+def test_driver_check_judges_a_cuda_newer_than_the_table(tmp_path: Path) -> None:
+    """A CUDA past the built-in table is judged against its newest older release (a lower bound), not skipped."""
+    document = manifest_document(min_driver=None, cuda_compat_driver=None)
+    document["pins"] = {**document["pins"], "cuda": "14.9"}
+    assert "stops at CUDA 13.0" in _driver_check_message_under_an_old_driver(tmp_path, document)
+
+
+def test_nvml_old_driver_patch_fails_the_driver_check(tmp_path: Path) -> None:
+    message = _driver_check_message_under_an_old_driver(tmp_path, manifest_document())
+    assert "driver 470.57.02 is too old for CUDA 12.8" in message

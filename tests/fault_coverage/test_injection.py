@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from fault_coverage.case_model import Case, Injection, env, patch
-from fault_coverage.case_runner import run_case, suite_command
+from fault_coverage.case_runner import run_case, suite_command, units
+from fault_coverage.catalogue import TIMED
 from fault_coverage.host_expectations import drifted
-from fault_coverage.injection import InjectionError, find_torch_libraries, prepared
+from fault_coverage.injection import InjectionError, find_host_library, find_torch_libraries, prepared
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -60,8 +61,26 @@ def test_the_suite_command_is_what_a_user_types_with_the_case_selection(tmp_path
     assert command[-2:] == ("-k", "gemm")
     assert "--require-gpu" in command
     assert command[command.index("-m", 4) + 1] == "(gpu) and not informational"
-    control = Case("plain", "control", "untouched", env(), markers="gpu")
-    assert suite_command(control, sys.executable, tmp_path / "r.json")[9:11] == ("-m", "gpu")
+    untouched = Case("untouched", "control", "untouched", env(), markers="gpu")
+    assert suite_command(untouched, sys.executable, tmp_path / "r.json")[9:11] == ("-m", "gpu")
+    control = Case("plain", "control", "a legitimate setup", env(), markers="gpu")
+    assert suite_command(control, sys.executable, tmp_path / "r.json")[9:11] == ("-m", "(gpu) and not informational")
+    timed, rest = units(control)
+    assert (timed.name, timed.alone, rest.name, rest.alone) == ("plain.timed", True, "plain", False)
+    assert suite_command(control, sys.executable, tmp_path / "r.json", select=timed.select)[-2:] == ("-k", TIMED)
+    assert units(untouched)[0].select is None
+    assert len(units(untouched)) == 1
+
+
+def test_the_host_own_library_is_found_in_the_loader_cache_outside_the_wheels(tmp_path: Path) -> None:
+    library = tmp_path / "libcudnn.so.9"
+    library.write_bytes(b"")
+    wheel = "/opt/v/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
+    listing = (f"2 libs found\n\tlibcudnn.so.9 (libc6,x86-64) => {wheel}\n"
+               f"\tlibcudnn.so.9 (libc6,x86-64) => {library}\n")  # fmt: skip
+    assert find_host_library("libcudnn.so.9", listing) == library
+    with pytest.raises(InjectionError, match=r"the host has no libnccl\.so\.2 of its own"):
+        find_host_library("libnccl.so.2", listing)
 
 
 def test_the_host_expectations_file_goes_to_every_run_with_the_case_changes() -> None:

@@ -60,10 +60,15 @@ def test_coverage_counts_gated_checks_tripped_by_the_faults_that_target_them(tmp
         "tripped": 2,
         "percent": 50.0,
         "untripped": ["test_gemm[fp16]", "test_mem"],
+        "real_tripped": 2,
+        "real_percent": 50.0,
+        "real_untripped": ["test_gemm[fp16]", "test_mem"],
+        "by_kind": {"environment": 2, "setting": 0, "library patch": 0, "replaced value": 0},
     }
     assert matrix["checks"]["test_range"]["gated"] is False  # informational: out of the denominator
     skipped: dict[str, object] = {"untouched": "skipped", "reason": "test_two_gpus skipped: named reason",
-                                  "informational": None, "gated": False, "tripped_by": []}  # fmt: skip
+                                  "informational": None, "gated": False, "tripped_by": [],
+                                  "tripped_by_real": []}  # fmt: skip
     assert matrix["checks"]["test_two_gpus"] == skipped
     tf32 = next(c for c in matrix["cases"] if c["name"] == "tf32")
     assert (tf32["tripped"], tf32["collateral"], tf32["missed"]) == (
@@ -80,8 +85,8 @@ def test_coverage_counts_gated_checks_tripped_by_the_faults_that_target_them(tmp
         "busy": "failed",
     }
     page = render(matrix)
-    assert "**Fault coverage: 2 of 4 gated checks tripped by a real fault (50.0%).**" in page
-    assert "| `test_speed` | yes | `busy` | . | . | - | F |" in page
+    assert "**Fault coverage: 2 of 4 gated checks tripped by a fault (50.0%); by a real fault" in page
+    assert "| `test_speed` | yes | `busy` | `busy` | . | . | - | F |" in page
     assert "| `test_range` | 65536 is exact in bf16 |" in page
 
 
@@ -124,3 +129,77 @@ def test_the_untouched_run_must_keep_its_budget_and_bound_every_number(tmp_path:
     assert "the whole suite took 131 s, over its 120 s budget" in findings
     assert "test_gemm[fp16] records loose with no bound and no informational flag" in findings
     assert not [f for f in findings if "gemm_ms" in f or "backend" in f or "gemm.fp16" in f]
+
+
+KINDS = (
+    *CASES[:2],
+    Case("tf32", "fault", "TF32 forced", env(NVIDIA_TF32_OVERRIDE="1"), trips=("test_gemm[fp32]",)),
+    Case("wrong-mem", "fault", "a patched allocator", Injection(patch="p"), trips=("test_mem",)),
+    Case("old-pin", "fault", "pins drifted", Injection(expectations={"pins.torch": "1"}), trips=("test_speed",)),
+    Case("sockets", "fault", "NCCL on sockets", env(NCCL_P2P_DISABLE="1"), trips=("test_two_gpus",),
+         gap="one GPU cannot test it"),
+    Case("silent", "fault", "a fault whose target is not gated", env(X="1"), trips=("test_two_gpus",)),
+)  # fmt: skip
+
+
+def test_coverage_by_real_faults_counts_environment_and_settings_apart(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _results(runs, "untouched", UNTOUCHED)
+    _results(runs, "tf32", {"test_gemm[fp32]": "failed"})
+    _results(runs, "wrong-mem", {"test_mem": "failed"})
+    _results(runs, "old-pin", {"test_speed": "failed"})
+    _results(runs, "sockets", {"test_two_gpus": "skipped"})
+    _results(runs, "silent", {"test_two_gpus": "skipped"})
+    matrix = build_matrix(KINDS, runs, "h100")
+    coverage = matrix["coverage"]
+    assert (coverage["tripped"], coverage["real_tripped"]) == (3, 1)
+    assert coverage["by_kind"] == {"environment": 1, "setting": 0, "library patch": 1, "replaced value": 1}
+    assert matrix["checks"]["test_mem"]["tripped_by"] == ["wrong-mem"]
+    assert matrix["checks"]["test_mem"]["tripped_by_real"] == []
+    assert matrix["gaps"] == [{"fault": "sockets", "reason": "one GPU cannot test it"}]
+    assert "fault silent tripped nothing: none of its targets is gated here (test_two_gpus)" in matrix["findings"]
+    assert not any("sockets" in f for f in matrix["findings"])
+    page = render(matrix)
+    assert "by a real fault (the environment or a setting, as a host can have it): 1 of 5 (20.0%)" in page
+    assert "- `sockets`: one GPU cannot test it" in page
+    assert "| 2 | `wrong-mem` | library patch |" in page
+    assert "Tripped only by a library patch or a replaced value: `test_speed`, `test_mem`." in page
+
+
+def test_a_control_timed_run_and_its_other_run_read_as_one(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _results(runs, "untouched", UNTOUCHED)
+    _results(runs, "eager", {"test_gemm[fp32]": "passed", "test_mem": "skipped"})
+    _results(runs, "eager.timed", {"test_speed": "failed"})
+    (runs / "cases-controls.json").write_text(json.dumps([{"name": "eager", "wall_s": 40.0},
+                                                          {"name": "eager.timed", "wall_s": 30.5}]))  # fmt: skip
+    matrix = build_matrix(CASES, runs, "h100")
+    eager = next(c for c in matrix["cases"] if c["name"] == "eager")
+    assert eager["failed"] == ["test_speed"]
+    assert eager["wall_s"] == 70.5
+    assert "control eager failed test_speed" in matrix["findings"]
+
+
+def test_a_part_runs_its_cases_and_waits_for_the_untouched_run_to_write_the_matrix(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ran: list[tuple[list[str], str]] = []
+
+    def fake_run_cases(cases: list[Case], root: Path, out: Path, **options: str) -> list[object]:
+        ran.append(([c.name for c in cases], options["index_name"]))
+        (out / "runs").mkdir(parents=True, exist_ok=True)
+        return []
+
+    monkeypatch.setattr("fault_coverage.__main__.run_cases", fake_run_cases)
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "faults"]) == 0
+    names, index = ran[-1]
+    assert "untouched" not in names
+    assert "cudnn-off" in names
+    assert "any-uid" not in names
+    assert index == "cases-faults.json"
+    assert "no untouched run" in capsys.readouterr().out
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "controls"]) == 0
+    assert ran[-1][0][0] == "untouched"
+    assert "deterministic-algorithms" in ran[-1][0]
+    assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "controls", "expandable-segments"]) == 0
+    assert ran[-1] == (["expandable-segments"], "cases-expandable-segments.json")

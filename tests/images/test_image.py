@@ -94,6 +94,15 @@ def test_cpu_conformance_passes_inside(built: BuiltImage, runner: ImageRunner) -
     record_timing("conformance_cpu_counts", {o: list(outcomes.values()).count(o) for o in set(outcomes.values())})
 
 
+def test_conformance_without_gpu_and_selection_fails_closed(built: BuiltImage, runner: ImageRunner) -> None:
+    """`docker run IMAGE conformance` (the documented GPU command, no GPU passed) stops with one paragraph and exit
+    status 4 instead of skipping the GPU checks into a pass."""
+    finished = runner.run(built.ref, ["conformance", "-q"])
+    assert finished.exit_code == 4, finished.output[-3000:]
+    assert "no GPU is visible, and `conformance` without a -m selection checks the GPU" in finished.output
+    assert "`conformance -m cpu`" in finished.output and "--gpus all" in finished.output
+
+
 def test_ca_bundle_is_in_no_layer_and_no_history(
     built: BuiltImage, client: docker.DockerClient, runner: ImageRunner, ca_bundle: Path | None
 ) -> None:

@@ -112,6 +112,14 @@ def test_driver_verdicts() -> None:
     assert builtin is not None
     assert (builtin.min_driver, builtin.compat_driver) == ("570.26", "525.60.13")
     assert requirement_for_cuda("10.2") is None
+    newer_minor = requirement_for_cuda("13.2")  # past the table: the newest older release's driver, a lower bound
+    assert newer_minor is not None
+    assert (newer_minor.min_driver, newer_minor.compat_driver) == ("580.65.06",) * 2
+    assert "stops at CUDA 13.0" in newer_minor.source
+    newer_major = requirement_for_cuda("14.1")
+    assert newer_major is not None
+    assert newer_major.min_driver == newer_major.compat_driver == "580.65.06"
+    assert judge_driver("575.51.03", "14.1", newer_major).status == "too_old"  # no compat across majors
 
 
 def test_shm_messages_name_the_fix() -> None:

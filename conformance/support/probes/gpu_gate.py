@@ -43,3 +43,68 @@ def gate_on_gpus(item: pytest.Item) -> None:
         pytest.skip(f"needs >= {needed} GPUs, found {found}")
     if found < required:
         pytest.fail(f"--require-gpus {required}: only {found} GPU(s) visible", pytrace=False)
+
+
+# A run with no -m selection checks the GPU: without one it stops with this status (pytest's usage error, as for
+# an unwritable --conformance-json) instead of skipping every GPU check and passing.
+NO_GPU_EXIT_STATUS = 4
+
+
+def no_gpu_paragraph(gpu_checks: int, facts: dict[str, str]) -> str:
+    """The one paragraph a run without a -m selection and without a GPU stops with (pure: ``facts`` is what was
+    looked for, from ``no_gpu_facts``)."""
+    looked = "; ".join(f"{what}: {found}" for what, found in facts.items())
+    return (
+        f"no GPU is visible, and `conformance` without a -m selection checks the GPU: it stops here (exit status "
+        f"{NO_GPU_EXIT_STATUS}) rather than skip its {gpu_checks} GPU checks and pass. Looked for: {looked}. "
+        "Pass a GPU: `docker run --gpus all IMAGE conformance` (the NVIDIA Container Toolkit on the host; in "
+        "Kubernetes a nvidia.com/gpu resource limit; NVIDIA_VISIBLE_DEVICES must not be void, none or empty), or on "
+        "a bare host check `nvidia-smi`. Without a GPU, `conformance -m cpu` (from a checkout `python -m pytest "
+        "conformance -m cpu`) runs the CPU checks; `--require-gpu` records each GPU check as failed instead."
+    )
+
+
+def no_gpu_facts() -> dict[str, str]:
+    """What was looked for, and what was found: torch's device count, the container runtime's variable, the
+    driver library and the device nodes (the subprocess probe of gpu_access), and its diagnosis."""
+    import os
+
+    import torch
+
+    from conformance.support.probes.gpu_access import diagnose, run_probe
+    from pytorch_cuda_contract.driver import requirement_for_cuda
+
+    probe = run_probe()
+    runtime = torch.version.cuda
+    access = diagnose(probe, runtime, requirement_for_cuda(runtime) if runtime else None,
+                      os.environ.get("CUDA_VISIBLE_DEVICES"))  # fmt: skip
+    library = "loads" if probe.get("libcuda") else f"cannot be loaded ({probe.get('libcuda_error') or 'not probed'})"
+    nodes = probe.get("device_nodes")
+    return {
+        "torch.cuda.device_count()": f"0 (torch {torch.__version__}, CUDA {runtime or 'none: a CPU-only build'})",
+        "NVIDIA_VISIBLE_DEVICES": repr(os.environ["NVIDIA_VISIBLE_DEVICES"])
+        if "NVIDIA_VISIBLE_DEVICES" in os.environ
+        else "unset",
+        "CUDA_VISIBLE_DEVICES": repr(os.environ.get("CUDA_VISIBLE_DEVICES", "unset")),
+        "the driver library libcuda.so.1": library,
+        "/dev/nvidia*": ", ".join(map(str, nodes)) if isinstance(nodes, list) and nodes else "none",
+        "diagnosis": f"[{access.case}] {access.message}",
+    }
+
+
+def refuse_without_gpu(config: pytest.Config, items: list[pytest.Item]) -> str | None:
+    """The paragraph to stop with when a run selects GPU checks with no -m and no GPU is visible; None otherwise
+    (a -m selection, --require-gpu[s], no GPU check selected, a GPU there, or torch that cannot even be imported:
+    the suite then reports that failure by name)."""
+    if config.option.markexpr or required_gpus(config):
+        return None
+    gpu_checks = [i for i in items if i.get_closest_marker("gpu") or i.get_closest_marker("multigpu")]
+    if not gpu_checks:
+        return None
+    try:
+        if visible_gpu_count() > 0:
+            return None
+        facts = no_gpu_facts()
+    except Exception:  # torch cannot be imported: the checks fail at collection, named
+        return None
+    return no_gpu_paragraph(len(gpu_checks), facts)

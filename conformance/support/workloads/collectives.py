@@ -174,26 +174,42 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
     return result
 
 
+def judge_bf16_premul(result: torch.Tensor, expected: torch.Tensor, before: torch.Tensor) -> tuple[str, str | None]:
+    """bf16 PREMUL_SUM with a Python-scalar factor: (the note, the failure or None). Exact passes. All zeros is the
+    one known library defect, a note: on the H200 and the H100 (torch 2.11, cu130) the float factor is read as a
+    bf16 (the low half of 3.0f is 0); FSDP reduces bf16 gradients with AVG, not PREMUL_SUM. Anything else fails: an
+    unchanged tensor (the collective did not run) or other wrong values (a broken NCCL)."""
+    label = f"bf16 PREMUL_SUM (x{PREMUL:g})"
+    wrong = int((result != expected).sum())
+    if wrong == 0:
+        return f"{label} with a Python-scalar factor is exact", None
+    if bool((result == 0).all()):
+        return (
+            f"{label} with a Python-scalar factor: all {result.numel()} elements zero, the known torch defect (the "
+            "factor is read as a bf16); not gated: FSDP reduces bf16 gradients with AVG; do not call PREMUL_SUM on "
+            "bf16 with this torch",
+            None,
+        )
+    if torch.equal(result, before):
+        return f"{label}: unchanged", f"{label}: the tensor is unchanged (the reduction did not run)"
+    failure = f"{label}: {wrong} of {result.numel()} elements wrong, not the known all-zero defect"
+    return f"{label}: {wrong} elements wrong", failure
+
+
 def _bf16_premul_observation(rank: int, job: DistJob, device: torch.device, numel: int, failures: list[str]) -> str:
-    """bf16 PREMUL_SUM with a Python-scalar factor, recorded, not gated. On the H200 (torch 2.11, cu130) it returned
-    all zeros: the float factor is read as a bf16 (the low half of 3.0f is 0). FSDP reduces bf16 gradients with AVG,
-    not PREMUL_SUM, so this is a note about the library, not a fault of the image.  Only the documented refusal is
-    a note; any other exception goes to ``failures``."""
+    """bf16 PREMUL_SUM, judged by judge_bf16_premul (its failure goes to ``failures``); the documented refusal is a
+    note, any other exception a failure."""
     tensor = allreduce_inputs(rank, numel, device).to(torch.bfloat16)
+    before = tensor.clone()
     refused: list[str] = []
     label = f"bf16 PREMUL_SUM (x{PREMUL:g})"
     if not _attempt(label, lambda: dist.all_reduce(tensor, op=_reduce_op("premul_sum")), refused, failures):
         return f"{refused[0]} (not supported)" if refused else f"{label} raised: see the failures"
     expected = allreduce_expected("premul_sum", numel, job.world_size, device).to(torch.bfloat16)
-    wrong = int((tensor != expected).sum())
-    if wrong == 0:
-        return f"{label} with a Python-scalar factor is exact"
-    zeros = bool((tensor == 0).all())
-    return (
-        f"{label} with a Python-scalar factor: {wrong} of {numel} elements wrong"
-        + (" (all zero: the factor is read as a bf16)" if zeros else "")
-        + "; not gated: FSDP reduces bf16 gradients with AVG; do not call PREMUL_SUM on bf16 with this torch"
-    )
+    note, failure = judge_bf16_premul(tensor, expected, before)
+    if failure is not None:
+        failures.append(failure)
+    return note
 
 
 def _measure_busbw(device: torch.device, world_size: int) -> dict[str, object]:
