@@ -68,6 +68,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     shared = shared_options()
     for module in (building, bake_export, offline, bumping, auditing, ci, releasing, results_site, completion):
         module.register(verbs, shared)
+    p.set_defaults(make_parser=parser)  # `completion` generates from the parser without importing this module
     return p
 
 
