@@ -20,6 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.policy_section import PolicySection
 
 Kind = Literal["compatible", "patch", "pinned", "specifier"]
 KEYWORDS: tuple[Kind, ...] = ("compatible", "patch", "pinned")
@@ -96,7 +97,10 @@ def parse_rule(text: object, where: str) -> Rule:
 
 def parse_policy(section: object) -> Policy:
     """The policy of matrix.yaml; without a section, torch stays in its series' patch releases (torch: patch)
-    and every other pin moves within its major version (compatible)."""
+    and every other pin moves within its major version (compatible). The matrix's PolicySection has its keys
+    and types checked already; a mapping (a test's, or one written by hand) is checked here."""
+    if isinstance(section, PolicySection):
+        section = section.as_section()
     if section is None:
         return Policy(torch=Rule("patch"), python_packages=Rule("compatible"))
     if not isinstance(section, dict):
