@@ -124,3 +124,25 @@ def parse_policy(section: object) -> Policy:
         python_packages=parse_rule(section.get("python_packages", "compatible"), "python_packages"),
         packages={str(name): parse_rule(rule, f"packages.{name}") for name, rule in overrides.items()},
     )
+
+
+def approved(policy: Policy, pins: list[str]) -> Policy:
+    """The policy with each approved pin (a held-back pin ticked on the dependency dashboard, `bump --approve
+    PIN`) free to move to its newest installable version for this run. torch's series is the project's own
+    (matrix.yaml's project.series): a new series is a new release line, never approved here."""
+    packages = dict(policy.packages)
+    for pin in pins:
+        if pin.startswith("targets."):
+            raise _approve_error(pin, "torch and the pins it drags along follow the project's series (2.9)")
+        name = pin.rsplit(".", 1)[-1]
+        if not pin.startswith(("python_packages.", "flavours.")) or not name:
+            raise _approve_error(pin, "it is not a Python package pin of matrix.yaml")
+        packages[name] = Rule(kind="specifier", specifier=SpecifierSet(">=0"))
+    return Policy(policy.torch, policy.python_packages, packages, policy.base, policy.min_release_age)
+
+
+def _approve_error(pin: str, why: str) -> PolicyError:
+    return PolicyError(
+        cause=f"--approve {pin}: {why}",
+        fix="approve a held-back package pin as the dashboard lists it, e.g. --approve python_packages.numpy",
+    )

@@ -93,7 +93,8 @@ def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> di
         ],
         "moved": [row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) for m in plan.moved],
         "held_back": [
-            {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back} for m in plan.held_back
+            {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back, "rule": m.resolution.rule}
+            for m in plan.held_back
         ],
         "yanked_skipped": [
             {"pin": m.where, "versions": list(m.resolution.yanked)} for m in plan.moves if m.resolution.yanked

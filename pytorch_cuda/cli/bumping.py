@@ -11,7 +11,7 @@ from pathlib import Path
 
 from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
-from pytorch_cuda.bump.bump_policy import parse_policy
+from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.pr_body import pr_body
@@ -60,6 +60,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="move to releases younger than policy's min_release_age too (a security fix does not wait)",
     )
     verb.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="PIN",
+        help="move this held-back package pin (e.g. python_packages.numpy) past its policy rule for this run: what "
+        "a ticked box of the dependency dashboard asks (repeatable)",
+    )
+    verb.add_argument(
         "--record-debian",
         metavar="IMAGE",
         help="write images/debian-BASE.lock from IMAGE's record of its Debian packages, then stop",
@@ -83,7 +91,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     def log(line: str) -> None:
         session.err.print(f"bump: {line}", highlight=False, markup=False)
 
-    policy = parse_policy(matrix.policy)
+    policy = approved(parse_policy(matrix.policy), args.approve)
     if args.ignore_release_age:
         policy = replace(policy, min_release_age=0)
     targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)

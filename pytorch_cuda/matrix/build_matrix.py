@@ -101,7 +101,7 @@ class Matrix(Frozen):
     user: User
     # Named sets of targets (`build --target GROUP`), besides the built-in `all`.
     groups: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
-    # What `build.py bump` may move each pin to: a closed object here; its rules read by pytorch_cuda/bump/bump_policy.py.
+    # What `build.py bump` may move each pin to: a closed object; its rules read by pytorch_cuda/bump/bump_policy.py.
     policy: PolicySection | None = None
 
     @model_validator(mode="after")

@@ -1,0 +1,37 @@
+"""The dependency dashboard's workflows: every bump.yml run rewrites the one labelled issue from the bump's JSON
+(with what failed), and dashboard.yml starts bump.yml from ticked boxes only for an editor with write access,
+reading the issue's body as data."""
+
+from __future__ import annotations
+
+from tests.repo.test_workflows import load
+
+
+def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
+    bump = load("bump.yml")
+    job = bump["jobs"]["dashboard"]
+    assert job["if"] == "${{ !cancelled() }}"  # a failed bump, candidate or GPU job is listed, not hidden
+    assert set(job["needs"]) == {"bump", "candidate", "gpu", "pull-request"}
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    (script,) = [step["run"] for step in job["steps"] if "build.py dashboard" in step.get("run", "")]
+    assert "build.py dashboard --plan bump-output/bump.json" in script
+    assert '--label "$label" --state open' in script
+    assert 'gh issue edit "$number"' in script
+    assert "gh issue create" in script  # the first run opens it
+    assert set(bump[True]["workflow_dispatch"]["inputs"]) == {"ignore-release-age", "approve"}  # `on`: True
+    (run,) = [s["run"] for s in bump["jobs"]["bump"]["steps"] if s.get("id") == "bump"]
+    assert 'flags+=(--approve "$pin")' in run
+
+
+def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> None:
+    dashboard = load("dashboard.yml")
+    assert dashboard[True] == {"issues": {"types": ["edited"]}}  # YAML reads `on` as True
+    job = dashboard["jobs"]["requests"]
+    assert "dependency-dashboard" in job["if"]
+    assert "github.event.sender.type == 'User'" in job["if"]  # the bot's own rewrite starts nothing
+    assert job["permissions"] == {"contents": "read", "actions": "write"}
+    (step,) = [s for s in job["steps"] if "build.py dashboard --requests" in s.get("run", "")]
+    assert step["env"]["BODY"] == "${{ github.event.issue.body }}"
+    assert "github.event" not in step["run"]  # never pasted into the script
+    assert "admin | maintain | write) ;;" in step["run"]
+    assert "gh workflow run bump.yml" in step["run"]
