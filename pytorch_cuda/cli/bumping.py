@@ -15,6 +15,7 @@ from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.pr_body import pr_body
+from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
@@ -109,7 +110,10 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         before = _snapshot(path, root)
         log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
         try:
-            changes = _apply(plan, path, root, checked, ca_path)
+            gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
+            changes = _apply(
+                plan, path, root, checked, Resolver(ca_path, lambda i: probe_index(i, ca_path), _fresh_uv, gate)
+            )
         except UserError as error:
             _restore(before, root)
             raise type(error)(
@@ -177,7 +181,7 @@ def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, 
     return 0
 
 
-def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path | None) -> list[LockChange]:
+def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], resolver: Resolver) -> list[LockChange]:
     """Rewrite matrix.yaml, render, re-lock the selected targets' locked variants (parent, then children)."""
     path.write_text(plan.rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
     matrix = load_matrix(path)
@@ -186,9 +190,7 @@ def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path 
     roots = [v for v in locked if v.flavour.parent is None] if plan.moved else []
     changes: list[LockChange] = []
     if roots:
-        changes, failures = refresh_locks(
-            matrix, roots, root, Resolver(ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv)
-        )
+        changes, failures = refresh_locks(matrix, roots, root, resolver)
         if failures:
             raise failures[0]
     write_rendered(render_all(matrix, root / "templates", root), root)  # the locks' layer slices

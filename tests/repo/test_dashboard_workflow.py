@@ -1,6 +1,7 @@
-"""The dependency dashboard's workflows: every bump.yml run rewrites the one labelled issue from the bump's JSON
-(with what failed), and dashboard.yml starts bump.yml from ticked boxes only for an editor with write access,
-reading the issue's body as data."""
+"""The bot's workflows beside the bump itself: every bump.yml run rewrites the dependency dashboard (one labelled
+issue) from the bump's JSON (with what failed); dashboard.yml starts bump.yml from ticked boxes only for an editor
+with write access, reading the issue's body as data; lock maintenance runs on its own schedule, separate from the
+pin bumps; a bot pull request that main has overtaken is closed."""
 
 from __future__ import annotations
 
@@ -35,3 +36,22 @@ def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> N
     assert "github.event" not in step["run"]  # never pasted into the script
     assert "admin | maintain | write) ;;" in step["run"]
     assert "gh workflow run bump.yml" in step["run"]
+
+
+def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
+    maintenance = load("lock-maintenance.yml")
+    assert maintenance[True]["schedule"] != load("bump.yml")[True]["schedule"]
+    assert maintenance["env"]["BRANCH"] == "bump/lock-maintenance"  # not bump/pins
+    script = "\n".join(step.get("run", "") for step in maintenance["jobs"]["maintain"]["steps"])
+    assert ".venv/bin/python build.py lock --json > locks.json" in script  # every lock; no --ignore-release-age
+    assert "--ignore-release-age" not in script
+    assert "build.py bump" not in script  # the pins of matrix.yaml stay
+    assert 'scripts/push-bot-branch.sh origin "$BRANCH"' in script
+    assert 'gh pr close "$BRANCH"' in script  # nothing moved: an open one is overtaken
+
+
+def test_an_overtaken_bump_pull_request_is_closed() -> None:
+    job = load("bump.yml")["jobs"]["close-overtaken"]
+    assert job["if"] == "needs.bump.outputs.rebuild == 'false'"
+    assert job["permissions"] == {"pull-requests": "write"}
+    assert "gh pr close bump/pins" in job["steps"][0]["run"]

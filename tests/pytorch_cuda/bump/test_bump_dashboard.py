@@ -25,7 +25,7 @@ def _numpy(version: str, uploaded: str | None = None) -> IndexFile:
 
 
 def _files(index: str, name: str) -> list[IndexFile]:
-    found = _cu130_down(index, name)
+    found = list(_cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
     if name == "numpy":  # numpy 3 (held back by `compatible`) and a numpy released an hour ago (waiting)
         found += [_numpy("3.0.0", "2025-01-01T00:00:00Z"), _numpy("2.5.9", datetime.now(UTC).isoformat())]
     return found
