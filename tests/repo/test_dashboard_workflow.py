@@ -5,7 +5,14 @@ pin bumps; a bot pull request that main has overtaken is closed."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from tests.repo.test_workflows import load
+
+
+def triggers(name: str) -> Any:
+    """A workflow's `on:` (YAML 1.1 reads the key `on` as True)."""
+    return load(name).get(True)  # type: ignore[call-overload]
 
 
 def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
@@ -19,14 +26,14 @@ def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
     assert '--label "$label" --state open' in script
     assert 'gh issue edit "$number"' in script
     assert "gh issue create" in script  # the first run opens it
-    assert set(bump[True]["workflow_dispatch"]["inputs"]) == {"ignore-release-age", "approve"}  # `on`: True
+    assert set(triggers("bump.yml")["workflow_dispatch"]["inputs"]) == {"ignore-release-age", "approve"}
     (run,) = [s["run"] for s in bump["jobs"]["bump"]["steps"] if s.get("id") == "bump"]
     assert 'flags+=(--approve "$pin")' in run
 
 
 def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> None:
     dashboard = load("dashboard.yml")
-    assert dashboard[True] == {"issues": {"types": ["edited"]}}  # YAML reads `on` as True
+    assert triggers("dashboard.yml") == {"issues": {"types": ["edited"]}}
     job = dashboard["jobs"]["requests"]
     assert "dependency-dashboard" in job["if"]
     assert "github.event.sender.type == 'User'" in job["if"]  # the bot's own rewrite starts nothing
@@ -40,7 +47,7 @@ def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> N
 
 def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
     maintenance = load("lock-maintenance.yml")
-    assert maintenance[True]["schedule"] != load("bump.yml")[True]["schedule"]
+    assert triggers("lock-maintenance.yml")["schedule"] != triggers("bump.yml")["schedule"]
     assert maintenance["env"]["BRANCH"] == "bump/lock-maintenance"  # not bump/pins
     script = "\n".join(step.get("run", "") for step in maintenance["jobs"]["maintain"]["steps"])
     assert ".venv/bin/python build.py lock --json > locks.json" in script  # every lock; no --ignore-release-age
