@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pytorch_cuda.audit.lock_pins import LockedPin
 from pytorch_cuda.audit.python_audit import PythonAudit
+from pytorch_cuda.audit.triage import SETTLED, Decision, Triage
 from pytorch_cuda.bump.debian_archive import DebianUpdate
 
 Action = Literal["pull-request", "issue"]
@@ -62,6 +63,7 @@ class AuditResult:
     audited: int
     debian_packages: int
     notes: tuple[str, ...] = ()
+    triaged: tuple[tuple[Finding, Decision], ...] = ()  # settled by a committed decision (vex-triage.yaml)
 
     @property
     def exit_status(self) -> int:
@@ -80,8 +82,31 @@ class AuditResult:
             "pull_request": [f.ids[0] for f in self.findings if f.action == "pull-request"],
             "issue": [f.ids[0] for f in self.findings if f.action == "issue"],
             "not_audited": [{"package": n, "version": v, "why": w} for n, v, w in self.not_audited],
+            "triaged": [{"id": f.ids[0], "package": f.package, **d.analysis()} for f, d in self.triaged],
             "notes": list(self.notes),
         }
+
+
+def apply_triage(findings: Sequence[Finding], triage: Triage) -> tuple[list[Finding], list[tuple[Finding, Decision]]]:
+    """(the findings still to act on, those a committed decision settled: not_affected, false_positive,
+    resolved); a decision of exploitable or in_triage keeps its finding open (the VEX says what was decided)."""
+    open_findings, settled = [], []
+    for finding in findings:
+        decision = triage.decision(finding.package, finding.ids)
+        if decision is not None and decision.state in SETTLED:
+            settled.append((finding, decision))
+        else:
+            open_findings.append(finding)
+    return open_findings, settled
+
+
+def stale_decisions(findings: Sequence[Finding], triage: Triage) -> list[str]:
+    """Notes for the decisions that match no finding any more (the advisory is gone or the pin moved)."""
+    return [
+        f"vex-triage.yaml: {d.id} ({d.package}) matches no finding any more; remove it"
+        for d in triage.decisions
+        if not any(d.matches(f.package, f.ids) for f in findings)
+    ]
 
 
 def python_findings(audit: PythonAudit, pins: Sequence[LockedPin]) -> list[Finding]:
