@@ -20,7 +20,7 @@ from pytorch_cuda.audit.findings import (
     stale_decisions,
 )
 from pytorch_cuda.audit.fixing import apply_fixes
-from pytorch_cuda.audit.lock_pins import read_all
+from pytorch_cuda.audit.lock_pins import read_all, unlocked
 from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
 from pytorch_cuda.audit.triage import TRIAGE_FILE, Triage, load_triage
 from pytorch_cuda.bump.debian_archive import check_archive
@@ -112,6 +112,7 @@ def audit(args: argparse.Namespace, session: Session) -> int:
     triage = load_triage(args.triage or root / TRIAGE_FILE)
     open_findings, settled = apply_triage(findings, triage)
     notes += stale_decisions(findings, triage)
+    notes += [] if locks else unlocked(session.matrix(args), root)
     result = AuditResult(
         tuple(open_findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes),
         tuple(settled),
