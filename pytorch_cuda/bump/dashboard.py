@@ -60,8 +60,8 @@ def _pending(plan: Mapping[str, Any]) -> list[str]:
     moved = plan.get("moved", [])
     if not moved:
         return []
-    rows = ["| pin | current | new | allowed by |", "|---|---|---|---|"]
-    rows += [f"| `{m['pin']}` | {m['old']} | **{m['new']}** | {m['why']} |" for m in moved]
+    rows = ["| pin | current | new | group | allowed by |", "|---|---|---|---|---|"]
+    rows += [f"| `{m['pin']}` | {m['old']} | **{m['new']}** | {m.get('group', '')} | {m['why']} |" for m in moved]
     return [*rows, "", _box("rebase: make the bump pull request again from the default branch", "rebase")]
 
 

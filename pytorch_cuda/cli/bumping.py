@@ -14,6 +14,7 @@ from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
+from pytorch_cuda.bump.groups import GROUPS, only
 from pytorch_cuda.bump.pr_body import pr_body
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
@@ -61,6 +62,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="move to releases younger than policy's min_release_age too (a security fix does not wait)",
     )
     verb.add_argument(
+        "--group",
+        choices=GROUPS,
+        help="only this group's moves (patch, minor or major update; torch's pins with torch; the base and "
+        "Debian with patch), for one pull request per group",
+    )
+    verb.add_argument(
         "--approve",
         action="append",
         default=[],
@@ -103,6 +110,8 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     bases, notes = plan_bases(matrix, policy, resolve_tag)
     plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
     plan = _with_debian(plan, [*notes], matrix, root, ca_path, log)
+    if args.group:
+        plan = only(plan, args.group)
     checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
     if (plan.moved or plan.moved_bases) and not args.dry_run:

@@ -55,7 +55,7 @@ def test_the_dashboard_of_a_dry_run(dry_run: Path, capsys: pytest.CaptureFixture
     assert body.startswith(MARKER)
     assert "Last run: bump.yml run 7; result **rebuild needed**; targets checked: `cu128`, `cu126`." in body
     assert "## Pending (5)" in body
-    assert "| `targets.cu128.torch` | 2.9.1 | **2.9.2** | policy ==2.9.* |" in body
+    assert "| `targets.cu128.torch` | 2.9.1 | **2.9.2** | patch | policy ==2.9.* |" in body
     assert "## Held back by the policy (2)" in body
     assert "- `targets.cu128.torch` 2.9.2 -> 2.10.0: held back by `policy ==2.9.*` (a new torch series" in body
     assert (
@@ -103,3 +103,16 @@ def _err(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
 def test_a_file_that_is_not_a_bumps_json_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "x.json").write_text('{"a": 1}')
     assert "is not a bump's JSON" in " ".join(_err(capsys, "dashboard", "--plan", str(tmp_path / "x.json")).split())
+
+
+def test_one_group_per_pull_request(dry_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    approve = ["bump", "--dry-run", "--json", "--approve", "python_packages.numpy"]
+    patch = json.loads(_run(capsys, *approve, "--group", "patch", status=4))
+    assert {m["pin"]: m["group"] for m in patch["moved"]} == {
+        "targets.cu128.torch": "patch",
+        "targets.cu128.triton": "patch",  # dragged along by torch: torch's group
+        "targets.cu128.cudnn": "patch",
+        "targets.cu128.nccl": "patch",
+    }
+    major = json.loads(_run(capsys, *approve, "--group", "major", status=4))
+    assert [(m["pin"], m["new"], m["group"]) for m in major["moved"]] == [("python_packages.numpy", "3.0.0", "major")]
