@@ -3,7 +3,7 @@ exists (a Python fix release, a Debian `-security` update), an issue where none 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -128,15 +128,19 @@ def python_findings(audit: PythonAudit, pins: Sequence[LockedPin]) -> list[Findi
     ]
 
 
-def debian_findings(updates: Iterable[DebianUpdate], record: str) -> list[Finding]:
+def debian_findings(
+    updates: Iterable[DebianUpdate], record: str, advisories: Mapping[str, tuple[str, ...]] | None = None
+) -> list[Finding]:
     """The recorded packages (`record`: the record's path) that the base's `-security` suite has newer; updates
-    from the suite itself or -updates are bump's, not the security lane's."""
+    from the suite itself or -updates are bump's, not the security lane's. `advisories`: the CVE/DSA ids each
+    update fixes (from its changelog), which come first, the suite's own id (trixie-security:passwd) after."""
+    ids = advisories or {}
     return [
         Finding(
             "deb",
             u.package,
             u.old,
-            (f"{u.suite}:{u.package}",),
+            (*ids.get(u.package, ()), f"{u.suite}:{u.package}"),
             (u.new,),
             f"Debian {u.suite} has {u.package} {u.new}",
             "Debian security archive",
