@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import io
 import lzma
@@ -15,25 +16,42 @@ from pathlib import Path
 from tests.support.loopback_index import serve_folder, stop_server
 
 
-def packages_index(packages: dict[str, str], architecture: str = "amd64", source: str = "") -> bytes:
-    """A Packages file (deb822 paragraphs) listing `packages` (name -> version), built from `source` if given."""
-    origin = f"Source: {source}\n" if source else ""
+def packages_index(packages: dict[str, str], architecture: str = "amd64") -> bytes:
+    """A Packages file (deb822 paragraphs) listing `packages` (name -> version)."""
     paragraphs = [
-        f"Package: {name}\n{origin}Version: {version}\nArchitecture: {architecture}\nFilename: pool/main/{name}.deb\n"
+        f"Package: {name}\nVersion: {version}\nArchitecture: {architecture}\nFilename: pool/main/{name}.deb\n"
         for name, version in packages.items()
     ]
     return "\n".join(paragraphs).encode()
 
 
-def _debian_tar(changelog: str) -> bytes:
-    """A source package's .debian.tar.xz holding debian/changelog."""
-    data = changelog.encode()
+def _plain(version: str) -> str:
+    """A version as pool file names write it: without its epoch."""
+    return version.partition(":")[2] or version
+
+
+def _tar_xz(files: dict[str, bytes]) -> bytes:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w:xz") as archive:
-        member = tarfile.TarInfo("debian/changelog")
-        member.size = len(data)
-        archive.addfile(member, io.BytesIO(data))
+        for name, data in files.items():
+            member = tarfile.TarInfo(name)
+            member.size = len(data)
+            archive.addfile(member, io.BytesIO(data))
     return buffer.getvalue()
+
+
+def _deb(package: str, changelog: str) -> bytes:
+    """A .deb (ar: debian-binary, control.tar.xz, data.tar.xz) whose data holds the package's changelog."""
+    members = {
+        "debian-binary": b"2.0\n",
+        "control.tar.xz": _tar_xz({"./control": f"Package: {package}\n".encode()}),
+        "data.tar.xz": _tar_xz({f"./usr/share/doc/{package}/changelog.Debian.gz": gzip.compress(changelog.encode())}),
+    }
+    out = bytearray(b"!<arch>\n")
+    for name, data in members.items():
+        out += f"{name:<16}{0:<12}{0:<6}{0:<6}{100644:<8}{len(data):<10}`\n".encode() + data
+        out += b"\n" if len(data) % 2 else b""
+    return bytes(out)
 
 
 @dataclass
@@ -56,18 +74,28 @@ class LoopbackArchive:
 
     def publish_security_source(self, source: str, version: str, binaries: dict[str, str], changelog: str) -> None:
         """The -security suite with `binaries` built from `source` at `version`: their Packages.xz (naming the
-        source), its Sources.xz and, in the pool, the source's .debian.tar.xz with `changelog`."""
-        dists = self.root / "debian-security" / "dists" / f"{self.suite}-security" / "main"
-        (dists / "binary-amd64").mkdir(parents=True, exist_ok=True)
-        (dists / "binary-amd64" / "Packages.xz").write_bytes(lzma.compress(packages_index(binaries, source=source)))
+        source and each binary's .deb, whose usr/share/doc/NAME/changelog.Debian.gz is `changelog`), its
+        Sources.xz and, in the pool, the source's .debian.tar.xz with debian/changelog."""
+        security = self.root / "debian-security"
+        dists = security / "dists" / f"{self.suite}-security" / "main"
         directory = f"pool/updates/main/{source[0]}/{source}"
-        name = f"{source}_{version.partition(':')[2] or version}.debian.tar.xz"
-        tarball = _debian_tar(changelog)
-        (self.root / "debian-security" / directory).mkdir(parents=True, exist_ok=True)
-        (self.root / "debian-security" / directory / name).write_bytes(tarball)
-        digest = hashlib.md5(tarball).hexdigest()
+        (security / directory).mkdir(parents=True, exist_ok=True)
+        paragraphs = []
+        for binary, binary_version in binaries.items():
+            deb = f"{directory}/{binary}_{_plain(binary_version)}_amd64.deb"
+            (security / deb).write_bytes(_deb(binary, changelog))
+            paragraphs.append(
+                f"Package: {binary}\nSource: {source}\nVersion: {binary_version}\nArchitecture: amd64\n"
+                f"Filename: {deb}\n"
+            )
+        (dists / "binary-amd64").mkdir(parents=True, exist_ok=True)
+        (dists / "binary-amd64" / "Packages.xz").write_bytes(lzma.compress("\n".join(paragraphs).encode()))
+        name = f"{source}_{_plain(version)}.debian.tar.xz"
+        tarball = _tar_xz({"debian/changelog": changelog.encode()})
+        (security / directory / name).write_bytes(tarball)
         paragraph = (
-            f"Package: {source}\nVersion: {version}\nDirectory: {directory}\nFiles:\n {digest} {len(tarball)} {name}\n"
+            f"Package: {source}\nVersion: {version}\nDirectory: {directory}\n"
+            f"Checksums-Sha256:\n {hashlib.sha256(tarball).hexdigest()} {len(tarball)} {name}\n"
         )
         (dists / "source").mkdir(parents=True, exist_ok=True)
         (dists / "source" / "Sources.xz").write_bytes(lzma.compress(paragraph.encode()))

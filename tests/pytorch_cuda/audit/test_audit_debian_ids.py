@@ -1,7 +1,7 @@
 """A Debian security finding carries the CVE (and DSA/DLA) ids its update fixes, read from Debian's archive: the
--security suite's Packages index (the binary's source), Sources index and the source's debian/changelog, on a
-Debian archive served on 127.0.0.1. Only the entries newer than the installed version count. pip-audit's process
-is faked (no Python pin is at stake here)."""
+changelog in the binary .deb the -security suite's Packages index points at, else the source's debian/changelog
+(Sources index, .debian.tar.xz), on a Debian archive served on 127.0.0.1. Only the entries newer than the
+installed version count. pip-audit's process is faked (no Python pin is at stake here)."""
 
 from __future__ import annotations
 
@@ -55,8 +55,13 @@ def test_a_debian_finding_names_its_cves(
         (finding,) = json.loads(capsys.readouterr().out)["findings"]
         assert (finding["package"], finding["id"]) == ("passwd", "CVE-2026-11111")
         assert finding["aliases"] == ["CVE-2026-22222", "DSA-6123-1", "trixie-security:passwd"]
-        # without the source's changelog the finding keeps the suite's id, and a note says why
-        (tmp_path / "archive/debian-security/dists/trixie-security/main/source/Sources.xz").unlink()
+        # the .deb gone: the source's debian/changelog says the same; both gone: the suite's id, and a note why
+        security = tmp_path / "archive/debian-security"
+        for deb in security.glob("pool/updates/main/s/shadow/*.deb"):
+            deb.unlink()
+        assert main(["audit", "--root", str(root), "--lock", str(lock), "--json"]) == 1
+        assert json.loads(capsys.readouterr().out)["findings"][0]["id"] == "CVE-2026-11111"
+        (security / "dists/trixie-security/main/source/Sources.xz").unlink()
         assert main(["audit", "--root", str(root), "--lock", str(lock), "--json"]) == 1
         found = json.loads(capsys.readouterr().out)
         assert found["findings"][0]["id"] == "trixie-security:passwd"
