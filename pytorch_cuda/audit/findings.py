@@ -3,12 +3,13 @@ exists (a Python fix release, a Debian `-security` update), an issue where none 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytorch_cuda.audit.lock_pins import LockedPin
 from pytorch_cuda.audit.python_audit import PythonAudit
+from pytorch_cuda.audit.triage import SETTLED, Decision, Triage
 from pytorch_cuda.bump.debian_archive import DebianUpdate
 
 Action = Literal["pull-request", "issue"]
@@ -62,6 +63,7 @@ class AuditResult:
     audited: int
     debian_packages: int
     notes: tuple[str, ...] = ()
+    triaged: tuple[tuple[Finding, Decision], ...] = ()  # settled by a committed decision (vex-triage.yaml)
 
     @property
     def exit_status(self) -> int:
@@ -80,8 +82,31 @@ class AuditResult:
             "pull_request": [f.ids[0] for f in self.findings if f.action == "pull-request"],
             "issue": [f.ids[0] for f in self.findings if f.action == "issue"],
             "not_audited": [{"package": n, "version": v, "why": w} for n, v, w in self.not_audited],
+            "triaged": [{"id": f.ids[0], "package": f.package, **d.analysis()} for f, d in self.triaged],
             "notes": list(self.notes),
         }
+
+
+def apply_triage(findings: Sequence[Finding], triage: Triage) -> tuple[list[Finding], list[tuple[Finding, Decision]]]:
+    """(the findings still to act on, those a committed decision settled: not_affected, false_positive,
+    resolved); a decision of exploitable or in_triage keeps its finding open (the VEX says what was decided)."""
+    open_findings, settled = [], []
+    for finding in findings:
+        decision = triage.decision(finding.package, finding.ids)
+        if decision is not None and decision.state in SETTLED:
+            settled.append((finding, decision))
+        else:
+            open_findings.append(finding)
+    return open_findings, settled
+
+
+def stale_decisions(findings: Sequence[Finding], triage: Triage) -> list[str]:
+    """Notes for the decisions that match no finding any more (the advisory is gone or the pin moved)."""
+    return [
+        f"vex-triage.yaml: {d.id} ({d.package}) matches no finding any more; remove it"
+        for d in triage.decisions
+        if not any(d.matches(f.package, f.ids) for f in findings)
+    ]
 
 
 def python_findings(audit: PythonAudit, pins: Sequence[LockedPin]) -> list[Finding]:
@@ -103,15 +128,19 @@ def python_findings(audit: PythonAudit, pins: Sequence[LockedPin]) -> list[Findi
     ]
 
 
-def debian_findings(updates: Iterable[DebianUpdate], record: str) -> list[Finding]:
+def debian_findings(
+    updates: Iterable[DebianUpdate], record: str, advisories: Mapping[str, tuple[str, ...]] | None = None
+) -> list[Finding]:
     """The recorded packages (`record`: the record's path) that the base's `-security` suite has newer; updates
-    from the suite itself or -updates are bump's, not the security lane's."""
+    from the suite itself or -updates are bump's, not the security lane's. `advisories`: the CVE/DSA ids each
+    update fixes (from its changelog), which come first, the suite's own id (trixie-security:passwd) after."""
+    ids = advisories or {}
     return [
         Finding(
             "deb",
             u.package,
             u.old,
-            (f"{u.suite}:{u.package}",),
+            (*ids.get(u.package, ()), f"{u.suite}:{u.package}"),
             (u.new,),
             f"Debian {u.suite} has {u.package} {u.new}",
             "Debian security archive",

@@ -10,6 +10,9 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.locks.child_flavour import lock_command, own_lock_path
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.variants import all_variants
 
 # `name==version` at the start of a lock line (uv's export and `uv pip compile` both write them so).
 _PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(?:\[[^\]]*\])?==([^\s;\\]+)")
@@ -72,3 +75,15 @@ def read_all(root: Path, locks: list[Path] | None = None) -> list[LockedPin]:
             fix="run audit in the repository (or pass --root), after `build.py lock` wrote the locks",
         )
     return [pin for path in found for pin in read_pins(path, root)]
+
+
+def unlocked(matrix: Matrix, root: Path) -> list[str]:
+    """Notes for the matrix's variants that have no lock: nothing of theirs is audited (and `build` refuses
+    them), so the audit says so instead of passing over them."""
+    missing = [(v, own_lock_path(root, v)) for v in all_variants(matrix)]
+    return [
+        f"{v.key}: no lock ({path.relative_to(root)}), so not audited; `{lock_command(v)}` on a machine that "
+        "reaches its index makes one"
+        for v, path in missing
+        if not path.exists()
+    ]

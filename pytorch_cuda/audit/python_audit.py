@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ from pytorch_cuda.audit.lock_pins import LockedPin
 from pytorch_cuda.errors import EngineError
 
 PYPI_JSON = "https://pypi.org/pypi"
+PARALLEL, CHUNK = 6, 24  # pip-audit processes at once (network-bound), and the fewest pins one is given
 Run = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
 FetchJson = Callable[[str], Any]  # URL -> the decoded JSON, or None for a 404
 
@@ -57,6 +59,12 @@ def _rounds(pins: Iterable[LockedPin]) -> list[list[tuple[str, str]]]:
             rounds.append(slot)
         slot[name] = version
     return [sorted(r.items()) for r in rounds]
+
+
+def _split(pairs: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
+    """A round in up to PARALLEL parts of at least CHUNK pins (a small round stays one run)."""
+    size = max(CHUNK, -(-len(pairs) // PARALLEL))
+    return [pairs[start : start + size] for start in range(0, len(pairs), size)]
 
 
 def run_pip_audit(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -131,31 +139,45 @@ def audit_pins(
     advisories: list[Advisory] = []
     skipped: list[tuple[str, str, str]] = []
     audited = 0
+    chunks: list[list[tuple[str, str]]] = []
     for number, pairs in enumerate(_rounds(pins), start=1):
         log(f"pip-audit -s {service.name}: {len(pairs)} pinned versions (round {number})")
-        for dependency in _pip_audit(pairs, service, run):
+        chunks += _split(pairs)
+    # pip-audit asks the service one package at a time: its processes run side by side, each on a part of a round
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
+        reports = list(pool.map(lambda chunk: _pip_audit(chunk, service, run), chunks))
+    unanswered: list[tuple[str, str, str]] = []  # (name, version, pip-audit's skip reason)
+    for pairs, report in zip(chunks, reports, strict=True):
+        for dependency in report:
             name, version = (
                 str(dependency["name"]),
                 str(dependency.get("version", dict(pairs).get(dependency["name"], ""))),
             )
-            if "skip_reason" not in dependency:
-                audited += 1
-                entries = [
-                    (
-                        [str(v["id"]), *map(str, v.get("aliases") or [])],
-                        [str(f) for f in v.get("fix_versions") or []],
-                        str(v.get("description") or "N/A"),
-                    )
-                    for v in dependency.get("vulns", [])
-                ]
-                source = f"pip-audit ({service.name})"
-                advisories += [Advisory(name, version, i, f, t, source) for i, f, t in _merge(entries)]
+            if "skip_reason" in dependency:
+                unanswered.append((name, dict(pairs).get(name, version), str(dependency["skip_reason"])))
                 continue
-            version = dict(pairs).get(name, version)
-            fallback = _from_project_json(name, version, service, fetch) if service.name == "pypi" else None
-            if isinstance(fallback, list):
-                audited += 1
-                advisories += fallback
-            else:
-                skipped.append((name, version, fallback or str(dependency["skip_reason"])))
+            audited += 1
+            entries = [
+                (
+                    [str(v["id"]), *map(str, v.get("aliases") or [])],
+                    [str(f) for f in v.get("fix_versions") or []],
+                    str(v.get("description") or "N/A"),
+                )
+                for v in dependency.get("vulns", [])
+            ]
+            source = f"pip-audit ({service.name})"
+            advisories += [Advisory(name, version, i, f, t, source) for i, f, t in _merge(entries)]
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:  # the fallback: one project JSON each, side by side
+        fallbacks = list(
+            pool.map(
+                lambda n: _from_project_json(n[0], n[1], service, fetch) if service.name == "pypi" else None,
+                unanswered,
+            )
+        )
+    for (name, version, reason), fallback in zip(unanswered, fallbacks, strict=True):
+        if isinstance(fallback, list):
+            audited += 1
+            advisories += fallback
+        else:
+            skipped.append((name, version, fallback or reason))
     return PythonAudit(tuple(advisories), tuple(sorted(skipped)), audited)

@@ -20,6 +20,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.policy_section import PolicySection
 
 Kind = Literal["compatible", "patch", "pinned", "specifier"]
 KEYWORDS: tuple[Kind, ...] = ("compatible", "patch", "pinned")
@@ -96,7 +97,10 @@ def parse_rule(text: object, where: str) -> Rule:
 
 def parse_policy(section: object) -> Policy:
     """The policy of matrix.yaml; without a section, torch stays in its series' patch releases (torch: patch)
-    and every other pin moves within its major version (compatible)."""
+    and every other pin moves within its major version (compatible). The matrix's PolicySection has its keys
+    and types checked already; a mapping (a test's, or one written by hand) is checked here."""
+    if isinstance(section, PolicySection):
+        section = section.as_section()
     if section is None:
         return Policy(torch=Rule("patch"), python_packages=Rule("compatible"))
     if not isinstance(section, dict):
@@ -119,4 +123,26 @@ def parse_policy(section: object) -> Policy:
         torch=parse_rule(section.get("torch", "patch"), "torch"),
         python_packages=parse_rule(section.get("python_packages", "compatible"), "python_packages"),
         packages={str(name): parse_rule(rule, f"packages.{name}") for name, rule in overrides.items()},
+    )
+
+
+def approved(policy: Policy, pins: list[str]) -> Policy:
+    """The policy with each approved pin (a held-back pin ticked on the dependency dashboard, `bump --approve
+    PIN`) free to move to its newest installable version for this run. torch's series is the project's own
+    (matrix.yaml's project.series): a new series is a new release line, never approved here."""
+    packages = dict(policy.packages)
+    for pin in pins:
+        if pin.startswith("targets."):
+            raise _approve_error(pin, "torch and the pins it drags along follow the project's series (2.9)")
+        name = pin.rsplit(".", 1)[-1]
+        if not pin.startswith(("python_packages.", "flavours.")) or not name:
+            raise _approve_error(pin, "it is not a Python package pin of matrix.yaml")
+        packages[name] = Rule(kind="specifier", specifier=SpecifierSet(">=0"))
+    return Policy(policy.torch, policy.python_packages, packages, policy.base, policy.min_release_age)
+
+
+def _approve_error(pin: str, why: str) -> PolicyError:
+    return PolicyError(
+        cause=f"--approve {pin}: {why}",
+        fix="approve a held-back package pin as the dashboard lists it, e.g. --approve python_packages.numpy",
     )

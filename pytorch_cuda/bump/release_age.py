@@ -6,12 +6,15 @@ compromised or broken release is usually yanked within days. The upload time com
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
 from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.build_matrix import Matrix
 
 
 def uploaded(file: IndexFile) -> datetime | None:
@@ -55,3 +58,33 @@ def gated_source(files: Source, min_days: int, now: datetime) -> tuple[Source, d
 
 def newer_than(versions: Iterable[str], current: str) -> tuple[str, ...]:
     return tuple(v for v in versions if Version(v) > Version(current))
+
+
+def lock_cutoff(min_days: int, now: datetime, files: Source, probe: str = "torch") -> Callable[[str], str | None]:
+    """The release-age gate for the locks' transitive pins: for an index, the time (uv's --exclude-newer) no
+    locked file may be uploaded after, `min_days` before `now`. Only where the index serves PEP 700 upload times
+    (PyPI's JSON; probed once per index on `probe`'s page): uv drops every file that has none, so on an index
+    without them (download.pytorch.org's HTML pages) nothing could be locked; there, as in bump, no gate."""
+    if min_days <= 0:
+        return lambda index: None
+    cutoff = (now - timedelta(days=min_days)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    dated: dict[str, bool] = {}
+
+    def of(index: str) -> str | None:
+        if index not in dated:
+            try:
+                dated[index] = any(file.upload_time for file in files(index, probe))
+            except UserError:
+                dated[index] = False  # unreachable: the lock's own probe says so, with its fix
+        return cutoff if dated[index] else None
+
+    return of
+
+
+def matrix_lock_cutoff(matrix: Matrix, ca: Path | None, *, ignore: bool = False) -> Callable[[str], str | None]:
+    """lock_cutoff with matrix.yaml's `policy: min_release_age` on the real indexes (none with `ignore`)."""
+    from pytorch_cuda.bump.bump_policy import parse_policy
+    from pytorch_cuda.bump.simple_index import project_files
+
+    days = 0 if ignore else parse_policy(matrix.policy).min_release_age
+    return lock_cutoff(days, datetime.now(UTC), lambda index, name: project_files(index, name, ca))

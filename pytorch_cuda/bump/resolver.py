@@ -37,6 +37,7 @@ class Resolution:
     held_back: str | None  # the newest installable version the policy does not admit
     yanked: tuple[str, ...]  # newer versions skipped because every file of theirs is yanked
     too_new: tuple[str, ...] = ()  # newer versions younger than the policy's min_release_age (not yet admitted)
+    rule: str = ""  # the policy's rule for this pin, and what it admits (the dashboard's "held back by")
 
     @property
     def moved(self) -> bool:
@@ -118,4 +119,5 @@ def resolve(
         why=why,
         held_back=str(held[-1]) if held else None,
         yanked=tuple(str(v) for v in sorted(yanked) if v > old),
+        rule=rule.why(old),
     )

@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pytorch_cuda.bump.bump_plan import BumpPlan
+from pytorch_cuda.bump.groups import group_of
 from pytorch_cuda.locks.writing import LockChange
 
 EXIT_REBUILD_NEEDED = 3
@@ -91,9 +92,13 @@ def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> di
             {"target": t.target, "index": t.index, "checked": t.unreachable is None, "unreachable": t.unreachable}
             for t in plan.targets
         ],
-        "moved": [row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) for m in plan.moved],
+        "moved": [
+            row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) | {"group": group_of(m, plan)}
+            for m in plan.moved
+        ],
         "held_back": [
-            {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back} for m in plan.held_back
+            {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back, "rule": m.resolution.rule}
+            for m in plan.held_back
         ],
         "yanked_skipped": [
             {"pin": m.where, "versions": list(m.resolution.yanked)} for m in plan.moves if m.resolution.yanked

@@ -12,6 +12,7 @@ from pytorch_cuda.cli import (
     bumping,
     ci,
     completion,
+    dashboarding,
     offline,
     releasing,
     results_site,
@@ -66,8 +67,10 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    for module in (building, bake_export, offline, bumping, auditing, ci, releasing, results_site, completion):
+    verbs_in_order = (building, bake_export, offline, bumping, dashboarding, auditing, ci, releasing, results_site)
+    for module in (*verbs_in_order, completion):
         module.register(verbs, shared)
+    p.set_defaults(make_parser=parser)  # `completion` generates from the parser without importing this module
     return p
 
 

@@ -5,25 +5,37 @@ from __future__ import annotations
 
 import argparse
 import json
+import lzma
+import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pytorch_cuda import __version__
 from pytorch_cuda.audit.audit_markdown import markdown, summary_lines
-from pytorch_cuda.audit.findings import AuditResult, Finding, debian_findings, python_findings
+from pytorch_cuda.audit.findings import (
+    AuditResult,
+    Finding,
+    apply_triage,
+    debian_findings,
+    python_findings,
+    stale_decisions,
+)
 from pytorch_cuda.audit.fixing import apply_fixes
-from pytorch_cuda.audit.lock_pins import read_all
+from pytorch_cuda.audit.lock_pins import read_all, unlocked
 from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
-from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.audit.triage import TRIAGE_FILE, Triage, load_triage
+from pytorch_cuda.bump.debian_advisories import advisory_ids
+from pytorch_cuda.bump.debian_archive import DebianUpdate, check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_path
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.errors import EngineError
+from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.debian_suites import security_mirror
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from pytorch_cuda_sbom.vex import VexEntry, vex_document
+from pytorch_cuda_sbom.vex import VexEntry, embed, vex_document
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -57,6 +69,19 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "(newest transitive versions) and the host tools a finding names; no release-age gate",
     )
     verb.add_argument("--vex", type=Path, metavar="PATH", help="write the findings as a CycloneDX 1.6 VEX document")
+    verb.add_argument(
+        "--sbom",
+        type=Path,
+        metavar="PATH",
+        help="also put the VEX's vulnerabilities into this CycloneDX SBOM (in place), on the components it lists: "
+        "the release attests the SBOM with them",
+    )
+    verb.add_argument(
+        "--triage",
+        type=Path,
+        metavar="PATH",
+        help=f"the committed triage decisions the VEX reads (default: ROOT/{TRIAGE_FILE})",
+    )
     verb.add_argument("--markdown-pr", type=Path, metavar="PATH", help="write the fixable findings as Markdown")
     verb.add_argument("--markdown-issue", type=Path, metavar="PATH", help="write the unfixable findings as Markdown")
     ca_bundle_option(verb)
@@ -88,10 +113,15 @@ def audit(args: argparse.Namespace, session: Session) -> int:
     python = audit_pins(pins, service, run_pip_audit, fetch_json, log)
     findings = python_findings(python, pins)
     debian, notes = (0, []) if args.no_debian else _debian(session.matrix(args), root, ca_path, findings, log)
+    triage = load_triage(args.triage or root / TRIAGE_FILE)
+    open_findings, settled = apply_triage(findings, triage)
+    notes += stale_decisions(findings, triage)
+    notes += [] if locks else unlocked(session.matrix(args), root)
     result = AuditResult(
-        tuple(findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes)
-    )
-    _write_outputs(args, result)
+        tuple(open_findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes),
+        tuple(settled),
+    )  # fmt: skip
+    _write_outputs(args, result, triage)
     fixed = _fix(args, session, root, result, ca_path, log) if args.fix and result.findings else None
     if args.json:
         print(dumps(result.as_json() | ({"fixed": fixed} if fixed is not None else {})))
@@ -139,21 +169,61 @@ def _debian(matrix: Matrix, root: Path, ca: Path | None, findings: list[Finding]
                 cause=f"{exc.cause}; the Debian -security check needs the base's archive",
                 fix="run audit where the mirror matrix.yaml names answers, or leave Debian out with --no-debian",
             ) from exc
-        findings += debian_findings(updates, where)
+        ids = _debian_ids([u for u in updates if u.security], security_mirror(str(base.bootstrap.mirror)), ca, notes)
+        findings += debian_findings(updates, where, ids)
         count += len(record.packages)
     return count, notes
 
 
-def _write_outputs(args: argparse.Namespace, result: AuditResult) -> None:
-    if args.vex:
+def _debian_ids(
+    updates: list[DebianUpdate], mirror: str, ca: Path | None, notes: list[str]
+) -> dict[str, tuple[str, ...]]:
+    """Each security update's CVE/DSA ids, from its source's changelog in the archive (a note where it cannot)."""
+    pages: dict[str, bytes] = {}
+
+    def fetch(url: str) -> bytes:
+        if url not in pages:
+            pages[url] = fetch_bytes(url, ca)[1]
+        return pages[url]
+
+    found: dict[str, tuple[str, ...]] = {}
+    for update in updates:
+        try:
+            found[update.package] = advisory_ids(update, mirror, fetch)
+        except (LookupError, UserError, ValueError, tarfile.TarError, lzma.LZMAError) as exc:
+            why = exc.cause if isinstance(exc, UserError) else str(exc)
+            notes.append(f"Debian {update.package} {update.new}: no CVE/DSA ids ({why})")
+    return found
+
+
+def _write_outputs(args: argparse.Namespace, result: AuditResult, triage: Triage) -> None:
+    if args.vex or args.sbom:
+        every = [*result.findings, *(f for f, _ in result.triaged)]
         entries = [
-            VexEntry(f.purl, f.package, f.version, f.ids, f.fix_versions, f.description, f.source)
-            for f in result.findings
+            VexEntry(f.purl, f.package, f.version, f.ids, f.fix_versions, f.description, f.source, _analysis(f, triage))
+            for f in every
         ]
         stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-        args.vex.parent.mkdir(parents=True, exist_ok=True)
-        args.vex.write_text(json.dumps(vex_document(entries, __version__, stamp), indent=2) + "\n", encoding="utf-8")
+        vex = vex_document(entries, __version__, stamp)
+        if args.vex:
+            args.vex.parent.mkdir(parents=True, exist_ok=True)
+            args.vex.write_text(json.dumps(vex, indent=2) + "\n", encoding="utf-8")
+        if args.sbom:
+            sbom = json.loads(_read(args.sbom))
+            args.sbom.write_text(json.dumps(embed(sbom, vex), indent=2) + "\n", encoding="utf-8")
     for path, action in ((args.markdown_pr, "pull-request"), (args.markdown_issue, "issue")):
         if path:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(markdown(result, action), encoding="utf-8")
+
+
+def _analysis(finding: Finding, triage: Triage) -> dict[str, str] | None:
+    decision = triage.decision(finding.package, finding.ids)
+    return decision.analysis() if decision else None
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserError(cause=f"cannot read the SBOM {path} ({error.strerror})", fix="pass the image's SBOM") from None

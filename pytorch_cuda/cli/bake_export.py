@@ -1,7 +1,8 @@
 """`build.py bake`: the matrix as a docker buildx bake file (JSON), for those who build with their own buildx:
 one bake target per variant (its rendered Dockerfile, tags, labels, linux/amd64), a child flavour FROM its
-parent's bake target (a named context), and groups: default, all, and one per matrix target. What bake builds
-has not passed the in-image checks: `build.py build` is what gates the tags."""
+parent's bake target (a named context), and groups: default, all, one per matrix target and one per alias and
+per matrix.yaml group (each: its targets' variants), so `docker buildx bake cu12` works. What bake builds has not
+passed the in-image checks: `build.py build` is what gates the tags."""
 
 from __future__ import annotations
 
@@ -10,12 +11,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.build.build_plan import BuildRequest, plan_lineage
+from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildRequest, plan_lineage
+from pytorch_cuda.cli.bake_set import apply_sets
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
-from pytorch_cuda.cli.overrides import BAKE_KEYS, PLATFORM, Override, check_platform, options, parse_overrides
+from pytorch_cuda.cli.overrides import BAKE_KEYS, PLATFORM, check_platform, options, parse_overrides, scope_of
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.target_selection import expand_targets
+from pytorch_cuda.matrix.target_selection import expand_targets, group_members
 from pytorch_cuda.matrix.variants import all_variants
 
 
@@ -27,8 +29,10 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         description="Print (or write with --file) a docker buildx bake definition in JSON: a target per variant "
         "(the rendered images/VARIANT/Dockerfile, its tags and labels, linux/amd64), each child flavour FROM its "
         "parent's target through a named context, the base image as BASE_IMAGE (the matrix's upstream), and the "
-        "groups default, all and one per matrix target. `docker buildx bake -f docker-bake.json all` builds the "
-        "matrix with your own buildx; the in-image checks that gate build.py's tags do not run there.",
+        "groups default, all, one per matrix target, alias and matrix.yaml group; the CA bundle (--ca-bundle, "
+        "else $PIP_CERT, $SSL_CERT_FILE or $REQUESTS_CA_BUNDLE) as the pip_ca secret. `docker buildx bake -f "
+        "docker-bake.json all` builds the matrix with your own buildx; the in-image checks that gate build.py's "
+        "tags do not run there.",
         epilog=examples("bake", "bake --file docker-bake.json --target cu12", "bake --set '*.cache-to=type=inline'"),
     )
     verb.add_argument("--target", action="append", metavar="NAME", help="these targets or groups (default: all)")
@@ -41,11 +45,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
 def bake(args: argparse.Namespace, session: Session) -> int:
     check_platform(args.platform)
     matrix, root = session.matrix(args), session.root()
-    sets = parse_overrides(args.set, BAKE_KEYS)
+    scope = scope_of(matrix)
+    sets = parse_overrides(args.set, BAKE_KEYS, scope)
     chosen = set(expand_targets(matrix, args.target or ["all"]))
     targets: dict[str, dict[str, Any]] = {}
+    owners: dict[str, str] = {}
     for variant in (v for v in all_variants(matrix) if v.target_name in chosen):
-        plans = plan_lineage(matrix, BuildRequest(variant.target_name, variant.flavour_name, dry_run=True), root)
+        asked = BuildRequest(variant.target_name, variant.flavour_name, ca_bundle=args.ca_bundle, dry_run=True)
+        plans = plan_lineage(matrix, asked, root)
         plan, parents = plans[-1], plans[:-1]
         entry: dict[str, Any] = {
             "context": ".",
@@ -59,10 +66,11 @@ def bake(args: argparse.Namespace, session: Session) -> int:
             parent = parents[-1]
             entry["args"]["PARENT_IMAGE"] = parent.tags.full_ref
             entry["contexts"] = {parent.tags.full_ref: f"target:{parent.variant.key}"}
-        if args.ca_bundle:
-            entry["secret"] = [f"id=pip_ca,src={args.ca_bundle}"]
-        targets[variant.key] = _apply(entry, variant.key, variant.target_name, sets, matrix.target_names())
-    document = {"group": _groups(matrix, list(targets)), "target": targets}
+        if plan.ca_bundle:  # --ca-bundle, else the environment's default, as build uses it
+            entry["secret"] = [f"id={PIP_CA_SECRET},src={plan.ca_bundle}"]
+        targets[variant.key], owners[variant.key] = entry, variant.target_name
+    apply_sets(targets, owners, sets, scope)
+    document = {"group": _groups(matrix, owners), "target": targets}
     text = json.dumps(document, indent=2) + "\n"
     if args.file:
         args.file.write_text(text, encoding="utf-8")
@@ -83,27 +91,20 @@ def _base_ref(matrix: Matrix, name: str) -> str:
     return str(base.upstream)
 
 
-def _groups(matrix: Matrix, keys: list[str]) -> dict[str, dict[str, list[str]]]:
+def _groups(matrix: Matrix, owners: dict[str, str]) -> dict[str, dict[str, list[str]]]:
+    """bake groups: all, default (the default variant), and one per matrix target, alias and matrix.yaml group
+    (the variants of its targets). The alias `default` is bake's default group, the default variant."""
+    keys = list(owners)
     groups = {"all": {"targets": keys}}
     default = f"{matrix.project.default_target}-{matrix.project.default_flavour}"
     groups["default"] = {"targets": [default] if default in keys else keys}
-    for target in matrix.targets:
-        mine = [key for key in keys if key.startswith(f"{target}-")]
+    named = {target: [target] for target in matrix.targets}
+    named.update({alias: [target] for alias, target in matrix.target_names().items() if alias != target})
+    named.update({name: members for name, members in group_members(matrix).items() if name != "all"})
+    for name, members in named.items():
+        if name in groups:  # the alias `default` names the default target; bake's default is its default variant
+            continue
+        mine = [key for key in keys if owners[key] in members]
         if mine:
-            groups[target] = {"targets": mine}
+            groups[name] = {"targets": mine}
     return groups
-
-
-def _apply(entry: dict[str, Any], key: str, target: str, sets: list[Override], names: dict[str, str]) -> dict[str, Any]:
-    """bake's --set semantics on one target: a map key (labels.X, args.X) or a whole attribute."""
-    for override in (o for o in sets if o.matches(key, target, names)):
-        attribute, _, name = override.key.partition(".")
-        if name:
-            entry.setdefault(attribute, {})[name] = override.value
-        elif attribute == "platform":
-            entry["platforms"] = [check_platform(override.value)]
-        elif attribute in ("no-cache", "pull"):
-            entry[attribute] = override.value.lower() in {"true", "1"}
-        else:
-            entry[attribute] = override.value.split(",")
-    return entry

@@ -13,8 +13,9 @@ from pytorch_cuda.build.build_plan import BuildPlan, BuildRequest, plan_lineage
 from pytorch_cuda.build.lineage import execute_lineage
 from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks
 from pytorch_cuda.cli import overrides
+from pytorch_cuda.cli.metadata_file import write_metadata
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
-from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, write_metadata
+from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
@@ -22,6 +23,7 @@ from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.locks.resolving import require_lock
 from pytorch_cuda.matrix.target_selection import expand_targets
 from pytorch_cuda.network.index_probe import probe_index
 
@@ -95,7 +97,8 @@ def run(args: argparse.Namespace, session: Session) -> int:
     check_platform(args.platform)
     matrix = session.matrix(args)
     targets = expand_targets(matrix, args.target, args.flavour)
-    sets, names = parse_overrides(args.set, BUILD_KEYS), matrix.target_names()
+    scope = scope_of(matrix)
+    sets = parse_overrides(args.set, BUILD_KEYS, scope)
     if not targets:
         raise UserError(
             cause=f"no target of --target {' '.join(args.target)} has the flavour {args.flavour!r}",
@@ -104,8 +107,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
     engine: list[DockerEngine] = []  # connected once, on the first target that builds
 
     def one(target: str) -> dict[str, Any]:
-        plans = [apply_to_plan(p, sets, names) for p in plan_lineage(matrix, request(args, target), session.root())]
-        if args.dry_run:
+        plans = [apply_to_plan(p, sets, scope) for p in plan_lineage(matrix, request(args, target), session.root())]
+        if args.dry_run:  # plans only what a build would build: a variant with no lock is left out, and why
+            for plan in plans:
+                require_lock(plan.variant, session.root(), _offline)
             return {**plans[-1].as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
         if not engine:
             engine.append(DockerEngine(connect(), find_build_client()))
@@ -118,7 +123,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     if len(targets) == 1:
         found = one(targets[0])
         if args.metadata_file and not args.dry_run:
-            write_metadata(args.metadata_file, {targets[0]: found})
+            write_metadata(args.metadata_file, {targets[0]: found}, several=False)
         if args.json:
             print(dumps(found))
         elif args.dry_run:
@@ -126,12 +131,17 @@ def run(args: argparse.Namespace, session: Session) -> int:
         return 0
     results = build_each(targets, one, session.err)
     if args.metadata_file and not args.dry_run:
-        write_metadata(args.metadata_file, {r.target: r.found for r in results if r.found is not None})
+        built = {r.target: r.found for r in results if r.found is not None}
+        write_metadata(args.metadata_file, built, several=True)
     if args.json:
         print(dumps(results_json(results)))
     else:
         print_results(session.out, results, dry_run=args.dry_run)
     return exit_status(results)
+
+
+def _offline(index: str) -> None:
+    """A dry run probes no index: it says a lock is missing, not whether it could be made from here."""
 
 
 def _execute(plans: list[BuildPlan], engine: DockerEngine, args: argparse.Namespace, session: Session) -> list[Any]:

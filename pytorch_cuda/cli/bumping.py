@@ -11,10 +11,12 @@ from pathlib import Path
 
 from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
-from pytorch_cuda.bump.bump_policy import parse_policy
+from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
+from pytorch_cuda.bump.groups import GROUPS, only
 from pytorch_cuda.bump.pr_body import pr_body
+from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
@@ -60,6 +62,20 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="move to releases younger than policy's min_release_age too (a security fix does not wait)",
     )
     verb.add_argument(
+        "--group",
+        choices=GROUPS,
+        help="only this group's moves (patch, minor or major update; torch's pins with torch; the base and "
+        "Debian with patch), for one pull request per group",
+    )
+    verb.add_argument(
+        "--approve",
+        action="append",
+        default=[],
+        metavar="PIN",
+        help="move this held-back package pin (e.g. python_packages.numpy) past its policy rule for this run: what "
+        "a ticked box of the dependency dashboard asks (repeatable)",
+    )
+    verb.add_argument(
         "--record-debian",
         metavar="IMAGE",
         help="write images/debian-BASE.lock from IMAGE's record of its Debian packages, then stop",
@@ -83,7 +99,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     def log(line: str) -> None:
         session.err.print(f"bump: {line}", highlight=False, markup=False)
 
-    policy = parse_policy(matrix.policy)
+    policy = approved(parse_policy(matrix.policy), args.approve)
     if args.ignore_release_age:
         policy = replace(policy, min_release_age=0)
     targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)
@@ -94,6 +110,8 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     bases, notes = plan_bases(matrix, policy, resolve_tag)
     plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
     plan = _with_debian(plan, [*notes], matrix, root, ca_path, log)
+    if args.group:
+        plan = only(plan, args.group)
     checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
     if (plan.moved or plan.moved_bases) and not args.dry_run:
@@ -101,7 +119,10 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         before = _snapshot(path, root)
         log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
         try:
-            changes = _apply(plan, path, root, checked, ca_path)
+            gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
+            changes = _apply(
+                plan, path, root, checked, Resolver(ca_path, lambda i: probe_index(i, ca_path), _fresh_uv, gate)
+            )
         except UserError as error:
             _restore(before, root)
             raise type(error)(
@@ -169,7 +190,7 @@ def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, 
     return 0
 
 
-def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path | None) -> list[LockChange]:
+def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], resolver: Resolver) -> list[LockChange]:
     """Rewrite matrix.yaml, render, re-lock the selected targets' locked variants (parent, then children)."""
     path.write_text(plan.rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
     matrix = load_matrix(path)
@@ -178,9 +199,7 @@ def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], ca: Path 
     roots = [v for v in locked if v.flavour.parent is None] if plan.moved else []
     changes: list[LockChange] = []
     if roots:
-        changes, failures = refresh_locks(
-            matrix, roots, root, Resolver(ca, probe=lambda i: probe_index(i, ca), run=_fresh_uv)
-        )
+        changes, failures = refresh_locks(matrix, roots, root, resolver)
         if failures:
             raise failures[0]
     write_rendered(render_all(matrix, root / "templates", root), root)  # the locks' layer slices

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, matrix_rows, print_lock_changes, print_matrix, print_stale
 from pytorch_cuda.errors import UserError
@@ -41,6 +42,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     lock_verb.add_argument("--target", metavar="NAME", help="lock this target only (default: every variant)")
     lock_verb.add_argument("--flavour", metavar="NAME", help="with --target: this flavour (default: runtime)")
+    lock_verb.add_argument(
+        "--ignore-release-age",
+        action="store_true",
+        help="lock releases younger than policy's min_release_age too (by default no locked file, transitive "
+        "ones included, is newer than that on an index that serves upload times: uv's --exclude-newer)",
+    )
     ca_bundle_option(lock_verb)
     lock_verb.set_defaults(run=lock)
     report_verb = verbs.add_parser(
@@ -184,8 +191,9 @@ def lock(args: argparse.Namespace, session: Session) -> int:
     ca = find_ca_bundle(args.ca_bundle)
     ca_path = ca.path if ca else None
     variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
+    gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
     changes, failures = refresh_locks(
-        matrix, variants, root, Resolver(ca_path, probe=lambda i: probe_index(i, ca_path))
+        matrix, variants, root, Resolver(ca_path, probe=lambda i: probe_index(i, ca_path), cutoff=gate)
     )
     write_rendered(render_all(matrix, root / "templates", root), root)  # the layer slices of the locks
     if args.json and not failures:

@@ -27,12 +27,35 @@ class _Formatter(argparse.HelpFormatter):
         return super()._fill_text(text, width, indent)
 
 
+class _StoreOnce(argparse._StoreAction):
+    """argparse's store, but a single-valued option given twice is an error, not a silent last-wins."""
+
+    def __call__(
+        self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any, option: Any = None
+    ) -> None:
+        given: set[str] = getattr(namespace, GIVEN, set())
+        if self.dest in given:
+            parser.error(
+                f"{option} was given twice (the second: {values}); it takes one value, and build.py does not "
+                f"pick one silently: pass {option} once"
+            )
+        setattr(namespace, GIVEN, given | {self.dest})
+        super().__call__(parser, namespace, values, option)
+
+
+GIVEN = "_options_given"  # the namespace's record of the single-valued options already given
+
+
 class CommandParser(argparse.ArgumentParser):
-    """argparse, with build.py's errors: one paragraph naming the cause and the fix, exit status 2."""
+    """argparse, with build.py's errors: one paragraph naming the cause and the fix, exit status 2. No
+    abbreviations (--dry is not --dry-run), and a single-valued option given twice is refused."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         kwargs.setdefault("formatter_class", _Formatter)
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         text = (
@@ -83,7 +106,7 @@ class SharedOptions:
 
 
 def shared_options() -> SharedOptions:
-    common = argparse.ArgumentParser(add_help=False)
+    common = CommandParser(add_help=False)
     common.add_argument(
         "--json", action="store_true", help="print machine-readable JSON on stdout (progress on stderr)"
     )
@@ -94,7 +117,7 @@ def shared_options() -> SharedOptions:
         help="the repository (the folder with matrix.yaml and templates/); default: found from the working "
         "directory upward, or build.py's own folder",
     )
-    matrix = argparse.ArgumentParser(add_help=False)
+    matrix = CommandParser(add_help=False)
     matrix.add_argument("--matrix", type=Path, metavar="PATH", help="matrix file (default: ROOT/matrix.yaml)")
     return SharedOptions(common=common, matrix=matrix, build=_build_options())
 
@@ -110,7 +133,7 @@ def ca_bundle_option(parser: argparse.ArgumentParser) -> None:
 
 
 def _build_options() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(add_help=False)
+    p = CommandParser(add_help=False)
     p.add_argument(
         "--target",
         action="append",

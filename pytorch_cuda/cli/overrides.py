@@ -1,25 +1,30 @@
 """What `build`, `push` and `bake` take beside the matrix, in docker buildx's words: `--set PATTERN.KEY=VALUE`
-(bake's overrides), `--platform` (linux/amd64 only, and why) and `--metadata-file` (buildx's JSON of what was
-built: containerimage.digest, image.name, ...)."""
+(bake's overrides, with bake's rules: a value is kept whole, commas and all; a repeated --set on a list appends;
+a pattern that matches no target is an error; a boolean is one that Go's strconv.ParseBool reads) and
+`--platform` (linux/amd64 only, and why). The project's own labels are not --set keys."""
 
 from __future__ import annotations
 
 import argparse
 import fnmatch
-import json
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
 
 from pytorch_cuda.build.build_plan import BuildPlan
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix.target_selection import did_you_mean
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.labels import LABEL_PREFIX
+from pytorch_cuda.matrix.target_selection import did_you_mean, group_members
+from pytorch_cuda.matrix.variants import all_variants
 
 PLATFORM = "linux/amd64"
 _PLATFORM_ALIASES = {"linux/amd64", "linux/x86_64", "linux/amd64/v1", "amd64", "x86_64"}
 BUILD_KEYS = ("labels.", "no-cache")  # what `build`/`push` apply; `bake` takes bake's own keys too
-BAKE_KEYS = ("labels.", "no-cache", "args.", "tags", "platform", "cache-from", "cache-to", "output", "pull")
+LIST_KEYS = ("tags", "cache-from", "cache-to", "output")  # bake's list attributes: --set appends, += too
+BAKE_KEYS = ("labels.", "no-cache", "args.", "platform", "pull", *LIST_KEYS)
+PROJECT_LABELS = ("org.opencontainers.image.", f"{LABEL_PREFIX}.")  # what the image says about itself
+_TRUE, _FALSE = {"1", "t", "T", "TRUE", "true", "True"}, {"0", "f", "F", "FALSE", "false", "False"}
 
 
 def options(parser: argparse.ArgumentParser, *, metadata: bool = True) -> None:
@@ -28,9 +33,9 @@ def options(parser: argparse.ArgumentParser, *, metadata: bool = True) -> None:
         action="append",
         default=[],
         metavar="PATTERN.KEY=VALUE",
-        help="override for the variants PATTERN matches (a variant, a target or alias, or a glob: *, cu12*), as "
-        "bake's --set: labels.NAME=V, no-cache=true (bake also: args.NAME=V, tags=REF, cache-from, cache-to, "
-        "output, pull)",
+        help="override for the variants PATTERN matches (a variant, a target, alias or group, or a glob: *, "
+        "cu12*), as bake's --set: labels.NAME=V, no-cache=true (bake also: args.NAME=V, tags, cache-from, "
+        "cache-to, output (each value whole; repeated: appended; KEY+=V appends to the file's), platform, pull)",
     )
     parser.add_argument(
         "--platform",
@@ -44,7 +49,7 @@ def options(parser: argparse.ArgumentParser, *, metadata: bool = True) -> None:
             type=Path,
             metavar="PATH",
             help="write what was built as JSON, buildx's keys (containerimage.digest, containerimage.config.digest, "
-            "image.name); several targets: keyed by target, as bake writes it",
+            "image.name); one --target: buildx build's object; several (or a group): keyed by target, as bake",
         )
 
 
@@ -62,81 +67,109 @@ def check_platform(platform: str) -> str:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """What a --set pattern is matched against: every variant of the matrix (bake's file), and the names that
+    stand for targets (aliases) or for several (groups)."""
+
+    variants: tuple[tuple[str, str], ...]  # (variant key, target name)
+    names: dict[str, str] = field(default_factory=dict)  # alias -> target
+    groups: dict[str, list[str]] = field(default_factory=dict)  # group -> targets
+
+
+def scope_of(matrix: Matrix) -> Scope:
+    variants = tuple((v.key, v.target_name) for v in all_variants(matrix))
+    return Scope(variants, matrix.target_names(), group_members(matrix))
+
+
+@dataclass(frozen=True)
 class Override:
     pattern: str
     key: str
     value: str
+    append: bool = False  # KEY+=VALUE: add to the file's list instead of replacing it
 
-    def matches(self, variant: str, target: str, names: dict[str, str]) -> bool:
-        canonical = names.get(self.pattern, self.pattern)  # an alias (cu12) names its target (cu128)
+    @property
+    def text(self) -> str:
+        return f"{self.pattern}.{self.key}{'+=' if self.append else '='}{self.value}"
+
+    def matches(self, variant: str, target: str, scope: Scope) -> bool:
+        if self.pattern in scope.groups:
+            return target in scope.groups[self.pattern]
+        canonical = scope.names.get(self.pattern, self.pattern)  # an alias (cu12) names its target (cu128)
         return any(fnmatch.fnmatchcase(name, canonical) for name in (variant, target))
 
 
-def parse_overrides(values: Sequence[str], allowed: Sequence[str]) -> list[Override]:
-    found = []
-    for value in values:
-        left, equals, right = value.partition("=")
-        pattern, dot, key = left.partition(".")
-        if not equals or not dot or not pattern or not key:
+def parse_overrides(values: Sequence[str], allowed: Sequence[str], scope: Scope) -> list[Override]:
+    """The --set values, each checked: its form, its key, a boolean's value, a label that is the project's own,
+    and that its pattern matches some target (buildx: could not find any target matching)."""
+    found = [_parse(value, allowed) for value in values]
+    for override in found:
+        if not any(override.matches(variant, target, scope) for variant, target in scope.variants):
+            accepted = [*(v for v, _ in scope.variants), *scope.names.values(), *scope.names, *scope.groups]
             raise UserError(
-                cause=f"--set {value!r} is not PATTERN.KEY=VALUE",
-                fix="write it as bake does, e.g. --set cu12.labels.org.example.team=ml or --set '*.no-cache=true'",
+                cause=f"--set {override.text!r}: could not find any target matching {override.pattern!r}"
+                f"{did_you_mean(override.pattern, accepted)}",
+                fix=f"use a variant, target, alias or group from `python build.py list` (or a glob such as "
+                f"'*' or 'cu12*'): {', '.join(sorted(set(accepted)))}",
             )
-        if not any(key == a or (a.endswith(".") and key.startswith(a) and len(key) > len(a)) for a in allowed):
-            raise UserError(
-                cause=f"--set {value!r}: {key!r} is not a key this command overrides"
-                f"{did_you_mean(key, [a.rstrip('.') for a in allowed])}",
-                fix=f"use one of {', '.join(a + 'NAME' if a.endswith('.') else a for a in allowed)}",
-            )
-        found.append(Override(pattern, key, right))
     return found
 
 
-def _flag(override: Override) -> bool:
-    if override.value.lower() in {"true", "1"}:
+def _parse(value: str, allowed: Sequence[str]) -> Override:
+    left, equals, right = value.partition("=")
+    append = left.endswith("+")
+    pattern, dot, key = left.removesuffix("+").partition(".")
+    if not equals or not dot or not pattern or not key:
+        raise UserError(
+            cause=f"--set {value!r} is not PATTERN.KEY=VALUE",
+            fix="write it as bake does, e.g. --set cu12.labels.org.example.team=ml or --set '*.no-cache=true'",
+        )
+    if not any(key == a or (a.endswith(".") and key.startswith(a) and len(key) > len(a)) for a in allowed):
+        raise UserError(
+            cause=f"--set {value!r}: {key!r} is not a key this command overrides"
+            f"{did_you_mean(key, [a.rstrip('.') for a in allowed])}",
+            fix=f"use one of {', '.join(a + 'NAME' if a.endswith('.') else a for a in allowed)}",
+        )
+    if append and key not in LIST_KEYS:
+        raise UserError(
+            cause=f"--set {value!r}: += appends to a list, and {key!r} is not one",
+            fix=f"write {pattern}.{key}={right} (+= takes {', '.join(LIST_KEYS)})",
+        )
+    label = key.removeprefix("labels.") if key.startswith("labels.") else ""
+    if label.startswith(PROJECT_LABELS):
+        raise UserError(
+            cause=f"--set {value!r}: the label {label} is the project's own (org.opencontainers.image.* and "
+            f"{LABEL_PREFIX}.* say what the image is, its revision and pins, and a verifier reads them)",
+            fix="set a label of your own namespace instead, e.g. --set '*.labels.org.example.team=ml'",
+        )
+    override = Override(pattern, key, right, append)
+    if key in ("no-cache", "pull"):
+        flag(override)
+    return override
+
+
+def flag(override: Override) -> bool:
+    """A boolean --set value, read as bake reads it (Go's strconv.ParseBool); anything else is refused, as
+    bake refuses it (pull=maybe included: bake's pull is true or false)."""
+    if override.value in _TRUE:
         return True
-    if override.value.lower() in {"false", "0"}:
+    if override.value in _FALSE:
         return False
     raise UserError(
-        cause=f"--set {override.pattern}.{override.key}={override.value}: not true or false",
-        fix=f"write --set {override.pattern}.{override.key}=true",
+        cause=f"--set {override.text!r}: invalid value {override.value} for boolean key {override.key} (bake "
+        "reads 1, t, true, TRUE, True or 0, f, false, FALSE, False)",
+        fix=f"write --set {override.pattern}.{override.key}=true or =false",
     )
 
 
-def apply_to_plan(plan: BuildPlan, overrides: Sequence[Override], names: dict[str, str]) -> BuildPlan:
+def apply_to_plan(plan: BuildPlan, overrides: Sequence[Override], scope: Scope) -> BuildPlan:
     """The plan with the overrides that match its variant (labels, no-cache)."""
     labels, no_cache = dict(plan.labels), plan.no_cache
     for override in overrides:
-        if not override.matches(plan.variant.key, plan.variant.target_name, names):
+        if not override.matches(plan.variant.key, plan.variant.target_name, scope):
             continue
         if override.key == "no-cache":
-            no_cache = _flag(override)
+            no_cache = flag(override)
         else:
             labels[override.key.removeprefix("labels.")] = override.value
     return replace(plan, labels=labels, no_cache=no_cache)
-
-
-def metadata(found: dict[str, Any]) -> dict[str, Any]:
-    """buildx's metadata of one built (or pushed) variant, from its JSON outcome."""
-    entry: dict[str, Any] = {
-        "containerimage.config.digest": found.get("image_id"),
-        "image.name": ",".join(found.get("tags", [])),
-        "pytorch-cuda.variant": found.get("variant"),
-    }
-    digests = found.get("digests") or {}
-    if digests:
-        entry["containerimage.digest"] = next(iter(digests.values()))
-        entry["image.name"] = ",".join(digests)
-    return entry
-
-
-def write_metadata(path: Path, results: dict[str, dict[str, Any]]) -> None:
-    """One target: buildx build's flat JSON; several: bake's, keyed by target."""
-    body = metadata(next(iter(results.values()))) if len(results) == 1 else {t: metadata(r) for t, r in results.items()}
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(body, indent=2) + "\n", encoding="utf-8")
-    except OSError as error:
-        raise UserError(
-            cause=f"cannot write --metadata-file {path} ({error.strerror})", fix="pass a writable path"
-        ) from None

@@ -57,7 +57,8 @@ def results_json(results: Sequence[TargetResult]) -> dict[str, Any]:
 
 
 def print_results(out: Console, results: Sequence[TargetResult], *, dry_run: bool) -> None:
-    """The plans (with --dry-run), then one line per target: what it came to."""
+    """The plans (with --dry-run), then one line per target: what it came to (a dry run: planned, or left out
+    and why: what a build would refuse, e.g. a variant with no lock)."""
     if dry_run:
         for result in results:
             if result.found is not None:
@@ -69,5 +70,6 @@ def print_results(out: Console, results: Sequence[TargetResult], *, dry_run: boo
             done = "planned" if dry_run else f"built {result.found['variant'] if result.found else ''}"
             out.print(f"  {result.target}: {done}", style="green", highlight=False)
         else:
-            line = f"  {result.target}: failed (exit {result.error.exit_status}): {result.error.cause}"
+            what = "left out" if dry_run else "failed"
+            line = f"  {result.target}: {what} (exit {result.error.exit_status}): {result.error.cause}"
             out.print(line, style="red", highlight=False, markup=False)

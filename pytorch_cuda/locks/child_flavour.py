@@ -126,7 +126,7 @@ def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: R
     requirements = root / "images" / variant.key / "requirements-flavour.txt"
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
     argv += ["--constraint", str(constraints), "--no-build"]
-    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}")
+    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)
     resolved = parse_lock(body).entries
     moved = [
         f"{e.name} {inherited[e.name]} -> {e.version}"

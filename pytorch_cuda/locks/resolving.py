@@ -104,7 +104,7 @@ def refresh_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolve
     require_index(variant, relative, resolver.probe)
     requirements = root / "images" / variant.key / "requirements.txt"
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
-    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}")
+    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)
     text = format_lock(
         body,
         index_url=index,

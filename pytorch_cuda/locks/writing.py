@@ -98,17 +98,26 @@ def compile_lock(argv: list[str], ca_bundle: Path | None, run: Runner, what: str
     return result.stdout
 
 
+def _no_cutoff(index: str) -> str | None:
+    return None
+
+
 @dataclass(frozen=True)
 class Resolver:
     """How `build.py lock` resolves: the CA bundle uv trusts, the probe that checks a variant's index before
-    locking on it, and what runs uv (`build.py bump` and `audit --fix` pass one that adds --refresh)."""
+    locking on it, what runs uv (`build.py bump` and `audit --fix` pass one that adds --refresh), and the
+    release-age gate of every pin, transitive ones included: for an index, the upload time no file may be newer
+    than (uv's --exclude-newer), or None where the gate does not apply (no min_release_age, or an index that
+    serves no upload times)."""
 
     ca_bundle: Path | None
     probe: IndexProbe
     run: Runner = run_uv
+    cutoff: Callable[[str], str | None] = _no_cutoff
 
-    def compile(self, argv: list[str], what: str) -> str:
-        return compile_lock(argv, self.ca_bundle, self.run, what)
+    def compile(self, argv: list[str], what: str, *, index: str | None = None) -> str:
+        cutoff = self.cutoff(index) if index else None
+        return compile_lock([*argv, "--exclude-newer", cutoff] if cutoff else argv, self.ca_bundle, self.run, what)
 
 
 def write_lock(path: Path, root: Path, text: str) -> LockChange:

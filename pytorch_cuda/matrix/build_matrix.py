@@ -16,6 +16,7 @@ from pydantic import (
 
 from pytorch_cuda.errors import MatrixError
 from pytorch_cuda.matrix.bases import Base
+from pytorch_cuda.matrix.policy_section import PolicySection
 from pytorch_cuda.matrix.validation_errors import format_validation_error
 from pytorch_cuda.matrix.value_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
@@ -100,8 +101,8 @@ class Matrix(Frozen):
     user: User
     # Named sets of targets (`build --target GROUP`), besides the built-in `all`.
     groups: dict[Name, tuple[Name, ...]] = Field(default_factory=dict)
-    # What `build.py bump` may move each pin to; parsed (and its errors reported) by pytorch_cuda/bump/bump_policy.py.
-    policy: dict[str, object] | None = None
+    # What `build.py bump` may move each pin to: a closed object; its rules read by pytorch_cuda/bump/bump_policy.py.
+    policy: PolicySection | None = None
 
     @model_validator(mode="after")
     def _references_resolve(self) -> Matrix:

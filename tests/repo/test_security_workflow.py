@@ -40,3 +40,15 @@ def test_the_security_lane() -> None:
     issue = jobs["issue"]
     assert issue["permissions"] == {"issues": "write"}
     assert 'gh issue create --repo "$REPO" --label security' in _script(issue)
+
+
+def test_the_release_attests_the_sbom_with_the_vex_in_it() -> None:
+    (job,) = [j for j in load("release.yml")["jobs"].values() if "attest-sbom" in str(j)]
+    names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
+    into = next(n for n in names if n.startswith("the VEX into the SBOM"))
+    attest = next(n for n in names if n.startswith("keyless CycloneDX SBOM attestation"))
+    sign = next(n for n in names if n.startswith("sign (cosign's layout)"))
+    assert names.index(into) < names.index(attest) < names.index(sign)  # both attestations carry the VEX
+    script = next(s["run"] for s in job["steps"] if s.get("name") == into)
+    assert '--sbom "candidate/build-output/sbom-$VARIANT.cdx.json"' in script
+    assert "0 | 1 | 4) ;;" in script

@@ -26,8 +26,9 @@ def scripts(workflow: dict[str, Any]) -> list[str]:
     return [step["run"] for step in steps(workflow) if "run" in step]
 
 
-def test_there_are_the_six_workflows() -> None:
-    names = ["bump.yml", "gpu-conformance.yml", "nightly-gpu.yml", "pr.yml", "release.yml", "security.yml"]
+def test_there_are_the_eight_workflows() -> None:
+    names = ["bump.yml", "dashboard.yml", "gpu-conformance.yml", "lock-maintenance.yml", "nightly-gpu.yml", "pr.yml"]
+    names += ["release.yml", "security.yml"]
     assert [p.name for p in WORKFLOWS] == names
 
 
@@ -205,9 +206,11 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     assert app["with"]["private-key"] == "${{ secrets.BOT_APP_PRIVATE_KEY }}"
     (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
     assert "git push" not in push  # only through the guard, which stops at someone else's commits
-    assert 'scripts/push-bot-branch.sh origin bump/pins "$BASE" "$BOT_EMAIL"' in push
-    assert "gh pr comment bump/pins" in push
-    assert "gh pr edit bump/pins" in push
+    assert 'scripts/push-bot-branch.sh origin "$BRANCH" "$BASE" "$BOT_EMAIL"' in push
+    assert 'gh pr comment "$BRANCH"' in push
+    assert 'gh pr edit "$BRANCH"' in push
+    # bump/pins, or a group's own branch (workflow_dispatch's group: patch, minor, major)
+    assert load("bump.yml")["env"]["BRANCH"] == "bump/pins${{ inputs.group && format('-{0}', inputs.group) || '' }}"
 
 
 def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:

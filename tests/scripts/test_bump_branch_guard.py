@@ -1,5 +1,6 @@
 """scripts/push-bot-branch.sh on real git repositories: the bot's branch is created, replaced while only the bot
-pushed to it, and left alone (exit 3, the other commits listed) once someone else pushed, as Renovate does."""
+pushed to it (or a person pressed "Update branch"), and left alone (exit 3, the other commits listed) once someone
+else pushed work of their own, as Renovate does."""
 
 from __future__ import annotations
 
@@ -78,3 +79,39 @@ def test_someone_elses_commit_stops_the_push(tmp_path: Path) -> None:
     assert done.returncode == 3
     assert done.stdout.splitlines() == [f"{theirs} dev@example.org add fix-by-hand"]
     assert git(remote, "rev-parse", "bump/pins") == theirs  # nothing pushed over it
+
+
+def test_a_humans_update_branch_does_not_stop_the_bot(tmp_path: Path) -> None:
+    remote, clone = setup(tmp_path)
+    git(clone, "switch", "-qc", "bump/pins")
+    commit(clone, "bump-1")
+    assert push(clone).returncode == 0
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", str(remote), str(human))
+    git(human, "switch", "-q", "main")
+    commit(human, "feature", email="dev@example.org")  # main moves on
+    git(human, "push", "-q", "origin", "main")
+    git(human, "switch", "-q", "bump/pins")  # "Update branch": main merged into the pull request's branch
+    git(human, "merge", "-q", "--no-edit", "main", email="noreply@github.com")
+    git(human, "push", "-q", "origin", "bump/pins")
+    git(clone, "fetch", "-q", "origin")
+    git(clone, "reset", "-q", "--hard", "origin/main")
+    second = commit(clone, "bump-2")
+    done = push(clone)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert '("Update branch"); going on over it' in done.stderr
+    assert git(remote, "rev-parse", "bump/pins") == second
+    # a merge of main that also changes a file by hand is someone else's work: it stops the bot
+    git(human, "fetch", "-q", "origin")
+    git(human, "switch", "-q", "main")
+    commit(human, "feature-2", email="dev@example.org")
+    git(human, "push", "-q", "origin", "main")
+    git(human, "switch", "-q", "bump/pins")
+    git(human, "reset", "-q", "--hard", "origin/bump/pins")
+    git(human, "merge", "-q", "--no-commit", "main", email="dev@example.org")
+    (human / "bump-2").write_text("edited while merging", encoding="utf-8")
+    git(human, "commit", "-qam", "merge main, and a fix", email="dev@example.org")
+    git(human, "push", "-q", "origin", "bump/pins")
+    done = push(clone)
+    assert done.returncode == 3
+    assert done.stdout.strip().endswith("dev@example.org merge main, and a fix")

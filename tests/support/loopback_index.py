@@ -1,11 +1,14 @@
 """A package index on 127.0.0.1: a folder of small, real wheels served by `python -m http.server` as a
-PEP 503 simple index, with PEP 592 yanking, Requires-Python and PEP 658 metadata files, like PyPI's."""
+PEP 503 simple index, with PEP 592 yanking, Requires-Python and PEP 658 metadata files, like PyPI's; with
+pep691=True also as PEP 691 JSON with PEP 700 upload times (tests/support/pep691_server.py), as PyPI serves
+uv and `build.py bump`."""
 
 from __future__ import annotations
 
 import base64
 import hashlib
 import html
+import json
 import socket
 import subprocess
 import sys
@@ -30,6 +33,7 @@ class Release:
     tag: str = "py3-none-any"
     requires_python: str | None = None
     yanked: bool = False
+    uploaded: str | None = None  # PEP 700 upload-time (ISO 8601, Z), served in the JSON pages (pep691=True)
 
 
 def _metadata(release: Release) -> str:
@@ -72,6 +76,7 @@ class LoopbackIndex:
     releases: list[Release] = field(default_factory=list)
     port: int = 0
     server: subprocess.Popen[bytes] | None = None
+    pep691: bool = False  # also serve PEP 691 JSON pages (with upload times) to a client that asks for them
 
     @property
     def url(self) -> str:
@@ -83,6 +88,7 @@ class LoopbackIndex:
         files = self.root / "files"
         files.mkdir(parents=True, exist_ok=True)
         projects: dict[str, list[str]] = {}
+        entries: dict[str, list[dict[str, object]]] = {}
         for release in self.releases:
             wheel = build_wheel(files, release)
             digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
@@ -94,27 +100,51 @@ class LoopbackIndex:
                 attributes += ' data-yanked="broken build"'
             anchor = f'<a href="../../files/{wheel.name}#sha256={digest}"{attributes}>{wheel.name}</a><br>'
             projects.setdefault(normalise(release.name), []).append(anchor)
+            entries.setdefault(normalise(release.name), []).append(_json_entry(release, wheel.name, digest, meta))
         for name, anchors in projects.items():
             page = self.root / "simple" / name / "index.html"
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text("<!DOCTYPE html><html><body>\n" + "\n".join(anchors) + "\n</body></html>\n")
+            if self.pep691:
+                body = {"meta": {"api-version": "1.1"}, "name": name, "files": entries[name]}
+                (page.parent / "index.json").write_text(json.dumps(body), encoding="utf-8")
         listing = "".join(f'<a href="{name}/">{name}</a><br>\n' for name in sorted(projects))
         (self.root / "simple" / "index.html").write_text(f"<!DOCTYPE html><html><body>\n{listing}</body></html>\n")
 
     def start(self) -> None:
-        self.port, self.server = serve_folder(self.root, "simple/")
+        server = [str(Path(__file__).with_name("pep691_server.py"))] if self.pep691 else ["-m", "http.server"]
+        self.port, self.server = serve_folder(self.root, "simple/", server)
 
     def stop(self) -> None:
         stop_server(self.server)
         self.server = None
 
 
-def serve_folder(root: Path, probe_path: str) -> tuple[int, subprocess.Popen[bytes]]:
-    """`python -m http.server` on a free port of 127.0.0.1 serving `root`, once it answers for `probe_path`."""
+def _json_entry(release: Release, filename: str, digest: str, meta: str) -> dict[str, object]:
+    """The file's entry in a PEP 691 page (PEP 700's upload-time where the release has one)."""
+    entry: dict[str, object] = {
+        "filename": filename,
+        "url": f"../../files/{filename}",
+        "hashes": {"sha256": digest},
+        "core-metadata": {"sha256": meta},
+        "requires-python": release.requires_python,
+        "yanked": "broken build" if release.yanked else False,
+    }
+    if release.uploaded:
+        entry["upload-time"] = release.uploaded
+    return entry
+
+
+def serve_folder(root: Path, probe_path: str, script: list[str] | None = None) -> tuple[int, subprocess.Popen[bytes]]:
+    """An HTTP server (`python -m http.server`, or `script`) on a free port of 127.0.0.1 serving `root`, once it
+    answers for `probe_path`."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    if script is None:
+        argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"]
+    else:
+        argv = [sys.executable, *script, str(port)]
     server = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

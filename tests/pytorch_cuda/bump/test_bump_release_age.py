@@ -45,7 +45,7 @@ def test_pep_691_upload_time_is_read() -> None:
 
 def test_a_young_release_waits_and_an_older_one_moves() -> None:
     matrix = load_matrix(ROOT / "matrix.yaml")
-    policy = parse_policy({**(matrix.policy or {}), "min_release_age": 7})
+    policy = parse_policy({**(matrix.policy.as_section() if matrix.policy else {}), "min_release_age": 7})
     torch_tag = "cp313-cp313-manylinux_2_28_x86_64"
     pages = {
         "torch": [_wheel("torch", "2.9.1", "2025-11-12T00:00:00Z", torch_tag)],

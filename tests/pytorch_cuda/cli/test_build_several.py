@@ -35,6 +35,12 @@ def engine(monkeypatch: pytest.MonkeyPatch) -> FakeEngine:
     return fake
 
 
+@pytest.fixture
+def every_lock(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As if cu126 and cu130 were locked (they cannot be here): for what the plan says besides its locks."""
+    monkeypatch.setattr(building, "require_lock", lambda *_: None)
+
+
 def test_targets_groups_and_aliases_expand_in_order(matrix: Matrix) -> None:
     assert expand_targets(matrix, ["cu13", "cu12"]) == ["cu130", "cu128"]
     assert expand_targets(matrix, ["all"]) == sorted(matrix.targets)
@@ -59,8 +65,11 @@ def test_a_duplicate_target_exits_2_before_anything_runs(
 def test_a_failing_target_does_not_hide_the_others(
     engine: FakeEngine, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    status = cli.main(["build", "--target", "cu13", "--target", "cu12", "--log-dir", str(tmp_path), "--json"])
+    metadata = tmp_path / "metadata.json"
+    argv = ["--target", "cu13", "--target", "cu12", "--log-dir", str(tmp_path), "--metadata-file", str(metadata)]
+    status = cli.main(["build", *argv, "--json"])
     assert status == 2
+    assert list(json.loads(metadata.read_text())) == ["cu128"]  # bake's shape, keyed by target: cu130 failed
     found = json.loads(capsys.readouterr().out)
     by_target: dict[str, Any] = {row["target"]: row for row in found["targets"]}
     assert [row["target"] for row in found["targets"]] == ["cu130", "cu128"]
@@ -88,7 +97,7 @@ def test_failed_checks_give_1_and_the_other_target_is_still_built(
 
 
 def test_a_flavour_is_built_after_its_runtime_for_each_target(
-    engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+    engine: FakeEngine, every_lock: None, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert cli.main(["build", "--target", "all", "--flavour", "devel", "--dry-run", "--json"]) == 0
     plan = json.loads(capsys.readouterr().out)
@@ -105,12 +114,29 @@ def test_a_flavour_is_built_after_its_runtime_for_each_target(
     assert engine.calls == []
 
 
-def test_push_takes_several_targets(engine: FakeEngine, capsys: pytest.CaptureFixture[str]) -> None:
+def test_push_takes_several_targets(engine: FakeEngine, every_lock: None, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["push", "--target", "all", "--registry", "127.0.0.1:5000/ci", "--dry-run", "--json"]
     assert cli.main(argv) == 0
     rows = json.loads(capsys.readouterr().out)["targets"]
     assert [r["target"] for r in rows] == ["cu126", "cu128", "cu130"]
     assert all(r["push"] for r in rows)
+
+
+def test_a_dry_run_plans_what_can_be_built_and_says_why_the_rest_is_left_out(
+    engine: FakeEngine, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert cli.main(["build", "--target", "all", "--dry-run"]) == 2  # what the build would exit with
+    lines = " ".join(capsys.readouterr().out.split())
+    assert "cu128: planned" in lines
+    assert "cu130: left out (exit 2): images/cu130-runtime/requirements.lock does not exist" in lines
+    assert "cu126: planned" not in lines
+    assert cli.main(["build", "--target", "all", "--dry-run", "--json"]) == 2
+    found = json.loads(capsys.readouterr().out)
+    assert found["failed"] == ["cu126", "cu130"]
+    assert [r["target"] for r in found["targets"] if r["ok"]] == ["cu128"]
+    assert cli.main(["build", "--target", "cu13", "--dry-run"]) == 2
+    assert "requirements.lock does not exist" in capsys.readouterr().err
+    assert engine.calls == []
 
 
 def test_matrix_groups_name_targets_and_are_checked(matrix_text: str, tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.cli.overrides import write_metadata
+from pytorch_cuda.cli.metadata_file import write_metadata
 from tests.support.cli_refusal import refusal
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -51,13 +51,13 @@ def test_a_bad_set_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
 def test_metadata_in_buildx_keys(tmp_path: Path) -> None:
     one = {"variant": "cu128-runtime", "image_id": "sha256:" + "a" * 64, "tags": ["pytorch-cuda:v2.9"], "digests": {}}
     pushed = {**one, "digests": {"127.0.0.1:5000/ci/pytorch-cuda:2.9.1-x": "sha256:" + "b" * 64}}
-    write_metadata(tmp_path / "one.json", {"cu128": one})
+    write_metadata(tmp_path / "one.json", {"cu128": one}, several=False)
     assert json.loads((tmp_path / "one.json").read_text()) == {
         "containerimage.config.digest": "sha256:" + "a" * 64,
         "image.name": "pytorch-cuda:v2.9",
         "pytorch-cuda.variant": "cu128-runtime",
     }
-    write_metadata(tmp_path / "two.json", {"cu128": one, "cu130": pushed})
+    write_metadata(tmp_path / "two.json", {"cu128": one, "cu130": pushed}, several=True)
     both = json.loads((tmp_path / "two.json").read_text())
     assert both["cu130"]["containerimage.digest"] == "sha256:" + "b" * 64
     assert both["cu130"]["image.name"] == "127.0.0.1:5000/ci/pytorch-cuda:2.9.1-x"
@@ -102,11 +102,11 @@ def test_bash_completes_commands_and_options(tmp_path: Path, capsys: pytest.Capt
     script = tmp_path / "build.py.bash"
     script.write_text(capsys.readouterr().out)
 
-    def complete(*words: str) -> list[str]:
+    def complete(*words: str, function: str = "_shtab_build_py") -> list[str]:
         line = " ".join(words)
         probe = (
             f"source {script}; COMP_WORDS=({line}); COMP_CWORD={len(words) - 1}; COMP_LINE='{line}'; "
-            'COMP_POINT=${#COMP_LINE}; _shtab_build_py; printf "%s\\n" "${COMPREPLY[@]}"'
+            f'COMP_POINT=${{#COMP_LINE}}; {function}; printf "%s\\n" "${{COMPREPLY[@]}}"'
         )
         done = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
         return sorted(done.stdout.split())
@@ -114,4 +114,13 @@ def test_bash_completes_commands_and_options(tmp_path: Path, capsys: pytest.Capt
     assert complete("build.py", "bu") == ["build", "bump"]
     assert "--target" in complete("build.py", "build", "--ta")
     assert complete("build.py", "build", "--progress", "pl") == ["plain"]
+    # matrix.yaml's targets, aliases and groups, and its flavours
+    assert complete("build.py", "build", "--target", "cu13") == ["cu13", "cu130"]
+    assert complete("build.py", "bake", "--target", "a") == ["all"]
+    assert complete("build.py", "push", "--flavour", "j") == ["jupyter"]
+    # `python build.py` and `python3 ./build.py`
+    assert complete("python", "build.py", "build", "--target", "cu12", function="_pytorch_cuda_python") == [
+        "cu12", "cu126", "cu128",
+    ]  # fmt: skip
+    assert complete("python3", "./build.py", "bu", function="_pytorch_cuda_python") == ["build", "bump"]
     assert refusal(["completion", "fish"], capsys)

@@ -1,0 +1,64 @@
+"""The bot's workflows beside the bump itself: every bump.yml run rewrites the dependency dashboard (one labelled
+issue) from the bump's JSON (with what failed); dashboard.yml starts bump.yml from ticked boxes only for an editor
+with write access, reading the issue's body as data; lock maintenance runs on its own schedule, separate from the
+pin bumps; a bot pull request that main has overtaken is closed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.repo.test_workflows import load
+
+
+def triggers(name: str) -> Any:
+    """A workflow's `on:` (YAML 1.1 reads the key `on` as True)."""
+    return load(name).get(True)  # type: ignore[call-overload]
+
+
+def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
+    bump = load("bump.yml")
+    job = bump["jobs"]["dashboard"]
+    assert job["if"] == "${{ !cancelled() && !inputs.group }}"  # a failed job is listed, not hidden
+    assert set(job["needs"]) == {"bump", "candidate", "gpu", "pull-request"}
+    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    (script,) = [step["run"] for step in job["steps"] if "build.py dashboard" in step.get("run", "")]
+    assert "build.py dashboard --plan bump-output/bump.json" in script
+    assert '--label "$label" --state open' in script
+    assert 'gh issue edit "$number"' in script
+    assert "gh issue create" in script  # the first run opens it
+    assert set(triggers("bump.yml")["workflow_dispatch"]["inputs"]) == {"ignore-release-age", "approve", "group"}
+    (run,) = [s["run"] for s in bump["jobs"]["bump"]["steps"] if s.get("id") == "bump"]
+    assert 'flags+=(--approve "$pin")' in run
+
+
+def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> None:
+    dashboard = load("dashboard.yml")
+    assert triggers("dashboard.yml") == {"issues": {"types": ["edited"]}}
+    job = dashboard["jobs"]["requests"]
+    assert "dependency-dashboard" in job["if"]
+    assert "github.event.sender.type == 'User'" in job["if"]  # the bot's own rewrite starts nothing
+    assert job["permissions"] == {"contents": "read", "actions": "write"}
+    (step,) = [s for s in job["steps"] if "build.py dashboard --requests" in s.get("run", "")]
+    assert step["env"]["BODY"] == "${{ github.event.issue.body }}"
+    assert "github.event" not in step["run"]  # never pasted into the script
+    assert "admin | maintain | write) ;;" in step["run"]
+    assert "gh workflow run bump.yml" in step["run"]
+
+
+def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
+    maintenance = load("lock-maintenance.yml")
+    assert triggers("lock-maintenance.yml")["schedule"] != triggers("bump.yml")["schedule"]
+    assert maintenance["env"]["BRANCH"] == "bump/lock-maintenance"  # not bump/pins
+    script = "\n".join(step.get("run", "") for step in maintenance["jobs"]["maintain"]["steps"])
+    assert ".venv/bin/python build.py lock --json > locks.json" in script  # every lock; no --ignore-release-age
+    assert "--ignore-release-age" not in script
+    assert "build.py bump" not in script  # the pins of matrix.yaml stay
+    assert 'scripts/push-bot-branch.sh origin "$BRANCH"' in script
+    assert 'gh pr close "$BRANCH"' in script  # nothing moved: an open one is overtaken
+
+
+def test_an_overtaken_bump_pull_request_is_closed() -> None:
+    job = load("bump.yml")["jobs"]["close-overtaken"]
+    assert job["if"] == "needs.bump.outputs.rebuild == 'false'"
+    assert job["permissions"] == {"pull-requests": "write"}
+    assert 'gh pr close "$BRANCH"' in job["steps"][0]["run"]
