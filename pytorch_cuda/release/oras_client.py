@@ -71,15 +71,38 @@ class RegistryClient:
     def __init__(self, host: str) -> None:
         self.host = host
         insecure = is_loopback(host)
+        self._scheme = "http" if insecure else "https"
         import oras.provider  # see the note on the imports
 
-        self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure)
+        # The registry's challenge picks oras-py's auth backend: Bearer (GHCR, Docker Hub: a token bought with the
+        # credentials) or Basic (an htpasswd registry: the credentials on every call). oras-py's default token
+        # backend takes a Basic realm for a token URL and fails resolving it, hence the probe of /v2/.
+        basic = self._challenge().lower().startswith("basic")
+        backend = "basic" if basic else "token"
+        self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure, auth_backend=backend)
         # docker login's credentials for this host, for every call (GETs too): ~/.docker/config.json's `auths`,
         # its `credHelpers` for the host, or its `credsStore` (docker-credential-<helper> get); $DOCKER_CONFIG
         # names another folder. oras-py loads them itself only when it pushes.
         configs = [str(Path(os.environ["DOCKER_CONFIG"]) / "config.json")] if os.environ.get("DOCKER_CONFIG") else []
         self._oras.auth.load_configs(self._oras.get_container(f"{host}/credentials"), configs=configs)
-        self._scheme = "http" if insecure else "https"
+        if basic and not self._oras.auth._load_auth(host):
+            raise RegistryAccessError(
+                cause=f"the registry {host} asks for Basic credentials (htpasswd) and docker's configuration has "
+                f"none for {host}",
+                fix=f"`docker login {host}` (or skopeo/oras login), or set $DOCKER_CONFIG to a folder whose "
+                "config.json has them",
+            )
+
+    def _challenge(self) -> str:
+        """The scheme and parameters the registry asks for on /v2/ (empty when it asks for none)."""
+        try:
+            answer = requests.get(f"{self._scheme}://{self.host}/v2/", timeout=30, verify=True)
+        except requests.RequestException as exc:
+            raise RegistryAccessError(
+                cause=f"the registry {self.host} did not answer on /v2/ ({type(exc).__name__}: {exc})",
+                fix="check that it is up, and the host name and port",
+            ) from exc
+        return str(answer.headers.get("Www-Authenticate", "")) if answer.status_code == 401 else ""
 
     @classmethod
     def for_ref(cls, ref: ImageReference) -> RegistryClient:
