@@ -9,8 +9,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.release import keys
+from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
 from pytorch_cuda.release.oras_client import open_image, reference
 from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
@@ -47,21 +47,13 @@ def _source(args: argparse.Namespace) -> Source:
 
 def check_pinned_base(matrix_path: Path) -> str:
     """The pinned base's digest; refused (exit 2) when matrix.yaml's base carries no `digest:`."""
-    matrix = load_matrix(matrix_path)
-    base = matrix.bases[matrix.default_base]
-    if base.digest is None:
-        raise UserError(
-            cause=f"matrix.yaml's base {matrix.default_base!r} ({base.image}) carries no digest:, so the image's "
-            "first input is not pinned and the release would attest an unpinned base",
-            fix="pin it (`build.py release pin-base` where the base was pulled from its upstream registry), commit "
-            "matrix.yaml, and release again; docs/release.md, 'What is pinned'",
-        )
-    return base.digest
+    return pinned_digest(matrix_path)[1]
 
 
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
     if args.require_pinned_base:
-        check_pinned_base(args.matrix)
+        base = check_built_on_base(args.matrix, args.image)
+        materials = {**materials, f"docker://{base.published}": base.config}  # recorded in the provenance
     if args.index_lifetime <= 0:
         raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
     policy = load_policy(args.policy)

@@ -10,6 +10,7 @@ import os
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -70,26 +71,37 @@ class RegistryClient:
 
     def __init__(self, host: str) -> None:
         self.host = host
-        insecure = is_loopback(host)
-        self._scheme = "http" if insecure else "https"
+        self._insecure = is_loopback(host)
+        self._scheme = "http" if self._insecure else "https"
+        self._oras = self._registry("token")
+        self._probed = False
+
+    def _registry(self, backend: str) -> Any:
         import oras.provider  # see the note on the imports
 
-        # The registry's challenge picks oras-py's auth backend: Bearer (GHCR, Docker Hub: a token bought with the
-        # credentials) or Basic (an htpasswd registry: the credentials on every call). oras-py's default token
-        # backend takes a Basic realm for a token URL and fails resolving it, hence the probe of /v2/.
-        basic = self._challenge().lower().startswith("basic")
-        backend = "basic" if basic else "token"
-        self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure, auth_backend=backend)
+        registry = oras.provider.Registry(
+            self.host, insecure=self._insecure, tls_verify=not self._insecure, auth_backend=backend
+        )
         # docker login's credentials for this host, for every call (GETs too): ~/.docker/config.json's `auths`,
         # its `credHelpers` for the host, or its `credsStore` (docker-credential-<helper> get); $DOCKER_CONFIG
         # names another folder. oras-py loads them itself only when it pushes.
         configs = [str(Path(os.environ["DOCKER_CONFIG"]) / "config.json")] if os.environ.get("DOCKER_CONFIG") else []
-        self._oras.auth.load_configs(self._oras.get_container(f"{host}/credentials"), configs=configs)
-        if basic and not self._oras.auth._load_auth(host):
+        registry.auth.load_configs(registry.get_container(f"{self.host}/credentials"), configs=configs)
+        return registry
+
+    def _choose_backend(self) -> None:
+        """The registry's challenge on /v2/ picks oras-py's auth backend, once: Bearer (GHCR, Docker Hub: a token
+        bought with the credentials) or Basic (an htpasswd registry: the credentials on every call). oras-py's
+        token backend takes a Basic realm for a token URL and fails resolving it as a host name."""
+        self._probed = True
+        if not self._challenge().lower().startswith("basic"):
+            return
+        self._oras = self._registry("basic")
+        if not self._oras.auth._load_auth(self.host):
             raise RegistryAccessError(
-                cause=f"the registry {host} asks for Basic credentials (htpasswd) and docker's configuration has "
-                f"none for {host}",
-                fix=f"`docker login {host}` (or skopeo/oras login), or set $DOCKER_CONFIG to a folder whose "
+                cause=f"the registry {self.host} asks for Basic credentials (htpasswd) and docker's configuration "
+                f"has none for {self.host}",
+                fix=f"`docker login {self.host}` (or skopeo/oras login), or set $DOCKER_CONFIG to a folder whose "
                 "config.json has them",
             )
 
@@ -119,6 +131,8 @@ class RegistryClient:
     def _request(
         self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str
     ) -> requests.Response:
+        if not self._probed:
+            self._choose_backend()
         try:
             # oras-py's do_request without its retry decorator, which sleeps 131 s before a refused login fails
             once = type(self._oras).do_request.__wrapped__

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from securesystemslib.signer import Signer, SSlibKey
+from securesystemslib.signer import Key, Signer
 from tuf.api.exceptions import UnsignedMetadataError
 from tuf.api.metadata import Metadata, Root, Snapshot, Targets, Timestamp
 from tuf.api.serialization import DeserializationError
@@ -42,7 +42,7 @@ class TrustedRoot:
         return list(self.metadata.signed.roles[role].keyids)
 
 
-def make_root(root_signer: Signer, online: SSlibKey, timestamp: SSlibKey, now: datetime, version: int = 1) -> bytes:
+def make_root(root_signer: Signer, online: Key, timestamp: Key, now: datetime, version: int = 1) -> bytes:
     """Root metadata v`version`: the root key for the root role, `online` for targets and snapshot, `timestamp` for
     the timestamp role (the key the daily refresh holds; it can renew the index, never bind a tag)."""
     root = Root(version=version, expires=now + ROOT_LIFETIME, consistent_snapshot=False)
