@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +21,22 @@ from pytorch_cuda.references import ImageReference, parse_reference, registry_ho
 # oras is imported where a registry is called, not here: it imports jsonschema, whose format checkers import
 # rfc3987_syntax, which builds a grammar at import (about 1.3 s). Every build.py command imports this module
 # (bump and release are among its verbs); only those that reach a registry pay for it.
+
+
+def _import_oras() -> None:
+    """Import oras-py without rfc3987_syntax: jsonschema's optional `iri` format checker imports it, which builds a
+    grammar (1.2 s of every `release` call); oras-py's schemas never use `iri`. The stub is removed at once, so an
+    explicit import elsewhere still gets the real module."""
+    if "oras.provider" in sys.modules or "jsonschema._format" in sys.modules:
+        return
+    if "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # None: ImportError, which it suppresses
+    try:
+        import oras.provider  # noqa: F401
+    finally:
+        if sys.modules.get("rfc3987_syntax", ...) is None:
+            del sys.modules["rfc3987_syntax"]
+
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -77,7 +94,8 @@ class RegistryClient:
         self._probed = False
 
     def _registry(self, backend: str) -> Any:
-        import oras.provider  # see the note on the imports
+        _import_oras()
+        import oras.provider
 
         registry = oras.provider.Registry(
             self.host, insecure=self._insecure, tls_verify=not self._insecure, auth_backend=backend
