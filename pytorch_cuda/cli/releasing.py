@@ -1,5 +1,6 @@
-"""`build.py release ...`: keygen, promote, sign, verify, pin-base (docs/release.md). Exit status: 0 done or verified;
-1 a promoted tag serves other bytes, or verification failed; 2 bad input or environment."""
+"""`build.py release ...`: keygen, init-root, sign, promote, verify, pin-base (docs/release.md). Exit status: 0 done
+or verified; 1 a promoted tag serves other bytes, an unsigned candidate, the index moved, or verification failed;
+2 bad input or environment."""
 
 from __future__ import annotations
 
@@ -42,6 +43,15 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     prom.add_argument("tested", metavar="REPOSITORY@sha256:DIGEST")
     prom.add_argument("--tag", action="append", required=True, dest="tags", help="a release tag (repeat)")
     prom.add_argument("--repository", help="where the tags go (default: the tested image's repository)")
+    prom.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
+    root = subs.add_parser(
+        "init-root", parents=common, help="write the release index's root of trust, signed by the offline root key"
+    )
+    root.add_argument("--root-key", required=True, help="the root's private key file (or KMS/HSM URI); offline")
+    root.add_argument("--root-public-key", type=Path, required=True, help="its public key (PEM)")
+    root.add_argument("--public-key", type=Path, help="the release key: targets, snapshot (default: keys/release.pub)")
+    root.add_argument("--timestamp-public-key", type=Path, help="the daily refresh's key (default: the release key)")
+    root.add_argument("--out", type=Path, help="where to write it (default: the repository's keys/release-root.json)")
     sign = subs.add_parser(
         "sign", parents=common, help="cosign signature and attestations; bind the tags in the signed release index"
     )
@@ -59,8 +69,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     sign.add_argument("--invocation-id", default="", help="the build run (e.g. the workflow run's URL)")
     sign.add_argument("--material", action="append", default=[], metavar="URI=sha256:DIGEST", help="an input")
     sign.add_argument("--tag", action="append", default=[], dest="tags", help="a tag to bind in the index (repeat)")
-    sign.add_argument("--index-lifetime", type=int, default=30 * 86400, metavar="SECONDS",
-                      help="how long the release index stays valid unless signed again (default: 30 days)")  # fmt: skip
+    sign.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
+                      help="how long the index's timestamp stays valid unless re-signed (default: 2 days)")  # fmt: skip
     sign.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
     sign.add_argument(
         "--require-pinned-base", action="store_true", help="refuse (exit 2) unless matrix.yaml's base has a digest:"
@@ -71,7 +81,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     fresh.add_argument("--repository", help="the release repository (default: release-policy.yaml's)")
     fresh.add_argument("--key", required=True, help="the private key file or a KMS/HSM signer URI, as for sign")
     fresh.add_argument("--public-key", type=Path, help="its public key (default: the repository's keys/release.pub)")
-    fresh.add_argument("--index-lifetime", type=int, default=30 * 86400, metavar="SECONDS", help="default: 30 days")
+    fresh.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
+                       help="the new timestamp's lifetime (default: 2 days; release.yml re-signs daily)")  # fmt: skip
     fresh.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
     ver = subs.add_parser(
         "verify", parents=common, help="verify an image against release-policy.yaml: signature, attestations, index"
@@ -108,14 +119,17 @@ Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the sam
 
 def run(args: argparse.Namespace) -> Outcome:
     # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
-    from pytorch_cuda.release.commands import keygen, refresh, sign, verify
+    from pytorch_cuda.release.commands import init_root, keygen, refresh, sign, verify
     from pytorch_cuda.release.pin_command import pin_base
     from pytorch_cuda.release.promote import promote
+    from pytorch_cuda.release.release_policy import load_policy
 
     if args.release_verb == "keygen":
         return keygen(args)
+    if args.release_verb == "init-root":
+        return init_root(args)
     if args.release_verb == "promote":
-        done = promote(args.tested, args.tags, repository=args.repository)
+        done = promote(args.tested, args.tags, load_policy(args.policy), repository=args.repository)
         lines = [f"promoted {p.ref} -> {p.digest} (the tested bytes)" for p in done]
         return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
     if args.release_verb == "sign":
@@ -133,10 +147,12 @@ def release_verb(args: argparse.Namespace, session: Session) -> int:
     """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
     if args.release_verb == "pin-base" and args.matrix is None:
         args.matrix = session.root() / "matrix.yaml"
-    if args.release_verb in ("sign", "verify", "refresh-index") and args.policy is None:
+    if args.release_verb in ("sign", "verify", "refresh-index", "promote") and args.policy is None:
         args.policy = session.root() / "release-policy.yaml"
-    if args.release_verb in ("sign", "refresh-index") and args.public_key is None:
+    if args.release_verb in ("sign", "refresh-index", "init-root") and args.public_key is None:
         args.public_key = session.root() / "keys" / "release.pub"
+    if args.release_verb == "init-root" and args.out is None:
+        args.out = session.root() / "keys" / "release-root.json"
     if args.release_verb == "sign":
         args.matrix = session.root() / "matrix.yaml"
     lines, found = run(args)

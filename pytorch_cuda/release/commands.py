@@ -9,12 +9,13 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.release import keys
+from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
 from pytorch_cuda.release.oras_client import open_image, reference
 from pytorch_cuda.release.release_policy import load_policy
-from pytorch_cuda.release.signing import image_labels, refresh_index, sign_image
+from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
+from pytorch_cuda.release.trusted_root import make_root, write_root
 from pytorch_cuda.release.verify import verify_image
 
 Outcome = tuple[list[str], dict[str, object]]
@@ -46,21 +47,13 @@ def _source(args: argparse.Namespace) -> Source:
 
 def check_pinned_base(matrix_path: Path) -> str:
     """The pinned base's digest; refused (exit 2) when matrix.yaml's base carries no `digest:`."""
-    matrix = load_matrix(matrix_path)
-    base = matrix.bases[matrix.default_base]
-    if base.digest is None:
-        raise UserError(
-            cause=f"matrix.yaml's base {matrix.default_base!r} ({base.image}) carries no digest:, so the image's "
-            "first input is not pinned and the release would attest an unpinned base",
-            fix="pin it (`build.py release pin-base` where the base was pulled from its upstream registry), commit "
-            "matrix.yaml, and release again; docs/release.md, 'What is pinned'",
-        )
-    return base.digest
+    return pinned_digest(matrix_path)[1]
 
 
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
     if args.require_pinned_base:
-        check_pinned_base(args.matrix)
+        base = check_built_on_base(args.matrix, args.image)
+        materials = {**materials, f"docker://{base.published}": base.config}  # recorded in the provenance
     if args.index_lifetime <= 0:
         raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
     policy = load_policy(args.policy)
@@ -75,15 +68,8 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         finished_on=now,
         materials=materials,
     )
-    digest, attached = sign_image(
-        args.image,
-        signer,
-        sbom,
-        run,
-        tags=args.tags,
-        index_tag=policy.policy.index_tag,
-        index_lifetime=timedelta(seconds=args.index_lifetime),
-    )
+    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
+    digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)
     lines = [f"signed {args.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
     return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
 
@@ -94,7 +80,8 @@ def refresh(args: argparse.Namespace) -> Outcome:
     policy = load_policy(args.policy)
     repository = args.repository or policy.policy.repository
     signer = keys.signer(args.key, args.public_key)
-    done = refresh_index(repository, signer, policy.policy.index_tag, timedelta(seconds=args.index_lifetime))
+    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
+    done = refresh_index(repository, signer, plan)
     expires = datetime.now(UTC) + timedelta(seconds=args.index_lifetime)
     line = f"re-signed {done.ref} ({done.digest}); valid until about {expires:%Y-%m-%dT%H:%M:%SZ}"
     return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
@@ -108,5 +95,17 @@ def verify(args: argparse.Namespace) -> Outcome:
         f"{'' if v.sbom_components == 1 else 's'}) and SLSA provenance attested",
         f"  built by {v.builder_id} from {v.source_ref} at {v.commit}",
         f"  release index v{v.index_version}: {', '.join(v.tags)} -> this digest",
+        f"pull {v.pull}",
     ]
-    return lines, asdict(v)
+    return lines, {**asdict(v), "pull": v.pull}
+
+
+def init_root(args: argparse.Namespace) -> Outcome:
+    """Write the committed root of trust, signed by the (offline) root key."""
+    root_signer = keys.signer(args.root_key, args.root_public_key)
+    online = keys.public_key(args.public_key)
+    timestamp = keys.public_key(args.timestamp_public_key) if args.timestamp_public_key else online
+    write_root(args.out, make_root(root_signer, online, timestamp, datetime.now(UTC)))
+    line = (f"wrote {args.out}: root v1, root key {root_signer.public_key.keyid[:16]}, targets and snapshot key "
+            f"{online.keyid[:16]}, timestamp key {timestamp.keyid[:16]}; commit it")  # fmt: skip
+    return [line], {"root": str(args.out), "version": 1, "targets": online.keyid, "timestamp": timestamp.keyid}

@@ -7,9 +7,11 @@ from __future__ import annotations
 import hashlib
 import ipaddress
 import os
+import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import requests
 
@@ -19,6 +21,22 @@ from pytorch_cuda.references import ImageReference, parse_reference, registry_ho
 # oras is imported where a registry is called, not here: it imports jsonschema, whose format checkers import
 # rfc3987_syntax, which builds a grammar at import (about 1.3 s). Every build.py command imports this module
 # (bump and release are among its verbs); only those that reach a registry pay for it.
+
+
+def _import_oras() -> None:
+    """Import oras-py without rfc3987_syntax: jsonschema's optional `iri` format checker imports it, which builds a
+    grammar (1.2 s of every `release` call); oras-py's schemas never use `iri`. The stub is removed at once, so an
+    explicit import elsewhere still gets the real module."""
+    if "oras.provider" in sys.modules or "jsonschema._format" in sys.modules:
+        return
+    if "rfc3987_syntax" not in sys.modules:
+        sys.modules["rfc3987_syntax"] = None  # type: ignore[assignment]  # None: ImportError, which it suppresses
+    try:
+        import oras.provider  # noqa: F401
+    finally:
+        if sys.modules.get("rfc3987_syntax", ...) is None:
+            del sys.modules["rfc3987_syntax"]
+
 
 MANIFEST_TYPES = (
     "application/vnd.oci.image.index.v1+json",
@@ -70,16 +88,51 @@ class RegistryClient:
 
     def __init__(self, host: str) -> None:
         self.host = host
-        insecure = is_loopback(host)
-        import oras.provider  # see the note on the imports
+        self._insecure = is_loopback(host)
+        self._scheme = "http" if self._insecure else "https"
+        self._oras = self._registry("token")
+        self._probed = False
 
-        self._oras = oras.provider.Registry(host, insecure=insecure, tls_verify=not insecure)
+    def _registry(self, backend: str) -> Any:
+        _import_oras()
+        import oras.provider
+
+        registry = oras.provider.Registry(
+            self.host, insecure=self._insecure, tls_verify=not self._insecure, auth_backend=backend
+        )
         # docker login's credentials for this host, for every call (GETs too): ~/.docker/config.json's `auths`,
         # its `credHelpers` for the host, or its `credsStore` (docker-credential-<helper> get); $DOCKER_CONFIG
         # names another folder. oras-py loads them itself only when it pushes.
         configs = [str(Path(os.environ["DOCKER_CONFIG"]) / "config.json")] if os.environ.get("DOCKER_CONFIG") else []
-        self._oras.auth.load_configs(self._oras.get_container(f"{host}/credentials"), configs=configs)
-        self._scheme = "http" if insecure else "https"
+        registry.auth.load_configs(registry.get_container(f"{self.host}/credentials"), configs=configs)
+        return registry
+
+    def _choose_backend(self) -> None:
+        """The registry's challenge on /v2/ picks oras-py's auth backend, once: Bearer (GHCR, Docker Hub: a token
+        bought with the credentials) or Basic (an htpasswd registry: the credentials on every call). oras-py's
+        token backend takes a Basic realm for a token URL and fails resolving it as a host name."""
+        self._probed = True
+        if not self._challenge().lower().startswith("basic"):
+            return
+        self._oras = self._registry("basic")
+        if not self._oras.auth._load_auth(self.host):
+            raise RegistryAccessError(
+                cause=f"the registry {self.host} asks for Basic credentials (htpasswd) and docker's configuration "
+                f"has none for {self.host}",
+                fix=f"`docker login {self.host}` (or skopeo/oras login), or set $DOCKER_CONFIG to a folder whose "
+                "config.json has them",
+            )
+
+    def _challenge(self) -> str:
+        """The scheme and parameters the registry asks for on /v2/ (empty when it asks for none)."""
+        try:
+            answer = requests.get(f"{self._scheme}://{self.host}/v2/", timeout=30, verify=True)
+        except requests.RequestException as exc:
+            raise RegistryAccessError(
+                cause=f"the registry {self.host} did not answer on /v2/ ({type(exc).__name__}: {exc})",
+                fix="check that it is up, and the host name and port",
+            ) from exc
+        return str(answer.headers.get("Www-Authenticate", "")) if answer.status_code == 401 else ""
 
     @classmethod
     def for_ref(cls, ref: ImageReference) -> RegistryClient:
@@ -96,6 +149,8 @@ class RegistryClient:
     def _request(
         self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str
     ) -> requests.Response:
+        if not self._probed:
+            self._choose_backend()
         try:
             # oras-py's do_request without its retry decorator, which sleeps 131 s before a refused login fails
             once = type(self._oras).do_request.__wrapped__

@@ -3,6 +3,9 @@
 `skopeo copy --all --preserve-digests` copies within the registry (no pull, no re-push through an engine that
 could write the manifest anew); then each tag's manifest is read back and must be the tested bytes, or the
 promotion fails naming both digests.
+
+Sign before promote: no tag moves unless the tested digest is already signed and attested as `verify` requires
+(steps 1-3 of verify.py): an unsigned candidate, or a missing key upstream, leaves every tag where it was.
 """
 
 from __future__ import annotations
@@ -14,7 +17,10 @@ from dataclasses import dataclass
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.references import registry_host
+from pytorch_cuda.release.failures import VerificationFailedError
 from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, is_loopback, reference
+from pytorch_cuda.release.release_policy import LoadedPolicy
+from pytorch_cuda.release.verify import signed
 
 Runner = Callable[[list[str]], subprocess.CompletedProcess[str]]
 
@@ -44,14 +50,37 @@ def skopeo_copy_argv(source: str, destination: str) -> list[str]:
     return [*argv, f"docker://{source}", f"docker://{destination}"]
 
 
-def promote(tested: str, tags: Sequence[str], *, repository: str | None = None, run: Runner = _run) -> list[Promoted]:
-    """Point `repository:tag` (default: the tested image's repository) at the tested digest, for each tag."""
+class UnsignedCandidateError(UserError):
+    """The tested digest is not signed and attested yet. Exit status 1; no tag moved."""
+
+    exit_status = EXIT_CHECKS_FAILED
+
+
+def require_signed(tested: str, policy: LoadedPolicy) -> None:
+    try:
+        signed(tested, policy)
+    except VerificationFailedError as failure:
+        reason = failure.reason
+        raise UnsignedCandidateError(
+            cause=f"{tested} is not signed and attested as {policy.path.name} requires, so no tag was moved: "
+            f"{reason.field}: expected {reason.expected}, found {reason.found}",
+            fix="sign the tested digest first (`build.py release sign REPO@sha256:... --key K ...`; release.yml "
+            "signs before it promotes), then promote",
+        ) from failure
+
+
+def promote(
+    tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: Runner = _run
+) -> list[Promoted]:
+    """Point `repository:tag` (default: the tested image's repository) at the tested digest, for each tag, once
+    the tested digest is signed and attested."""
     source = reference(tested)
     if source.digest is None:
         raise RegistryAccessError(
             cause=f"{tested} is not pinned by digest: a tag can move between the test and the release",
             fix="give the digest the tests ran on, REPOSITORY@sha256:...",
         )
+    require_signed(tested, policy)
     if shutil.which("skopeo") is None and run is _run:
         raise RegistryAccessError(
             cause="skopeo is not installed; it copies the tested manifest inside the registry",

@@ -13,6 +13,7 @@ from securesystemslib.signer import SSlibKey
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.release.keys import public_key
+from pytorch_cuda.release.trusted_root import TrustedRoot, load_root
 
 POLICY_FILE = "release-policy.yaml"
 SUPPORTED_SCHEMA = 1
@@ -35,6 +36,7 @@ class ReleasePolicy(BaseModel):
     ref_pattern: Annotated[str, Field(min_length=1)]
     workflow: Annotated[str, Field(min_length=1)]
     keys: Annotated[list[str], Field(min_length=1)]
+    root: Annotated[str, Field(min_length=1)]  # the release index's TUF root, committed (relative to the policy)
     index_tag: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")] = "release-index"
 
     def ref_allowed(self, ref: str) -> bool:
@@ -52,6 +54,10 @@ class LoadedPolicy:
     @property
     def keyids(self) -> list[str]:
         return [key.keyid for key in self.keys]
+
+    def trusted_root(self) -> TrustedRoot:
+        """The committed root of trust of the release index (read when the index is needed)."""
+        return load_root(self.path.parent / self.policy.root)
 
 
 def load_policy(path: Path) -> LoadedPolicy:

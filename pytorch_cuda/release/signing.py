@@ -5,7 +5,8 @@
   (`cosign verify-attestation --key ... --type slsaprovenance1|cyclonedx R:TAG`);
 - `R:sha256-<hex>`: the OCI referrers tag schema's index listing both (`oras discover R:TAG` on a registry
   without the referrers API: GHCR, Distribution 2.8);
-- `R:<index_tag>`: the TUF release index, each given tag bound to this digest (release_index.py).
+- `R:<index_tag>`: the TUF release index, each given tag bound to this digest (release_index.py), written by
+  compare-and-swap (`write_index`).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 from securesystemslib.signer import Signer
 
+from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.release import release_index
 from pytorch_cuda.release.cosign_layout import (
     ATT_ARTIFACT_TYPE,
@@ -43,6 +45,7 @@ from pytorch_cuda.release.statements import (
     provenance,
     statement,
 )
+from pytorch_cuda.release.trusted_root import TrustedRoot
 
 
 @dataclass(frozen=True)
@@ -81,8 +84,7 @@ def sign_image(
     run: BuildRun,
     *,
     tags: Sequence[str],
-    index_tag: str,
-    index_lifetime: timedelta = timedelta(days=30),
+    index: IndexPlan,
 ) -> tuple[str, list[Attached]]:
     """Sign the digest `image_ref` names (or its tag resolves to now), attest it, bind `tags` to it."""
     if sbom.get("bomFormat") != "CycloneDX":
@@ -113,26 +115,70 @@ def sign_image(
     pushed = client.push_manifest(f"{repository}:{tag_for(digest, '')}", listing, OCI_INDEX)
     attached.append(Attached("referrers", f"{repository}:{tag_for(digest, '')}", pushed))
     if tags:
-        current = release_index.fetch(client, repository, index_tag)
         bindings = [release_index.Binding(tag, digest, len(image.raw)) for tag in tags]
-        files = release_index.updated(current, signer, bindings, datetime.now(UTC), index_lifetime)
-        index = _push(client, repository, index_tag, release_index.artifact(files), signature_media_type())
-        attached.append(Attached("index", index.ref, index.digest))
+        attached.append(write_index(client, repository, index, signer, bindings))
     return digest, attached
 
 
-def refresh_index(repository: str, signer: Signer, index_tag: str, lifetime: timedelta) -> Attached:
-    """Re-sign the release index as it is (same bindings, versions bumped, expiries renewed): between releases,
-    before it expires (release-index.yml runs it weekly)."""
-    client = RegistryClient.for_ref(reference(f"{repository}:{index_tag}"))
-    current = release_index.fetch(client, repository, index_tag)
-    if not current:
+@dataclass(frozen=True)
+class IndexPlan:
+    """Where the index is, what it is rooted in, and how long the new timestamp lives."""
+
+    tag: str
+    root: TrustedRoot
+    lifetime: timedelta = release_index.TIMESTAMP_LIFETIME
+
+
+class IndexMovedError(UserError):
+    """The index changed between this writer's read and its write. Exit status 1: nothing of ours was lost or
+    half-written, the other writer's bindings stand; run the step again."""
+
+    exit_status = EXIT_CHECKS_FAILED
+
+
+def write_index(
+    client: RegistryClient, repository: str, plan: IndexPlan, signer: Signer, bindings: Sequence[release_index.Binding]
+) -> Attached:
+    """Read the index, extend it, and write it only if the registry still serves the one read (compare-and-swap:
+    the registry API has no conditional PUT, so the compare is a re-read just before the write and a read-back
+    after it; release.yml runs every index writer in one concurrency group, so the two never race there)."""
+    ref = f"{repository}:{plan.tag}"
+    read = release_index.fetch(client, repository, plan.tag)
+    files = release_index.updated(
+        read.files, plan.root, signer, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
+    )
+    new = release_index.artifact(files)
+    for blob in new.blobs:
+        client.push_blob(reference(ref), blob.data)
+    before = client.manifest(ref)
+    if (before.digest if before else None) != read.digest:
+        raise _moved(ref, read.digest, before.digest if before else None, "before this write")
+    written = _push(client, repository, plan.tag, new, signature_media_type())
+    after = client.manifest(ref)
+    if after is None or after.digest != new.digest:
+        raise _moved(ref, new.digest, after.digest if after else None, "right after this write (it was overwritten)")
+    return Attached("index", written.ref, written.digest)
+
+
+def _moved(ref: str, expected: str | None, found: str | None, when: str) -> IndexMovedError:
+    return IndexMovedError(
+        cause=f"the release index {ref} moved {when}: expected {expected or 'no index'}, found {found or 'none'}; "
+        "writing on would drop the other writer's tag bindings",
+        fix="run the step again: it re-reads the index and adds its tags to the one now there; if nobody else "
+        "writes the index, find who does (docs/release.md, 'Index updates')",
+    )
+
+
+def refresh_index(repository: str, signer: Signer, plan: IndexPlan) -> Attached:
+    """Re-sign the release index as it is (same bindings; the roles `signer` holds re-signed, versions bumped,
+    expiries renewed): daily, by release.yml's refresh-index job with the timestamp key."""
+    client = RegistryClient.for_ref(reference(f"{repository}:{plan.tag}"))
+    if release_index.fetch(client, repository, plan.tag).digest is None:
         raise RegistryAccessError(
-            cause=f"{repository}:{index_tag} holds no release index to refresh",
+            cause=f"{repository}:{plan.tag} holds no release index to refresh",
             fix="sign a release first (`build.py release sign IMAGE@sha256:... --tag T`), which creates it",
         )
-    files = release_index.updated(current, signer, [], datetime.now(UTC), lifetime)
-    return _push(client, repository, index_tag, release_index.artifact(files), signature_media_type())
+    return write_index(client, repository, plan, signer, [])
 
 
 def signature_media_type() -> str:

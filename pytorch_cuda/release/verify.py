@@ -5,8 +5,8 @@
 3. the attestations (`.att`): SBOM and SLSA provenance, each a DSSE envelope by a policy key, each a Statement
    about this digest in this repository; the provenance names the policy's builder, source repository,
    workflow, a ref the policy allows and a commit;
-4. the signed release index (TUF): the tag is bound to this digest (by digest: some tag is), and no role is
-   expired or older than one this machine has seen.
+4. the signed release index (TUF, rooted in the committed root): the one reference rule (`_bound`), no role
+   expired or older than one this machine has seen, and the index names this repository.
 Each failure names the field, the expected value and the value found (failures.py); exit status 1.
 """
 
@@ -19,6 +19,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.release import release_index
 from pytorch_cuda.release.cosign_layout import (
     DSSE_ENVELOPE,
@@ -47,6 +48,11 @@ class Verified:
     source_ref: str
     commit: str
     index_version: int
+
+    @property
+    def pull(self) -> str:
+        """What to pull: the repository by the verified digest (a tag can move after verify)."""
+        return f"{reference(self.image).repository}@{self.digest}"
 
 
 class _Check:
@@ -149,7 +155,12 @@ class _Check:
         return builder, ref, commits[0]
 
 
-def verify_image(image: str, policy: LoadedPolicy) -> Verified:
+class ReferenceRuleError(UserError):
+    """`verify REPO` with neither tag nor digest: nothing for the index to bind. Exit status 2."""
+
+
+def signed(image: str, policy: LoadedPolicy) -> tuple[_Check, str, dict[str, Any], tuple[str, str, str]]:
+    """Steps 1-3 (repository, signature, attestations) of `image`; promote runs them before a tag moves."""
     ref = reference(image)
     if ref.repository != policy.policy.repository:
         why = f"{policy.path.name} covers one repository"
@@ -161,20 +172,44 @@ def verify_image(image: str, policy: LoadedPolicy) -> Verified:
     layers = check.attachment("att").get("layers") or []
     sbom = check.statement(layers, SBOM_PREDICATE)
     check.equal("SBOM predicate bomFormat", "CycloneDX", sbom.get("bomFormat"))
-    builder, source_ref, commit = check.provenance(check.statement(layers, PROVENANCE_PREDICATE))
-    files = release_index.fetch(client, ref.repository, policy.policy.index_tag)
+    return check, keyid, sbom, check.provenance(check.statement(layers, PROVENANCE_PREDICATE))
+
+
+def _bound(check: _Check, targets: dict[str, str], tag: str | None, digest: str | None) -> tuple[str, ...]:
+    """The one reference rule: REPO:TAG, the tag's binding is the digest served; REPO:TAG@DIGEST, the tag's
+    binding is that digest; REPO@DIGEST, some tag is bound to it. The tags bound to the digest."""
+    served = check.target.digest
+    if tag is not None:
+        field, bound = f'release-index targets["{tag}"]', targets.get(tag)
+        if bound is None:
+            raise check.fail(field, "a release tag bound to a digest", "no such tag", "not a release tag")
+        if digest is not None and bound != digest:
+            raise check.fail(field, bound, digest, f"the reference's @digest is not the one {tag} is bound to "
+                             "(an older or another release under a current tag's name)")  # fmt: skip
+        check.equal(field, bound, served, "the tag was moved to another image (a rollback or a swap)")
+    tags = tuple(sorted(t for t, d in targets.items() if d == served))
+    if not tags:
+        raise check.fail("release-index targets", "a tag bound to this digest", "none",
+                         "this digest is not, or no longer, a release")  # fmt: skip
+    return tags
+
+
+def verify_image(image: str, policy: LoadedPolicy) -> Verified:
+    ref = reference(image)
+    if ref.tag is None and ref.digest is None:
+        raise ReferenceRuleError(
+            cause=f"{image} names neither a tag nor a digest: verify never assumes :latest, and the release index "
+            "binds tags to digests",
+            fix="verify REPO:TAG (the digest the index binds the tag to), REPO:TAG@sha256:D (the index must bind "
+            "the tag to that digest) or REPO@sha256:D (a digest some release tag is bound to)",
+        )
+    check, keyid, sbom, (builder, source_ref, commit) = signed(image, policy)
+    files = release_index.fetch(check.client, ref.repository, policy.policy.index_tag).files
     try:
         version, targets = trusted_targets(files, policy)
     except IndexFailureError as failure:
-        raise VerificationFailedError(image, target.digest, failure.reason) from failure
-    tags = tuple(sorted(tag for tag, digest in targets.items() if digest == target.digest))
-    if ref.tag is not None and ref.digest is None:
-        bound = targets.get(ref.tag)
-        why = "the tag was moved to another image (a rollback or a swap)" if bound else "not a release tag"
-        field = f'release-index targets["{ref.tag}"]'
-        check.equal(field, bound or "the tag bound to a digest", target.digest, why)
-    elif not tags:
-        raise check.fail("release-index targets", "a tag bound to this digest", "none",
-                         "this digest is not, or no longer, a release")  # fmt: skip
+        raise VerificationFailedError(image, check.target.digest, failure.reason) from failure
+    tags = _bound(check, targets, ref.tag, ref.digest)
     components = len(sbom.get("components") or [])
-    return Verified(image, target.digest, tags, keyid, components, builder, source_ref, commit, version)
+    digest = check.target.digest
+    return Verified(image, digest, tags, keyid, components, builder, source_ref, commit, version)

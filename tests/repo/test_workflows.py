@@ -121,11 +121,17 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     assert publish["needs"] == "conformance"
     assert publish["environment"] == "release"
     run = "\n".join(s.get("run", "") for s in publish["steps"])
-    # promoted by digest inside the registry, never pulled and pushed again; signed and attested after
+    # signed and attested BEFORE promotion (issue 39: no unsigned window); promoted by digest inside the registry,
+    # never pulled and pushed again; the tags bound in the index after they moved, then verified
     assert 'build.py release promote "$candidate"' in run
     assert "docker push" not in run
     assert "docker pull" not in run
-    assert run.index("release promote") < run.index("release sign") < run.index("release verify")
+    first_sign = run.index("release sign")
+    assert first_sign < run.index("release promote") < run.index('"${args[@]}"\n') < run.index("release verify")
+    names = [s.get("name", "") + s.get("uses", "") for s in publish["steps"]]
+    promote_at = next(i for i, n in enumerate(names) if n.startswith("promote by digest"))
+    assert all(i < promote_at for i, n in enumerate(names) if n.startswith(("actions/attest-", "sign and attest")))
+    assert publish["concurrency"] == {"group": "release-index", "cancel-in-progress": False}
     uses = [s.get("uses", "") for s in publish["steps"]]
     assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
     assert any(u.startswith("actions/attest-sbom@") for u in uses)
@@ -135,19 +141,22 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
 
 def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind() -> None:
     publish = load("release.yml")["jobs"]["publish"]
-    (step,) = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
-    assert "if" not in step  # no key is a failure, not a skipped step
-    run = step["run"]
-    assert run.index("source scripts/release-key.sh") < run.index('--key "$key"')  # tests/scripts/test_release_key.py
-    assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
-    assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
+    steps = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
+    assert len(steps) == 2  # sign the digest (before promote), then bind the tags (after)
+    for step in steps:
+        assert "if" not in step  # no key is a failure, not a skipped step
+        run = step["run"]
+        assert run.index("source scripts/release-key.sh") < run.index('--key "$key"')  # test_release_key.py
+        assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
+        assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
+        assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
     verify = run[run.index("release verify") :].splitlines()[0]
     assert "--public-key" not in verify
     assert "--policy" not in verify
     assert publish["strategy"]["max-parallel"] == 1  # one writer of the release index at a time
-    assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
     refresh = load("release.yml")["jobs"]["refresh-index"]
-    assert refresh["environment"] == "release"
+    assert refresh["environment"] == "release-index"  # deployable from main; holds only the timestamp key
+    assert refresh["concurrency"] == publish["concurrency"]  # one group for every index writer
     refresh_run = "\n".join(s.get("run", "") for s in refresh["steps"])
     assert refresh_run.index("source scripts/release-key.sh") < refresh_run.index("release refresh-index --key")
 

@@ -1,6 +1,7 @@
 """A release as a user meets it, for the release tests: a checkout (matrix.yaml, templates/, release-policy.yaml,
-keys/release.pub) whose policy names a repository of the loopback registry, and `build.py release ...` run from
-inside it, as docs/release.md says, with no --policy flag. The attacks' registry edits (a manifest put under
+keys/release.pub, the index's root of trust keys/release-root.json made by its own root key) whose policy names a
+repository of the loopback registry, and `build.py release ...` run from inside it, as docs/release.md says, with
+no --policy flag. The attacks' registry edits (a manifest put under
 another tag with its `subject` rewritten) go through the registry's HTTP API."""
 
 from __future__ import annotations
@@ -72,10 +73,14 @@ def make_checkout(folder: Path, repository: str) -> Checkout:
         json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "components": [{"name": "hello"}]})
     )
     checkout = Checkout(folder, repository, folder / "cache")
-    for name in ("release", "intruder"):
-        keys = folder / "keys"
+    keys = folder / "keys"
+    for name in ("release", "intruder", "root"):
         made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
         assert made.returncode == 0, made.stderr
+    rooted = checkout.release("init-root", "--root-key", str(keys / "root.key"), "--root-public-key",
+                              str(keys / "root.pub"))  # fmt: skip
+    assert rooted.returncode == 0, rooted.stderr
+    assert (keys / "release-root.json").is_file()
     assert SOURCE in policy
     return checkout
 

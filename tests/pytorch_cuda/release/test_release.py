@@ -3,6 +3,7 @@ in-toto-attestation, the TUF index, and verify reading the committed policy by d
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pytorch_cuda.release.oras_client import RegistryAccessError, is_loopback, r
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.release_policy import PolicyError, load_policy
 from pytorch_cuda.release.statements import BuildRun, Source, provenance, statement
+from pytorch_cuda.release.trusted_root import TrustedRootError, load_root, make_root
 
 ROOT = Path(__file__).resolve().parents[3]
 DIGEST = "sha256:" + "ab" * 32
@@ -115,23 +117,49 @@ def test_a_policy_without_a_key_is_refused_naming_it(tmp_path: Path) -> None:
         load_policy(tmp_path / "release-policy.yaml")
 
 
-def test_the_index_binds_tags_bumps_versions_and_refuses_another_key(
+def test_the_index_binds_tags_bumps_versions_names_its_repository_and_refuses_another_key(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv(keys.PASSPHRASE_VARIABLE, "p")
-    for name in ("a", "b"):
+    for name in ("a", "b", "root"):
         keys.generate(tmp_path / f"{name}.key", tmp_path / f"{name}.pub")
     signer = keys.signer(str(tmp_path / "a.key"), tmp_path / "a.pub")
     now = datetime(2026, 12, 5, tzinfo=UTC)
-    first = release_index.updated({}, signer, [release_index.Binding("v2.9", DIGEST, 10)], now, timedelta(days=1))
-    second = release_index.updated(first, signer, [release_index.Binding("v2.9.1", DIGEST, 10)], now, timedelta(1))
+    root_signer = keys.signer(str(tmp_path / "root.key"), tmp_path / "root.pub")
+    (tmp_path / "root.json").write_bytes(make_root(root_signer, signer.public_key, signer.public_key, now))
+    root = load_root(tmp_path / "root.json")
+    repo = "127.0.0.1:5000/ci/x"
+    first = release_index.updated({}, root, signer, [release_index.Binding("v2.9", DIGEST, 10)], repository=repo,
+                                  now=now, lifetime=timedelta(days=1))  # fmt: skip
+    second = release_index.updated(first, root, signer, [release_index.Binding("v2.9.1", DIGEST, 10)],
+                                   repository=repo, now=now)  # fmt: skip
     targets = Metadata[Targets].from_bytes(second["targets.json"]).signed
     assert (targets.version, sorted(targets.targets)) == (2, ["v2.9", "v2.9.1"])
     assert targets.targets["v2.9"].hashes == {"sha256": "ab" * 32}
-    assert Metadata[Timestamp].from_bytes(second["timestamp.json"]).signed.expires == now + timedelta(days=1)
+    assert targets.unrecognized_fields == {release_index.REPOSITORY_FIELD: repo}
+    stamp = Metadata[Timestamp].from_bytes(second["timestamp.json"]).signed
+    assert stamp.expires == now + release_index.TIMESTAMP_LIFETIME == now + timedelta(days=2)
+    assert second["root.json"] == root.raw  # the committed root, never a new one
     intruder = keys.signer(str(tmp_path / "b.key"), tmp_path / "b.pub")
-    with pytest.raises(release_index.IndexSigningError, match="not signed by this key"):
-        release_index.updated(second, intruder, [], now, timedelta(days=1))
+    with pytest.raises(release_index.IndexSigningError, match=r"not a timestamp key of root\.json"):
+        release_index.updated(second, root, intruder, [], repository=repo, now=now)
+    with pytest.raises(release_index.IndexSigningError, match=r"binds tags of .127\.0\.0\.1:5000/ci/x.: it was copied"):
+        release_index.updated(second, root, signer, [], repository="127.0.0.1:5000/ci/other", now=now)
+
+
+def test_a_root_not_signed_by_its_own_root_key_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(keys.PASSPHRASE_VARIABLE, "p")
+    for name in ("a", "root"):
+        keys.generate(tmp_path / f"{name}.key", tmp_path / f"{name}.pub")
+    online = keys.signer(str(tmp_path / "a.key"), tmp_path / "a.pub")
+    root_signer = keys.signer(str(tmp_path / "root.key"), tmp_path / "root.pub")
+    made = json.loads(make_root(root_signer, online.public_key, online.public_key, datetime.now(UTC)))
+    made["signed"]["roles"]["targets"]["keyids"] = ["f" * 64]  # edited after signing
+    (tmp_path / "root.json").write_text(json.dumps(made))
+    with pytest.raises(TrustedRootError, match="is not a TUF root signed by its own root keys"):
+        load_root(tmp_path / "root.json")
+    with pytest.raises(TrustedRootError, match="is not in this checkout, so no index can be trusted"):
+        load_root(tmp_path / "none.json")
 
 
 def main(argv: list[str]) -> int:

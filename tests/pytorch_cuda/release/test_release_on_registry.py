@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from dataclasses import dataclass
 
 import docker
@@ -15,9 +14,9 @@ import pytest
 import requests
 
 from pytorch_cuda.release.promote import PromotionMismatchError, promote
+from pytorch_cuda.release.release_policy import load_policy
 from tests.support import local_registry as registry
-from tests.support.integration import ROOT
-from tests.support.release_checkout import Checkout, folded, pushed_candidates
+from tests.support.release_checkout import Checkout, folded, pushed_candidates, skopeo_copy
 
 pytestmark = pytest.mark.integration
 
@@ -37,19 +36,13 @@ class Release:
         return self.checkout.path
 
 
-def release_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), "release", *args], capture_output=True, text=True, timeout=300
-    )
-
-
 @pytest.fixture(scope="module")
 def release(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Release:
     checkout, (tested, other) = pushed_candidates(client, tmp_path_factory, "tested", "other")
     repository = checkout.repository
-    promoted = release_cli("promote", f"{repository}@{tested}", "--tag", "v9.9", "--tag", "v9.9-runtime", "--json")
+    checkout.sign(f"{repository}@{tested}", "release", "v9.9", "v9.9-runtime")  # sign before promote
+    promoted = checkout.release("promote", f"{repository}@{tested}", "--tag", "v9.9", "--tag", "v9.9-runtime")
     assert promoted.returncode == 0, promoted.stderr
-    checkout.sign(f"{repository}@{tested}", "release", "v9.9", "v9.9-runtime")
     return Release(checkout, tested, other)
 
 
@@ -68,8 +61,9 @@ def test_promotion_fails_when_a_tag_serves_other_bytes(release: Release) -> None
         converted = [arg for arg in argv if arg != "--preserve-digests"]
         return subprocess.run([*converted[:2], "--format", "oci", *converted[2:]], capture_output=True, text=True)
 
+    policy = load_policy(release.checkout.folder / "release-policy.yaml")
     with pytest.raises(PromotionMismatchError) as caught:
-        promote(f"{release.repository}@{release.tested}", ["v9.9-converted"], run=converting_copy)
+        promote(f"{release.repository}@{release.tested}", ["v9.9-converted"], policy, run=converting_copy)
     served = registry.manifest(release.path, "v9.9-converted").digest
     assert served != release.tested
     assert f"serves {served}, not the tested manifest {release.tested}" in caught.value.cause
@@ -77,7 +71,7 @@ def test_promotion_fails_when_a_tag_serves_other_bytes(release: Release) -> None
 
 
 def test_promotion_refuses_a_tag_as_the_tested_image(release: Release) -> None:
-    refused = release_cli("promote", f"{release.repository}:candidate-tested", "--tag", "v9.9")
+    refused = release.checkout.release("promote", f"{release.repository}:candidate-tested", "--tag", "v9.9")
     assert refused.returncode == 2
     assert "is not pinned by digest" in refused.stderr
 
@@ -90,9 +84,23 @@ def test_verify_passes_on_the_promoted_tag(release: Release) -> None:
     assert (found["sbom_components"], found["commit"]) == (1, "a" * 40)
 
 
+def test_promote_refuses_an_unsigned_candidate_and_moves_no_tag(release: Release) -> None:
+    """Sign before promote: the tags move only once the tested digest is signed and attested (a missing key in
+    release.yml fails the sign step, before this one)."""
+    refused = release.checkout.release("promote", f"{release.repository}@{release.other}", "--tag", "v9.9-unsigned")
+    assert refused.returncode == 1, refused.stderr
+    text = folded(refused.stderr)
+    assert f"{release.repository}@{release.other} is not signed and attested as release-policy.yaml requires, " in text
+    assert "so no tag was moved: .sig: expected" in text
+    missing = requests.get(
+        f"http://{registry.REGISTRY_HOST}/v2/{release.path}/manifests/v9.9-unsigned",
+        headers={"Accept": registry.MANIFEST_TYPES}, timeout=30,
+    )  # fmt: skip
+    assert missing.status_code == 404
+
+
 def test_verify_fails_on_a_tag_moved_to_an_unsigned_image(release: Release) -> None:
-    moved = release_cli("promote", f"{release.repository}@{release.other}", "--tag", "v9.9-moved")
-    assert moved.returncode == 0, moved.stderr
+    skopeo_copy(f"{release.repository}@{release.other}", f"{release.repository}:v9.9-moved")  # by whoever can push
     failed = release.checkout.release("verify", f"{release.repository}:v9.9-moved")
     assert failed.returncode == 1
     text = folded(failed.stderr)
