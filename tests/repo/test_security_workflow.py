@@ -47,8 +47,9 @@ def test_the_release_attests_the_sbom_with_the_vex_in_it() -> None:
     names = [step.get("name", step.get("uses", "")) for step in job["steps"]]
     into = next(n for n in names if n.startswith("the VEX into the SBOM"))
     attest = next(n for n in names if n.startswith("keyless CycloneDX SBOM attestation"))
-    sign = next(n for n in names if n.startswith("sign (cosign's layout)"))
-    assert names.index(into) < names.index(attest) < names.index(sign)  # both attestations carry the VEX
+    sign = next(n for n in names if n.startswith("sign and attest the tested digest"))
+    assert names.index(into) < names.index(sign) < names.index(attest)  # the key's and the keyless attestation
+    # both carry the VEX: it is put into the SBOM before either is made
     script = next(s["run"] for s in job["steps"] if s.get("name") == into)
     assert '--sbom "candidate/build-output/sbom-$VARIANT.cdx.json"' in script
     assert "0 | 1 | 4) ;;" in script

@@ -24,14 +24,14 @@ class MeasuredFloor:
     fault: str  # a real fault that crosses it, with what it gave
 
 
-_HOPPER_SXM_FAULTS: Final = {
-    "conv.fp32.tflops": "TORCH_CUDNN_V8_API_DISABLED=1 (H100: -34%), cuDNN off (27.7)",
-    "conv.fp16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1 (H100: -24%), cuDNN off (86)",
-    "conv.bf16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1, cuDNN off (84)",
-    "amp.speedup.fp16": "CUDA_LAUNCH_BLOCKING=1 (H100: 6.1x -> 4.5x)",
-    "amp.speedup.bf16": "CUDA_LAUNCH_BLOCKING=1",
-    "sdpa.fp16.tflops": "the fused attention kernels off (13-16), a busy GPU",
-    "sdpa.bf16.tflops": "the fused attention kernels off (13-16), a busy GPU",
+_HOPPER_SXM_FAULTS: Final = {  # measured on an H100 (docs/decay.md, docs/decay/faults/h100)
+    "conv.fp32.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 24.9; cuDNN off: 27.7",
+    "conv.fp16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 394; cuDNN off: 86",
+    "conv.bf16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 86; CUDA_LAUNCH_BLOCKING=1: 496; cuDNN off: 84",
+    "amp.speedup.fp16": "CUDA_LAUNCH_BLOCKING=1: 4.63",
+    "amp.speedup.bf16": "CUDA_LAUNCH_BLOCKING=1: 4.22",
+    "sdpa.fp16.tflops": "the fused attention kernels off: 13-16",
+    "sdpa.bf16.tflops": "the fused attention kernels off: 13-16",
 }
 
 
@@ -85,3 +85,12 @@ def tighter(lower: float | None, why: str, device_name: str, metric: str) -> tup
         f"measured floor {measured.floor:g} for {name} (lowest untouched run {measured.lowest_untouched:g}; "
         f"crossed by {measured.fault}); {why}"
     )
+
+
+def floor_rows() -> list[tuple[str, str, str, str]]:
+    """docs/conformance-bounds.md's rows: each measured floor, the lowest untouched run, its slack and its fault."""
+    return [
+        (f"`{f.metric}` on {sku}", f"lowest untouched {f.lowest_untouched:g}",
+         f"≥ {f.floor:g} (slack {f.lowest_untouched / f.floor:.2f}×)", f.fault)
+        for sku, floors in MEASURED_FLOORS.items() for f in floors.values()
+    ]  # fmt: skip

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from conformance.support.expectations import bounds, ratios
+from conformance.support.expectations.measured_floors import floor_rows
 
 SUITE: Final = Path(__file__).resolve().parents[2]
 ROOT: Final = SUITE.parent
@@ -190,7 +191,8 @@ def bound_rows(read: Callable[[str], dict[str, Any]] = constants) -> dict[str, l
         ("cuRAND statistics (mean, variance, χ² of 64 bins, lag-1, tails)", "inside",
          f"± {smoke['SIGMAS']:g} standard errors", "a bent or seed-ignoring generator"),
     ]  # fmt: skip
-    return {"Throughput and speed-ups": throughput, "Accuracy": accuracy}
+    measured = "Measured floors on the GPUs the nightly runs (tighter; measured_floors.py, docs/decay.md)"
+    return {"Throughput and speed-ups": throughput, measured: floor_rows(), "Accuracy": accuracy}
 
 
 def bounds_tables(rows: Mapping[str, Sequence[Row]]) -> str:
