@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from pytorch_cuda_contract.gpu_models import find_model
+
 CODES: Final = {"failed": "F", "passed": ".", "skipped": "s", "not_run": "-", "absent": "-"}
 
 
@@ -25,13 +27,20 @@ def _patched_only(coverage: Mapping[str, Any]) -> list[str]:
     return [c for c in coverage["real_untripped"] if c not in untripped]
 
 
+def card_facts(host: Mapping[str, Any]) -> str:
+    """``cc 9.0``, with the model, its architecture and interconnect when the contract's GPU table knows the card."""
+    model = find_model(str(host.get("gpu") or ""))
+    cc = f"cc {host['compute_capability']}"
+    return cc if model is None else f"{model.name}, {model.architecture}, {cc}, {model.interconnect}"
+
+
 def render(matrix: Mapping[str, Any]) -> str:
     host, coverage = matrix["host"], matrix["coverage"]
     cases: list[Mapping[str, Any]] = matrix["cases"]
     faults = [c for c in cases if c["kind"] == "fault"]
     controls = [c for c in cases if c["kind"] == "control"]
     lines = [
-        f"# Fault coverage on the {matrix['card']}: {host['gpu']} (cc {host['compute_capability']}), "
+        f"# Fault coverage on the {matrix['card']}: {host['gpu']} ({card_facts(host)}), "
         f"torch {host['torch']}, CUDA {host['cuda']}",
         "",
         "Written by `python3 -m fault_coverage` from the results files of one run per case "

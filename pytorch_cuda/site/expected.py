@@ -1,7 +1,8 @@
 """'Can I use bf16 on X?' for a GPU never measured: the answer the contract's architecture table gives.
 
 Every answer here is **expected, not measured**: it comes from the GPU's compute capability through
-pytorch_cuda_contract.gpu (is_native, architecture, FLASH_ATTENTION_FROM), never from a run.
+pytorch_cuda_contract.gpu (is_native, architecture, FLASH_ATTENTION_FROM), never from a run.  The GPUs listed are
+the contract's one GPU table (pytorch_cuda_contract/gpu_models.py): a new GPU there is a new row here.
 """
 
 from __future__ import annotations
@@ -10,30 +11,16 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytorch_cuda_contract import gpu_models
 from pytorch_cuda_contract.gpu import FLASH_ATTENTION_FROM, ComputeCapability, architecture, is_native, needs
 
-# Common data-centre and workstation GPUs: (name as NVIDIA writes it, its compute capability).
-KNOWN_GPUS: Final = (
-    ("V100", ComputeCapability(7, 0)),
-    ("T4", ComputeCapability(7, 5)),
-    ("RTX 2080 Ti", ComputeCapability(7, 5)),
-    ("A100", ComputeCapability(8, 0)),
-    ("A30", ComputeCapability(8, 0)),
-    ("A10", ComputeCapability(8, 6)),
-    ("A10G", ComputeCapability(8, 6)),
-    ("A40", ComputeCapability(8, 6)),
-    ("RTX 3090", ComputeCapability(8, 6)),
-    ("L4", ComputeCapability(8, 9)),
-    ("L40S", ComputeCapability(8, 9)),
-    ("RTX 4090", ComputeCapability(8, 9)),
-    ("RTX 6000 Ada", ComputeCapability(8, 9)),
-    ("H100", ComputeCapability(9, 0)),
-    ("H200", ComputeCapability(9, 0)),
-    ("GH200", ComputeCapability(9, 0)),
-    ("B200", ComputeCapability(10, 0)),
-    ("RTX 5090", ComputeCapability(12, 0)),
-    ("RTX PRO 6000 Blackwell", ComputeCapability(12, 0)),
-)
+
+def known_gpus() -> tuple[tuple[str, ComputeCapability, str], ...]:
+    """The rows of the page: each model of the contract's GPU table that has a ``listed_as`` name, in its order,
+    as (name as NVIDIA writes it, compute capability, interconnect)."""
+    return tuple((m.listed_as, m.capability, m.interconnect) for m in gpu_models.GPU_MODELS if m.listed_as)
+
+
 # The tensor-core generation of each architecture of the contract's table.
 TENSOR_CORE_GENERATION: Final = {"Volta": 1, "Turing": 2, "Ampere": 3, "Ada": 4, "Hopper": 4, "Blackwell": 5}
 
@@ -49,6 +36,7 @@ class Expected:
     fp16: bool
     tf32: bool
     flash_attention: bool
+    interconnect: str  # nvlink, pcie or either (the contract's GPU table)
     measured_as: str | None  # the measured GPU it is (a link to its page), or None: expected, not measured
     kernels: tuple[tuple[str, bool], ...] = ()  # (image variant, whether its CUDA arch list runs on this GPU)
 
@@ -107,7 +95,7 @@ def expected_table(measured: Iterable[str], arch_lists: Mapping[str, Sequence[st
     so an image is never advised for a GPU it cannot run on."""
     names = list(measured)
     rows = []
-    for name, cc in KNOWN_GPUS:
+    for name, cc, interconnect in known_gpus():
         arch = architecture(cc)
         rows.append(
             Expected(
@@ -120,6 +108,7 @@ def expected_table(measured: Iterable[str], arch_lists: Mapping[str, Sequence[st
                 fp16=is_native("fp16", cc),
                 tf32=is_native("tf32", cc),
                 flash_attention=cc >= FLASH_ATTENTION_FROM,
+                interconnect=interconnect,
                 measured_as=_measured(name, names),
                 kernels=tuple((v, runs_on(cc, archs)) for v, archs in sorted((arch_lists or {}).items()) if archs),
             )

@@ -1,19 +1,24 @@
-"""Expected tensor-core speed-up over FP32 (non-tensor FMA), keyed by ARCHITECTURE (compute capability),
-dense, from NVIDIA's architecture whitepapers and datasheets.  ``None``: no tensor-core path for the dtype.
+"""Expected tensor-core speed-up over FP32 (non-tensor FMA), keyed by ARCHITECTURE (compute capability), dense.
+``None``: no tensor-core path for the dtype.
 
-The per-SKU datasheet peaks (peaks.py) only give "% of datasheet"; every gate that must hold on a GPU the
-suite has never seen comes from here.  GeForce parts run FP16/BF16 with FP32 accumulation at half the rate
-of the datacenter parts of the same architecture (RTX 4090: 165 / 82.6 = 2x; L40S: 362 / 91.6 = 4x) and
-TF32 at the FP32 rate.  A GPU newer than the table gets the most conservative tensor-core ratios of any
-generation (GeForce: 2x / 2x / 1x) and a note.  The suite fails a measured ratio below half the expected one.
+Each architecture's ratios are its reference model's datasheet peaks divided by its FP32 peak, read from the
+contract's one GPU table (pytorch_cuda_contract/gpu_models.py); no datasheet number is restated here.  The per-SKU
+peaks alone only give "% of datasheet"; every gate that must hold on a GPU the suite has never seen comes from
+here.  GeForce parts run FP16/BF16 with FP32 accumulation at half the rate of the datacenter parts of the same
+architecture, and TF32 at the FP32 rate: half the datacenter ratios.  A GPU of an architecture not listed here but
+with datasheet peaks in the contract's table gets its own datasheet ratios; one newer than both gets the most
+conservative tensor-core ratios of any generation (GeForce: 2x / 2x / 1x) and a note.  The suite fails a measured
+ratio below half the expected one.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
+from pytorch_cuda_contract import gpu_models
 from pytorch_cuda_contract.gpu import TENSOR_CORES_FROM
+from pytorch_cuda_contract.gpu_models import GpuModel, model_named
 
 RATIO_DTYPES: Final = ("tf32", "fp16", "bf16")
 GATE_FRACTION: Final = 0.5  # fail below half the expected ratio
@@ -47,39 +52,65 @@ def _same(ratios: ExpectedRatios) -> tuple[ExpectedRatios, ExpectedRatios]:
     return ratios, ratios
 
 
-# compute capability -> (datacenter / workstation / embedded, GeForce)
+def _ratio(peak: float | None, fp32: float) -> float | None:
+    return None if peak is None else round(peak / fp32, 1)
+
+
+def datasheet_ratios(family: str, model: GpuModel) -> ExpectedRatios:
+    """The ratios a model's datasheet peaks (the contract's GPU table) give, rounded to 0.1, labelled with them."""
+    p = model.peaks
+    if p is None:
+        raise ValueError(f"{model.name} has no datasheet peaks in pytorch_cuda_contract/gpu_models.py")
+    numbers = "/".join(f"{x:g}" for x in (p.fp16, p.tf32, p.fp32) if x is not None)
+    return ExpectedRatios(f"{family} ({model.name} {numbers})",
+                          _ratio(p.fp16, p.fp32), _ratio(p.bf16, p.fp32), _ratio(p.tf32, p.fp32))  # fmt: skip
+
+
+def _datasheet(family: str, name: str) -> ExpectedRatios:
+    return datasheet_ratios(family, model_named(name))
+
+
+def _as(family: str, ratios: ExpectedRatios) -> ExpectedRatios:
+    """Another part's ratios under this part's name."""
+    return replace(ratios, family=f"{family}, as {ratios.family}")
+
+
+def geforce(family: str, datacenter: ExpectedRatios) -> ExpectedRatios:
+    """GeForce: FP16/BF16 with FP32 accumulation and TF32 at half the datacenter part's ratio."""
+    fp16, bf16, tf32 = (None if r is None else r / 2 for r in (datacenter.fp16, datacenter.bf16, datacenter.tf32))
+    return ExpectedRatios(f"{family} (GeForce rates: half of {datacenter.family})", fp16, bf16, tf32)
+
+
+_VOLTA: Final = _datasheet("Volta", "V100 SXM2")
+_TURING: Final = _datasheet("Turing", "T4")
+_GA10X: Final = _datasheet("Ampere GA10x", "A10")
+_ADA: Final = _datasheet("Ada", "L40S")
+_BLACKWELL: Final = _datasheet("Blackwell", "B200")
+_RTX_PRO: Final = _datasheet("Blackwell RTX PRO", "RTX PRO 6000 Blackwell")
+_NO_DENSE_DATASHEET: Final = "no dense datasheet"
+# compute capability -> (datacenter / workstation / embedded, GeForce); the numbers come from the reference model's
+# datasheet peaks in pytorch_cuda_contract/gpu_models.py, none is restated here.
 BY_CAPABILITY: Final[dict[tuple[int, int], tuple[ExpectedRatios, ExpectedRatios]]] = {
-    (7, 0): _same(ExpectedRatios("Volta (V100 125/15.7)", 8.0, None, None)),
-    (7, 2): _same(ExpectedRatios("Volta Xavier (embedded)", 8.0, None, None)),
-    (7, 5): (
-        ExpectedRatios("Turing (T4 65/8.1)", 8.0, None, None),
-        ExpectedRatios("Turing GeForce (2080 Ti 53.8/13.4)", 4.0, None, None),
-    ),
-    (8, 0): _same(ExpectedRatios("Ampere GA100 (A100/A800 312/156/19.5)", 16.0, 16.0, 8.0)),
-    (8, 6): (
-        ExpectedRatios("Ampere GA10x (A10 125/62.5/31.2, A40 150/75/37.4)", 4.0, 4.0, 2.0),
-        ExpectedRatios("Ampere GeForce (3090 71/35.6)", 2.0, 2.0, 1.0),
-    ),
-    (8, 7): _same(ExpectedRatios("Ampere Orin (embedded; GA10x ratios)", 4.0, 4.0, 2.0)),
-    (8, 9): (
-        ExpectedRatios("Ada (L40S 362/183/91.6, L4, RTX 6000 Ada 364/182/91.1)", 4.0, 4.0, 2.0),
-        ExpectedRatios("Ada GeForce (4090 165/82.6)", 2.0, 2.0, 1.0),
-    ),
-    (9, 0): _same(ExpectedRatios("Hopper (H100/H200/H800/GH200 SXM 989/495/67)", 14.8, 14.8, 7.4)),
-    (10, 0): _same(ExpectedRatios("Blackwell (B200 2250/1125/75)", 30.0, 30.0, 15.0)),
-    (10, 1): _same(ExpectedRatios("Blackwell Thor (sm_101; no dense datasheet: GeForce ratios)", 2.0, 2.0, 1.0)),
-    (10, 3): _same(ExpectedRatios("Blackwell Ultra (B300)", 30.0, 30.0, 15.0)),
-    (11, 0): _same(ExpectedRatios("Blackwell Thor (sm_110; no dense datasheet: GeForce ratios)", 2.0, 2.0, 1.0)),
-    (12, 0): (
-        ExpectedRatios("Blackwell RTX PRO (6000: 504/252/126)", 4.0, 4.0, 2.0),
-        ExpectedRatios("Blackwell GeForce (5090 209.5/104.8)", 2.0, 2.0, 1.0),
-    ),
-    (12, 1): _same(ExpectedRatios("Blackwell GB10 (DGX Spark; no dense datasheet: GeForce ratios)", 2.0, 2.0, 1.0)),
+    (7, 0): _same(_VOLTA),
+    (7, 2): _same(_as("Volta Xavier (embedded)", _VOLTA)),
+    (7, 5): (_TURING, geforce("Turing GeForce", _TURING)),
+    (8, 0): _same(_datasheet("Ampere GA100", "A100")),
+    (8, 6): (_GA10X, geforce("Ampere GeForce", _GA10X)),
+    (8, 7): _same(_as("Ampere Orin (embedded)", _GA10X)),
+    (8, 9): (_ADA, geforce("Ada GeForce", _ADA)),
+    (9, 0): _same(_datasheet("Hopper", "H100 SXM")),
+    (10, 0): _same(_BLACKWELL),
+    (10, 1): _same(geforce(f"Blackwell Thor (sm_101; {_NO_DENSE_DATASHEET})", _RTX_PRO)),
+    (10, 3): _same(_as("Blackwell Ultra (B300)", _BLACKWELL)),
+    (11, 0): _same(geforce(f"Blackwell Thor (sm_110; {_NO_DENSE_DATASHEET})", _RTX_PRO)),
+    (12, 0): (_RTX_PRO, geforce("Blackwell GeForce", _RTX_PRO)),
+    (12, 1): _same(geforce(f"Blackwell GB10 (DGX Spark; {_NO_DENSE_DATASHEET})", _RTX_PRO)),
 }
-# Parts whose ratios differ from their architecture's flagship (matched as a whole word in the name).
+# Parts whose ratios differ from their architecture's flagship (matched as a whole word in the name).  The H20's
+# datasheet is not in the contract's table (no "% of datasheet" for it): its ratios are the cut-down part's own.
 BY_NAME: Final[dict[str, ExpectedRatios]] = {
-    "H20": ExpectedRatios("Hopper H20 (148/74/44)", 3.4, 3.4, 1.7),
-    "L40": ExpectedRatios("Ada L40 (181/90.5/90.5)", 2.0, 2.0, 1.0),
+    "H20": ExpectedRatios("Hopper H20 (cut-down compute)", 3.4, 3.4, 1.7),
+    "L40": _datasheet("Ada L40", "L40"),
 }
 NEWEST: Final = max(BY_CAPABILITY)
 NEWER_THAN_TABLE: Final = ExpectedRatios("newer than the suite's table", 2.0, 2.0, 1.0, conservative=True)
@@ -92,7 +123,7 @@ def is_geforce(device_name: str) -> bool:
 
 
 def name_words(device_name: str) -> list[str]:
-    return device_name.upper().replace("-", " ").replace("_", " ").split()
+    return gpu_models.device_words(device_name)
 
 
 def expected_ratios(capability: tuple[int, int], device_name: str) -> ExpectedRatios | None:
@@ -104,6 +135,10 @@ def expected_ratios(capability: tuple[int, int], device_name: str) -> ExpectedRa
     pair = BY_CAPABILITY.get(capability)
     if pair is not None:
         return pair[1] if is_geforce(device_name) else pair[0]
+    model = _model_of_new_architecture(capability)
+    if model is not None:
+        own = datasheet_ratios(f"{model.architecture} {next(iter(capability))}.{tuple(capability)[1]}", model)
+        return geforce(own.family, own) if is_geforce(device_name) else own
     if capability > NEWEST:
         return NEWER_THAN_TABLE
     if capability < FIRST_TENSOR_CORES:
@@ -115,13 +150,18 @@ def expected_ratios(capability: tuple[int, int], device_name: str) -> ExpectedRa
                           weakest.fp16, weakest.bf16, weakest.tf32, conservative=True)  # fmt: skip
 
 
+def _model_of_new_architecture(capability: tuple[int, int]) -> GpuModel | None:
+    """The contract table's first model with datasheet peaks of a capability this file does not list."""
+    return next((m for m in gpu_models.GPU_MODELS if m.peaks and tuple(m.capability) == tuple(capability)), None)
+
+
 def ratio_note(ratios: ExpectedRatios, capability: tuple[int, int], dtype: str) -> str:
     expected, bound = ratios.ratio(dtype), ratios.bound(dtype)
     text = f"{ratios.family}: expected {dtype}:fp32 about {expected}x, fail below {bound:g}x"
     if ratios.conservative:
         text += (
             f" (cc {capability[0]}.{capability[1]} is not in the suite's architecture table: conservative "
-            "GeForce-level floors; add the architecture to conformance/support/expectations/ratios.py)"
+            "GeForce-level floors; add the GPU, with its datasheet peaks, to pytorch_cuda_contract/gpu_models.py)"
         )
     return text
 
