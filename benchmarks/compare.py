@@ -27,7 +27,7 @@ from typing import Any
 
 import docker
 
-from benchmarks.publish import parser, publish
+from benchmarks.page_writer import parser, write_page
 from benchmarks.table import README_END, README_START, duplicate_sonames, markdown, new_layer_bytes
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
 
@@ -173,7 +173,7 @@ def main() -> int:
             return 1
         save(report)
         shutil.copy(ROOT / "build-output" / "benchmark.json", ROOT / "benchmarks" / "results.json")
-    publish(markdown(report), ROOT / "benchmarks" / "RESULTS.md", "Measured", MARKERS if args.readme else None)
+    write_page(markdown(report), ROOT / "benchmarks" / "RESULTS.md", "Measured", MARKERS if args.readme else None)
     return 0
 
 

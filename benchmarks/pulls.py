@@ -26,7 +26,7 @@ from typing import Any
 import docker
 
 from benchmarks.compare import NAIVE, REPO, ROOT, TREE, naive, ours, prune_layer_cache, sh
-from benchmarks.publish import parser, publish
+from benchmarks.page_writer import parser, write_page
 from benchmarks.pull_table import MARKERS, compressed_bytes, markdown, update_bytes
 
 DOCKER = "/usr/bin/docker"
@@ -130,7 +130,7 @@ def main() -> int:
             print(
                 "pulls: removed (build them again with build.py): " + " ".join(report["removed_tags"]), file=sys.stderr
             )
-    publish(markdown(report), ROOT / "benchmarks" / "PULLS.md", "Pulls", MARKERS if args.readme else None)
+    write_page(markdown(report), ROOT / "benchmarks" / "PULLS.md", "Pulls", MARKERS if args.readme else None)
     return 0
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.steps.check_memo import suite_digest
+from pytorch_cuda.steps.check_memo import suite_tree_digest
 
 RUN_CONFIG_KEYS = ("Env", "Entrypoint", "Cmd", "User", "WorkingDir")
 _SCHEMA = "pytorch-cuda/content-hash/1"
@@ -80,5 +80,5 @@ Inspector = Callable[[str], Mapping[str, Any]]
 def hash_image(ref: str, suite_dir: Path, inspect: Inspector = inspect_image) -> dict[str, object]:
     """The content hash of an image on this engine and the suite in suite_dir, with what went into it."""
     image = image_content(inspect(ref))
-    suite = suite_digest(suite_dir)
+    suite = suite_tree_digest(suite_dir)
     return {"image": ref, "layers": len(image.diff_ids), "suite": suite, "content_hash": content_hash(image, suite)}

@@ -12,10 +12,10 @@ from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
-from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
+from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import host_cache
-from pytorch_cuda.steps.move_tags import TagMove, promote
+from pytorch_cuda.steps.move_tags import TagMove, move_tags
 from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
 from pytorch_cuda.steps.remote_names import cache_ref
 from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
@@ -117,7 +117,7 @@ def execute(
         sbom = collect_sbom(engine, plan.candidate, plan.variant.key, hooks.log_dir)
         timed("sbom", began)
         hooks.log(f"SBOM: {sbom.components} components ({sbom.python} Python, {sbom.deb} Debian) -> {sbom.path}")
-        moves = promote(engine, result.image_id, plan.tags.all_refs)
+        moves = move_tags(engine, result.image_id, plan.tags.all_refs)
     except BaseException:
         _drop_candidate_after_failure(engine, plan.candidate, hooks.log)
         raise
@@ -179,7 +179,7 @@ def _registry_cache(
 def _checks(plan: BuildPlan, engine: Engine, image_id: str, hooks: PipelineHooks) -> CheckReport:
     """Run the in-image checks, or reuse the passing result of this very image ID and suite."""
     memo_dir = hooks.log_dir / "checks"
-    suite = suite_digest(plan.context / "conformance")
+    suite = suite_tree_digest(plan.context / "conformance")
     if not plan.recheck:
         remembered = recall(memo_dir, image_id, suite)
         if remembered is not None:

@@ -28,7 +28,7 @@ _KEYS = ("torch", "python_packages", "packages", "base", "min_release_age")
 BaseRule = Literal["follow", "pinned"]
 
 
-class PolicyError(UserError):
+class BumpPolicyError(UserError):
     """matrix.yaml's `policy:` section cannot be read (exit status 2)."""
 
 
@@ -70,8 +70,8 @@ class Policy:
         return self.packages.get(name, self.python_packages)
 
 
-def _error(cause: str) -> PolicyError:
-    return PolicyError(
+def _error(cause: str) -> BumpPolicyError:
+    return BumpPolicyError(
         cause=f"matrix.yaml's policy section is invalid: {cause}",
         fix="write each rule as one of compatible, patch, pinned or a PEP 440 specifier such as '2.9.*' or "
         "'>=2.5,<3' (docs/bump.md), e.g. `policy: {torch: \"2.9.*\", python_packages: compatible}`",
@@ -141,8 +141,8 @@ def approved(policy: Policy, pins: list[str]) -> Policy:
     return Policy(policy.torch, policy.python_packages, packages, policy.base, policy.min_release_age)
 
 
-def _approve_error(pin: str, why: str) -> PolicyError:
-    return PolicyError(
+def _approve_error(pin: str, why: str) -> BumpPolicyError:
+    return BumpPolicyError(
         cause=f"--approve {pin}: {why}",
         fix="approve a held-back package pin as the dashboard lists it, e.g. --approve python_packages.numpy",
     )

@@ -75,7 +75,7 @@ def _from_json(base: str, body: str) -> list[IndexFile]:
     return files
 
 
-def fetch(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: float = 60.0) -> tuple[str, str]:
+def fetch_url(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: float = 60.0) -> tuple[str, str]:
     """GET url: (content type, body); an unreachable index is one EngineError paragraph."""
     content_type, body = fetch_bytes(url, ca_bundle, accept, timeout_s)
     return content_type, body.decode("utf-8")
@@ -100,7 +100,7 @@ def project_files(index_url: str, name: str, ca_bundle: Path | None) -> list[Ind
     """Every file of project `name` on the index (an empty list when the index does not have it)."""
     url = f"{index_url.rstrip('/')}/{normalise(name)}/"
     try:
-        content_type, body = fetch(url, ca_bundle, ACCEPT)
+        content_type, body = fetch_url(url, ca_bundle, ACCEPT)
     except EngineError as exc:
         if isinstance(exc.__cause__, urllib.error.HTTPError) and exc.__cause__.code == 404:
             return []

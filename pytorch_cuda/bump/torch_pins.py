@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from pytorch_cuda.bump.remote_wheel import wheel_metadata
 from pytorch_cuda.bump.resolver import supported_tags
-from pytorch_cuda.bump.simple_index import IndexFile, fetch
+from pytorch_cuda.bump.simple_index import IndexFile, fetch_url
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.file_format import normalise
 
@@ -75,7 +75,7 @@ def torch_pins(
             fix="set targets.*.torch, triton, cudnn and nccl by hand from that wheel's METADATA, or hold torch "
             "back with `policy: {torch: pinned}`",
         )
-    text = fetch(wheel.url + ".metadata", ca)[1] if wheel.has_metadata else wheel_metadata(wheel.url, ca)
+    text = fetch_url(wheel.url + ".metadata", ca)[1] if wheel.has_metadata else wheel_metadata(wheel.url, ca)
     pins = exact_pins(text, python)
     names = {"triton": "triton", "cudnn": f"nvidia-cudnn-{wheel_family}", "nccl": f"nvidia-nccl-{wheel_family}"}
     missing = [name for name in names.values() if name not in pins]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytorch_cuda.cli.overrides import LIST_KEYS, Override, Scope, check_platform, flag
+from pytorch_cuda.cli.overrides import LIST_KEYS, Override, Scope, check_platform, is_flag
 from pytorch_cuda.errors import UserError
 
 
@@ -31,7 +31,7 @@ def _apply(entry: dict[str, Any], override: Override, replaced: set[str]) -> Non
     elif attribute == "platform":
         entry["platforms"] = [check_platform(p) for p in override.value.split(",")]
     elif attribute in ("no-cache", "pull"):
-        entry[attribute] = flag(override)
+        entry[attribute] = is_flag(override)
     elif attribute in LIST_KEYS:
         if override.append or attribute in replaced:
             entry[attribute] = [*entry.get(attribute, []), override.value]

@@ -15,10 +15,10 @@ from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
 from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.groups import GROUPS, only
+from pytorch_cuda.bump.plan_output import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, bump_exit_status, plan_json, print_plan
 from pytorch_cuda.bump.pr_body import pr_body
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
-from pytorch_cuda.bump.table import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, exit_status, plan_json, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import UserError
@@ -135,7 +135,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
-    return exit_status(plan)
+    return bump_exit_status(plan)
 
 
 def _project_urls(ca: Path | None) -> Callable[[str], dict[str, str]]:

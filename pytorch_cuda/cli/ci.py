@@ -28,13 +28,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "content-hash", parents=[shared.common], help="print the content hash a GPU result is keyed on"
     )
     hashing.add_argument("image", metavar="IMAGE", help="a local image: its layers, run config and conformance/")
-    hashing.set_defaults(run=content_hash)
+    hashing.set_defaults(run=run_content_hash)
     tag = verbs.add_parser("check-tag", parents=both, help="exit 2 unless release tag TAG names matrix.yaml's torch")
     tag.add_argument("tag", metavar="TAG", help="a release tag, e.g. v2.9.1")
     tag.set_defaults(run=check_tag)
 
 
-def content_hash(args: argparse.Namespace, session: Session) -> int:
+def run_content_hash(args: argparse.Namespace, session: Session) -> int:
     found = hash_image(args.image, session.root() / "conformance")
     print(dumps(found) if args.json else found["content_hash"])
     return 0

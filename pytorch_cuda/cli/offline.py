@@ -33,7 +33,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         action="store_true",
         help="write nothing; exit 1 when images/ differs from the templates, or a lock from its requirements",
     )
-    render_verb.set_defaults(run=render)
+    render_verb.set_defaults(run=run_render)
     lock_verb = verbs.add_parser(
         "lock",
         parents=both,
@@ -149,7 +149,7 @@ def _write(path: Path, text: str, option: str) -> None:
         raise ReportInputError(f"cannot write {path} ({error.strerror})", f"pass a writable {option}") from None
 
 
-def render(args: argparse.Namespace, session: Session) -> int:
+def run_render(args: argparse.Namespace, session: Session) -> int:
     if args.check:
         return check_render(args, session)
     matrix, root = session.matrix(args), session.root()

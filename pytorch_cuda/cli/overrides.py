@@ -144,11 +144,11 @@ def _parse(value: str, allowed: Sequence[str]) -> Override:
         )
     override = Override(pattern, key, right, append)
     if key in ("no-cache", "pull"):
-        flag(override)
+        is_flag(override)
     return override
 
 
-def flag(override: Override) -> bool:
+def is_flag(override: Override) -> bool:
     """A boolean --set value, read as bake reads it (Go's strconv.ParseBool); anything else is refused, as
     bake refuses it (pull=maybe included: bake's pull is true or false)."""
     if override.value in _TRUE:
@@ -169,7 +169,7 @@ def apply_to_plan(plan: BuildPlan, overrides: Sequence[Override], scope: Scope) 
         if not override.matches(plan.variant.key, plan.variant.target_name, scope):
             continue
         if override.key == "no-cache":
-            no_cache = flag(override)
+            no_cache = is_flag(override)
         else:
             labels[override.key.removeprefix("labels.")] = override.value
     return replace(plan, labels=labels, no_cache=no_cache)

@@ -50,7 +50,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     ingest_verb.add_argument(
         "--skip-duplicates", action="store_true", help="a file already stored is noted, not refused (the nightly)"
     )
-    ingest_verb.set_defaults(run=ingest)
+    ingest_verb.set_defaults(run=run_ingest)
     list_verb = actions.add_parser("list", parents=[shared.common], help="the stored runs, oldest first")
     list_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
     list_verb.set_defaults(run=list_runs)
@@ -73,7 +73,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     site_verb.set_defaults(run=site)
 
 
-def ingest(args: argparse.Namespace, session: Session) -> int:
+def run_ingest(args: argparse.Namespace, session: Session) -> int:
     from pytorch_cuda.run_store import ingest as store_runs
 
     done = store_runs(

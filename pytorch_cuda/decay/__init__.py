@@ -7,8 +7,8 @@ so a nightly's new digest joins the series of the one before. Only nightly runs 
 under a fault or a control and partial selections are judged against the history and never join it.
 """
 
-from pytorch_cuda.decay.judge import Finding, Judged, judge_history, judge_store
+from pytorch_cuda.decay.judge import DecayFinding, Judged, judge_history, judge_store
 from pytorch_cuda.decay.noise import Noise, learn
 from pytorch_cuda.decay.watched import WATCHED, Watched
 
-__all__ = ["WATCHED", "Finding", "Judged", "Noise", "Watched", "judge_history", "judge_store", "learn"]
+__all__ = ["WATCHED", "DecayFinding", "Judged", "Noise", "Watched", "judge_history", "judge_store", "learn"]

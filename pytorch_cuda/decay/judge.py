@@ -29,7 +29,7 @@ STATUSES: Final = ("confirmed", "suspect", "cleared", "fault", "control", "parti
 
 
 @dataclass(frozen=True, eq=False)
-class Finding:
+class DecayFinding:
     metric: str
     kind: str  # step | drift
     run: Stored
@@ -60,16 +60,16 @@ class Judged:
     key: HistoryKey
     runs: tuple[Stored, ...]  # oldest first, every purpose
     noise: tuple[Noise, ...]  # learned from the last good nightly runs, for each metric measured
-    findings: tuple[Finding, ...]
+    findings: tuple[DecayFinding, ...]
 
     @property
     def nightly(self) -> tuple[Stored, ...]:
         return tuple(r for r in self.runs if r.purpose == "nightly")
 
-    def on(self, run: Stored) -> tuple[Finding, ...]:
+    def on(self, run: Stored) -> tuple[DecayFinding, ...]:
         return tuple(f for f in self.findings if f.run is run)
 
-    def latest_regressions(self) -> tuple[Finding, ...]:
+    def latest_regressions(self) -> tuple[DecayFinding, ...]:
         """What the nightly reports: confirmed findings on the latest nightly run."""
         latest = self.nightly[-1:]
         return tuple(f for f in self.findings if latest and f.run is latest[0] and f.status == "confirmed")
@@ -90,7 +90,7 @@ def _noise_before(watched: Watched, good: Sequence[Stored]) -> Noise | None:
     return learn(watched, [v for v, _ in measured], [m for _, m in measured])
 
 
-def _step(watched: Watched, run: Stored, good: Sequence[Stored]) -> Finding | None:
+def _step(watched: Watched, run: Stored, good: Sequence[Stored]) -> DecayFinding | None:
     value, noise = run.results.number(watched.metric), _noise_before(watched, good)
     if value is None or noise is None or noise.centre == 0:
         return None
@@ -98,10 +98,10 @@ def _step(watched: Watched, run: Stored, good: Sequence[Stored]) -> Finding | No
     if _worse(watched, change) <= STEP_SIGMAS * noise.spread:
         return None
     status = "suspect" if run.purpose == "nightly" else run.purpose
-    return Finding(watched.metric, "step", run, value, noise, change, status, (run,))
+    return DecayFinding(watched.metric, "step", run, value, noise, change, status, (run,))
 
 
-def _drift(watched: Watched, nightly: Sequence[Stored], good: Sequence[Stored]) -> Finding | None:
+def _drift(watched: Watched, nightly: Sequence[Stored], good: Sequence[Stored]) -> DecayFinding | None:
     recent = [r for r in nightly if r.results.number(watched.metric) is not None][-DRIFT_RUNS:]
     if len(recent) < DRIFT_RUNS:
         return None
@@ -113,14 +113,14 @@ def _drift(watched: Watched, nightly: Sequence[Stored], good: Sequence[Stored]) 
     change = value / noise.centre - 1
     if _worse(watched, change) <= DRIFT_SIGMAS * noise.spread:
         return None
-    return Finding(watched.metric, "drift", recent[-1], value, noise, change, "confirmed", tuple(recent))
+    return DecayFinding(watched.metric, "drift", recent[-1], value, noise, change, "confirmed", tuple(recent))
 
 
 def order(run: Stored) -> tuple[str, str]:
     return (run.results.started_at or "", run.record.sha256)
 
 
-def _confirm(findings: list[Finding], nightly: Sequence[Stored]) -> list[Finding]:
+def _confirm(findings: list[DecayFinding], nightly: Sequence[Stored]) -> list[DecayFinding]:
     """A nightly step is confirmed by the next nightly run beyond the same limit, cleared by one within it."""
     out = list(findings)
     for i, finding in enumerate(out):
@@ -147,7 +147,7 @@ def judge_history(runs: Sequence[Stored]) -> Judged:
     ordered = sorted(runs, key=order)
     good: list[Stored] = []  # nightly runs that passed: the baseline of every later run
     nightly: list[Stored] = []
-    findings: list[Finding] = []
+    findings: list[DecayFinding] = []
     everything_good = [r for r in ordered if r.purpose == "nightly" and r.results.complete]
     for run in ordered:
         if run.purpose == "nightly":

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from dataclasses import asdict
 from typing import Any
 
-from pytorch_cuda.decay.judge import Finding, Judged
+from pytorch_cuda.decay.judge import DecayFinding, Judged
 
 
-def _finding_json(finding: Finding) -> dict[str, Any]:
+def _finding_json(finding: DecayFinding) -> dict[str, Any]:
     return {
         "metric": finding.metric,
         "kind": finding.kind,

@@ -110,7 +110,7 @@ class Artifact:
         return sha256(self.raw)
 
 
-def manifest(layers: Sequence[Blob], subject: Subject | None, artifact_type: str | None) -> Artifact:
+def artifact_manifest(layers: Sequence[Blob], subject: Subject | None, artifact_type: str | None) -> Artifact:
     """cosign's manifest (schemaVersion, mediaType, config, layers), then OCI 1.1's `subject` and `artifactType`."""
     config = Blob(config_blob([layer.digest for layer in layers]), OCI_CONFIG)
     document: dict[str, Any] = {

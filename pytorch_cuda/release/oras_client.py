@@ -51,7 +51,7 @@ class RegistryAccessError(UserError):
 
 
 @dataclass(frozen=True)
-class Manifest:
+class RegistryManifest:
     ref: str
     media_type: str
     raw: bytes
@@ -162,7 +162,7 @@ class RegistryClient:
             ) from exc
         return response
 
-    def manifest(self, text: str) -> Manifest | None:
+    def manifest(self, text: str) -> RegistryManifest | None:
         """The manifest's bytes exactly as the registry serves them, or None when the tag or digest is unknown."""
         ref = reference(text)
         what = ref.digest or ref.tag or "latest"
@@ -176,7 +176,7 @@ class RegistryClient:
                 fix="check the reference and the registry login",
             )
         media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
-        return Manifest(text, media_type, response.content)
+        return RegistryManifest(text, media_type, response.content)
 
     def blob(self, ref: ImageReference, digest: str, limit: int = 64 << 20) -> bytes:
         """A blob, checked against its digest (an attachment's blob is small; larger ones are refused)."""
@@ -230,7 +230,7 @@ class RegistryClient:
         )
 
 
-def open_image(text: str) -> tuple[RegistryClient, Manifest]:
+def open_image(text: str) -> tuple[RegistryClient, RegistryManifest]:
     """The client for the image's registry and its manifest; refused when the registry has no such image, or
     serves bytes that do not hash to the digest asked for."""
     ref = reference(text)

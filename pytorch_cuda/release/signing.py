@@ -6,7 +6,7 @@
 - `R:sha256-<hex>`: the OCI referrers tag schema's index listing both (`oras discover R:TAG` on a registry
   without the referrers API: GHCR, Distribution 2.8);
 - `R:<index_tag>`: the TUF release index, each given tag bound to this digest (release_index.py), written by
-  compare-and-swap (`write_index`).
+  compare-and-swap (`write_signature_index`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,9 @@ from pytorch_cuda.release.cosign_layout import (
     SIG_ARTIFACT_TYPE,
     Artifact,
     Subject,
+    artifact_manifest,
     attestation_layer,
     compact,
-    manifest,
     referrers_index,
     signature_layer,
     simple_signing_payload,
@@ -96,7 +96,7 @@ def sign_image(
     repository, digest = reference(image_ref).repository, image.digest
     subject = Subject(image.media_type, digest, len(image.raw))
     payload = simple_signing_payload(repository, digest)
-    signature = manifest([signature_layer(payload, sign_raw(signer, payload))], subject, SIG_ARTIFACT_TYPE)
+    signature = artifact_manifest([signature_layer(payload, sign_raw(signer, payload))], subject, SIG_ARTIFACT_TYPE)
     statements = [
         (SBOM_PREDICATE, statement(repository, digest, SBOM_PREDICATE, sbom)),
         (PROVENANCE_PREDICATE, statement(repository, digest, PROVENANCE_PREDICATE, provenance(run))),
@@ -105,7 +105,7 @@ def sign_image(
         attestation_layer(dsse_envelope(signer, compact(document), IN_TOTO_PAYLOAD), predicate)
         for predicate, document in statements
     ]
-    attestations = manifest(layers, subject, ATT_ARTIFACT_TYPE)
+    attestations = artifact_manifest(layers, subject, ATT_ARTIFACT_TYPE)
     attached = [
         _push(client, repository, tag_for(digest, "sig"), signature, signature_media_type()),
         _push(client, repository, tag_for(digest, "att"), attestations, signature_media_type()),
@@ -116,7 +116,7 @@ def sign_image(
     attached.append(Attached("referrers", f"{repository}:{tag_for(digest, '')}", pushed))
     if tags:
         bindings = [release_index.Binding(tag, digest, len(image.raw)) for tag in tags]
-        attached.append(write_index(client, repository, index, signer, bindings))
+        attached.append(write_signature_index(client, repository, index, signer, bindings))
     return digest, attached
 
 
@@ -136,7 +136,7 @@ class IndexMovedError(UserError):
     exit_status = EXIT_CHECKS_FAILED
 
 
-def write_index(
+def write_signature_index(
     client: RegistryClient, repository: str, plan: IndexPlan, signer: Signer, bindings: Sequence[release_index.Binding]
 ) -> Attached:
     """Read the index, extend it, and write it only if the registry still serves the one read (compare-and-swap:
@@ -178,7 +178,7 @@ def refresh_index(repository: str, signer: Signer, plan: IndexPlan) -> Attached:
             cause=f"{repository}:{plan.tag} holds no release index to refresh",
             fix="sign a release first (`build.py release sign IMAGE@sha256:... --tag T`), which creates it",
         )
-    return write_index(client, repository, plan, signer, [])
+    return write_signature_index(client, repository, plan, signer, [])
 
 
 def signature_media_type() -> str:

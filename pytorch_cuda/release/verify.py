@@ -32,7 +32,7 @@ from pytorch_cuda.release.cosign_layout import (
 from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
 from pytorch_cuda.release.failures import Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
-from pytorch_cuda.release.oras_client import Manifest, RegistryClient, open_image, reference
+from pytorch_cuda.release.oras_client import RegistryClient, RegistryManifest, open_image, reference
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE
 
@@ -58,7 +58,7 @@ class Verified:
 class _Check:
     """The checks of one image; `fail` raises the named reason."""
 
-    def __init__(self, image: str, policy: LoadedPolicy, client: RegistryClient, target: Manifest) -> None:
+    def __init__(self, image: str, policy: LoadedPolicy, client: RegistryClient, target: RegistryManifest) -> None:
         self.image, self.policy, self.client, self.target = image, policy, client, target
         self.repository = reference(image).repository
 

@@ -12,14 +12,14 @@ before it writes any, refuses malformed, foreign-schema and duplicate results wi
 writes each record atomically (temporary file, fsync, link into place), so nothing already stored is lost.
 """
 
-from pytorch_cuda.run_store.record import Record, StoreError, Subject, canonical_bytes, results_sha256, subject_of
+from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256, subject_of
 from pytorch_cuda.run_store.store import Stored, ingest, read_store
 
 __all__ = [
     "Record",
+    "RunSubject",
     "StoreError",
     "Stored",
-    "Subject",
     "canonical_bytes",
     "ingest",
     "read_store",

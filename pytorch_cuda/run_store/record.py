@@ -23,7 +23,7 @@ class StoreError(UserError):
 
 
 @dataclass(frozen=True)
-class Subject:
+class RunSubject:
     """What a run tested: an image by digest, or a bare host by its torch and CUDA versions."""
 
     kind: str  # image | bare
@@ -39,7 +39,7 @@ class Record:
     """A stored run: ``sha256`` names it (the sha256 of ``canonical_bytes(results_document)``)."""
 
     sha256: str
-    subject: Subject
+    subject: RunSubject
     fault: str | None  # the fault it ran under (injected on purpose): stored apart, judged, never a baseline
     source_name: str  # the file name it was ingested from
     results_document: Mapping[str, Any]
@@ -81,7 +81,7 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9.]+", "_", text).strip("_")
 
 
-def subject_of(results: ConformanceResults, image_digest: str | None = None) -> Subject:
+def subject_of(results: ConformanceResults, image_digest: str | None = None) -> RunSubject:
     """The run's subject: its image digest (the file's, or ``image_digest`` given for a file that lacks one),
     else a bare host (no image named) keyed by torch and CUDA; an image run without a digest is refused."""
     torch = results.environment.get("torch")
@@ -101,7 +101,7 @@ def subject_of(results: ConformanceResults, image_digest: str | None = None) -> 
                 "pass the digest the image was pulled by (docker inspect --format '{{.RepoDigests}}' IMAGE)",
             )
         label = f"{image_label(results)} @{digest[:19]}"
-        return Subject("image", f"image-{digest.replace(':', '-')}", label, digest, torch_text, cuda_text)
+        return RunSubject("image", f"image-{digest.replace(':', '-')}", label, digest, torch_text, cuda_text)
     target = results.manifest_content.get("target")
     if results.image.ref or (target and target != "bare-host"):
         raise StoreError(
@@ -117,4 +117,4 @@ def subject_of(results: ConformanceResults, image_digest: str | None = None) -> 
             "ingest a results file of a complete run (its environment section lists torch and cuda)",
         )
     key = f"bare-torch-{_slug(torch_text)}-cuda-{_slug(cuda_text)}"
-    return Subject("bare", key, f"bare host, torch {torch_text}, CUDA {cuda_text}", None, torch_text, cuda_text)
+    return RunSubject("bare", key, f"bare host, torch {torch_text}, CUDA {cuda_text}", None, torch_text, cuda_text)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from pytorch_cuda.run_store.record import RECORD_KIND, Record, StoreError, Subject, results_sha256, subject_of
+from pytorch_cuda.run_store.record import RECORD_KIND, Record, RunSubject, StoreError, results_sha256, subject_of
 from pytorch_cuda.run_store.run_identity import HistoryKey, RunIdentity, history_key, purpose_of, run_identity
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
 
@@ -114,7 +114,7 @@ def _read_record(path: Path) -> Stored:
     s: dict[str, Any] = raw if isinstance(raw, dict) else {}
     if path.parent.name != s.get("key"):
         raise StoreError(f"{path} names subject {s.get('key')!r}, not its folder {path.parent.name!r}", fix)
-    subject = Subject(
+    subject = RunSubject(
         str(s.get("kind")), str(s.get("key")), str(s.get("label")), s.get("digest"), s.get("torch"), s.get("cuda")
     )
     control = doc.get("control")

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytorch_cuda.decay import Judged, judge_store
 from pytorch_cuda.precision_report.report_model import build_document
-from pytorch_cuda.run_store import Stored, Subject
+from pytorch_cuda.run_store import RunSubject, Stored
 from pytorch_cuda.run_store.run_identity import HistoryKey
 from pytorch_cuda.site.expected import slug
 from pytorch_cuda.site.history import CHARTED, CONFIRMED, Flag, Series, flags, series
@@ -45,7 +45,7 @@ class RunView:
 
 @dataclass(frozen=True, eq=False)
 class Cell:
-    subject: Subject  # the history's variant (key: its slug), with its latest run's digest and versions
+    subject: RunSubject  # the history's variant (key: its slug), with its latest run's digest and versions
     gpu: str
     runs: tuple[RunView, ...]  # oldest first, every purpose
     history: tuple[tuple[str, tuple[Series, ...]], ...]  # (section title, its metrics' series): nightly runs only
@@ -102,10 +102,10 @@ def _view(stored: Stored) -> RunView:
     return RunView(stored, entry)
 
 
-def _subject(judged: Judged) -> Subject:
+def _subject(judged: Judged) -> RunSubject:
     latest = judged.runs[-1].record.subject
     label = judged.key.variant
-    return Subject(latest.kind, slug(label), label, latest.digest, latest.torch, latest.cuda)
+    return RunSubject(latest.kind, slug(label), label, latest.digest, latest.torch, latest.cuda)
 
 
 def build_cells(runs: Sequence[Stored]) -> list[Cell]:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from pytorch_cuda.decay import Finding, Judged, Noise
+from pytorch_cuda.decay import DecayFinding, Judged, Noise
 from pytorch_cuda.decay.judge import noise_of, order
 from pytorch_cuda.decay.watched import BY_METRIC, SECTIONS, WATCHED
 from pytorch_cuda.run_store import Stored
@@ -24,7 +24,7 @@ class Point:
     run: Stored
     value: float
     noise: Noise | None  # what the run was judged against (learned from the good nightly runs before it)
-    finding: Finding | None
+    finding: DecayFinding | None
 
     @property
     def regression(self) -> bool:
@@ -74,7 +74,7 @@ def series(judged: Judged, metric: str) -> Series | None:
     return Series(metric, unit, watched is not None, tuple(points)) if points else None
 
 
-def _finding_flag(finding: Finding) -> Flag:
+def _finding_flag(finding: DecayFinding) -> Flag:
     measured = finding.run.results.measurement(finding.metric)
     unit = measured.unit if measured is not None else ""
     note = (

@@ -16,7 +16,7 @@ from pathlib import Path
 from pytorch_cuda.steps.in_image_checks import CHECK_COMMAND, CheckReport
 
 
-def suite_digest(suite_dir: Path) -> str:
+def suite_tree_digest(suite_dir: Path) -> str:
     """sha256 over the suite's file names and contents (caches and bytecode left out)."""
     digest = hashlib.sha256()
     for path in sorted(suite_dir.rglob("*")):

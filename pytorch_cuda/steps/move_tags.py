@@ -16,7 +16,7 @@ class TagMove:
     new_id: str
 
 
-def promote(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]:
+def move_tags(engine: Engine, image_id: str, refs: Sequence[str]) -> list[TagMove]:
     """Point every ref at image_id. If any move fails, every ref goes back to where it pointed."""
     moves: list[TagMove] = []
     try:

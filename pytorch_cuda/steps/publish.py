@@ -19,7 +19,7 @@ from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.references import parse_reference
 from pytorch_cuda.retry import Backoff, GaveUpError, Sleeper, with_retries
-from pytorch_cuda.steps.move_tags import TagMove, promote, roll_back
+from pytorch_cuda.steps.move_tags import TagMove, move_tags, roll_back
 from pytorch_cuda.steps.remote_names import remote_tags
 
 Log = Callable[[str], None]
@@ -97,7 +97,7 @@ def publish(image_id: str, tags: TagSet, registry: str, publisher: Publisher) ->
     started = time.monotonic()
     engine, log = publisher.engine, publisher.log
     remote = remote_tags(tags, registry)
-    local = promote(engine, image_id, remote.all_refs)  # the local names the engine pushes (all or none)
+    local = move_tags(engine, image_id, remote.all_refs)  # the local names the engine pushes (all or none)
     try:
         previous = {ref: publisher.retried_lookup(ref) for ref in remote.all_refs}
     except KeyboardInterrupt:

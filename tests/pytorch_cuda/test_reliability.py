@@ -14,9 +14,9 @@ from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import BuildBusyError, ChecksFailedError, EngineError, MatrixError, UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.steps.check_memo import recall, remember, suite_digest
+from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport
-from pytorch_cuda.steps.move_tags import promote
+from pytorch_cuda.steps.move_tags import move_tags
 from tests.support.fake_engine import FakeEngine, conformance_results
 from tests.support.plans import cu12_plan
 
@@ -69,9 +69,9 @@ def test_memo_is_keyed_by_image_and_suite(tmp_path: Path, root: Path) -> None:
     suite = tmp_path / "suite"
     suite.mkdir()
     (suite / "test_x.py").write_text("a")
-    before = suite_digest(suite)
+    before = suite_tree_digest(suite)
     (suite / "test_x.py").write_text("b")
-    assert suite_digest(suite) != before
+    assert suite_tree_digest(suite) != before
 
 
 def test_no_cache_reaches_the_build(matrix: Matrix, root: Path, tmp_path: Path) -> None:
@@ -122,7 +122,7 @@ def test_ctrl_c_between_two_tags_puts_the_first_back() -> None:
 
     engine = Interrupting(images={"a": "old-a", "b": "old-b"})
     with pytest.raises(KeyboardInterrupt):
-        promote(engine, "new", ["a", "b"])
+        move_tags(engine, "new", ["a", "b"])
     assert engine.images == {"a": "old-a", "b": "old-b"}
 
 

@@ -76,7 +76,7 @@ def render_text(results: ConformanceResults, a: Assessment) -> str:
     return "\n".join(lines)
 
 
-def render_markdown(results: ConformanceResults, a: Assessment) -> str:
+def render_summary_markdown(results: ConformanceResults, a: Assessment) -> str:
     torch = results.environment.get("torch") or "?"
     lines = [f"## Precision summary: {_gpu_title(a)}", "", f"torch {torch}; tests: {status_line(results)}", ""]
     if a.dtypes:
@@ -103,7 +103,7 @@ def summarise(path: Path) -> int:
     print(render_text(results, assessment))
     target = path.with_name(paths.SUMMARY_FILE)
     try:
-        target.write_text(render_markdown(results, assessment), encoding="utf-8")
+        target.write_text(render_summary_markdown(results, assessment), encoding="utf-8")
     except OSError as error:
         print(f"precision summary: could not write {target} ({error.strerror})", file=sys.stderr)
         return 0

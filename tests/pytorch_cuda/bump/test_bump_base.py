@@ -10,7 +10,7 @@ from pathlib import Path
 import docker
 import pytest
 
-from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
+from pytorch_cuda.bump.plan_output import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from tests.support import local_registry as registry

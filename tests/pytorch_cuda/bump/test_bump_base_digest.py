@@ -9,7 +9,7 @@ import pytest
 
 from pytorch_cuda.bump.base_digest import plan_bases
 from pytorch_cuda.bump.bump_plan import BumpPlan
-from pytorch_cuda.bump.bump_policy import PolicyError, parse_policy
+from pytorch_cuda.bump.bump_policy import BumpPolicyError, parse_policy
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 
@@ -63,7 +63,7 @@ def test_policy_pinned_holds_the_base_and_a_bad_rule_is_refused() -> None:
     [move] = plan_bases(_pinned(), parse_policy({"base": "pinned"}), _registry)[0]
     assert (move.held_back, move.moved) == (True, False)
     assert not BumpPlan((), bases=(move,)).rebuild_needed
-    with pytest.raises(PolicyError, match="base is 'latest'"):
+    with pytest.raises(BumpPolicyError, match="base is 'latest'"):
         parse_policy({"base": "latest"})
 
 

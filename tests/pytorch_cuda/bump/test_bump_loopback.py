@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytorch_cuda.bump.table import EXIT_REBUILD_NEEDED
+from pytorch_cuda.bump.plan_output import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
 from tests.support.bump_checkout import bump, checkout
 from tests.support.loopback_debian import LoopbackArchive

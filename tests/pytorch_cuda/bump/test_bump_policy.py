@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from pytorch_cuda.bump.bump_policy import PolicyError, Rule, parse_policy
+from pytorch_cuda.bump.bump_policy import BumpPolicyError, Rule, parse_policy
 from pytorch_cuda.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -66,7 +66,7 @@ def test_defaults_and_overrides() -> None:
     ],
 )
 def test_a_bad_policy_is_one_paragraph(section: object, named: str) -> None:
-    with pytest.raises(PolicyError) as caught:
+    with pytest.raises(BumpPolicyError) as caught:
         parse_policy(section)
     assert named in caught.value.cause
     assert "docs/bump.md" in caught.value.fix

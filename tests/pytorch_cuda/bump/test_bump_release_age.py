@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.bump.bump_plan import plan_bump
-from pytorch_cuda.bump.bump_policy import PolicyError, parse_policy
+from pytorch_cuda.bump.bump_policy import BumpPolicyError, parse_policy
 from pytorch_cuda.bump.release_age import gate
 from pytorch_cuda.bump.simple_index import IndexFile, _from_json
 from pytorch_cuda.matrix.build_matrix import load_matrix
@@ -79,5 +79,5 @@ def _no_pins(files: list[IndexFile], version: str, python: str, local: str | Non
 
 @pytest.mark.parametrize("age", [-1, "7", 1.5, True])
 def test_a_bad_min_release_age_is_refused(age: object) -> None:
-    with pytest.raises(PolicyError, match="min_release_age"):
+    with pytest.raises(BumpPolicyError, match="min_release_age"):
         parse_policy({"min_release_age": age})

@@ -23,10 +23,10 @@ from pytorch_cuda.release.cosign_layout import (
     SIG_ARTIFACT_TYPE,
     Blob,
     Subject,
+    artifact_manifest,
     attestation_layer,
     compact,
     config_blob,
-    manifest,
     referrers_index,
     sha256,
     signature_layer,
@@ -83,7 +83,7 @@ def test_the_config_blob_is_cosign_s_byte_for_byte() -> None:
 
 def test_an_attestation_manifest_has_cosign_s_fields_in_cosign_s_order() -> None:
     layers = [attestation_layer(b'{"payloadType":"x"}', "https://slsa.dev/provenance/v1")]
-    built = json.loads(manifest(layers, None, None).raw)
+    built = json.loads(artifact_manifest(layers, None, None).raw)
     assert list(built) == list(COSIGN_ATT_MANIFEST)
     assert list(built["layers"][0]) == list(COSIGN_ATT_MANIFEST["layers"][0])
     assert built["layers"][0]["annotations"] == {
@@ -91,12 +91,14 @@ def test_an_attestation_manifest_has_cosign_s_fields_in_cosign_s_order() -> None
         "predicateType": "https://slsa.dev/provenance/v1",
     }
     expected = dict(COSIGN_ATT_MANIFEST, config=built["config"], layers=built["layers"])
-    assert manifest(layers, None, None).raw == compact(expected)  # the same bytes, given the same blobs
+    assert artifact_manifest(layers, None, None).raw == compact(expected)  # the same bytes, given the same blobs
 
 
 def test_the_referrer_fields_follow_cosign_s_and_the_tag_schema_lists_them() -> None:
     subject = Subject("application/vnd.oci.image.manifest.v1+json", DEAD_BEEF, 1234)
-    sig = manifest([Blob(b"payload", "application/vnd.dev.cosign.simplesigning.v1+json")], subject, SIG_ARTIFACT_TYPE)
+    sig = artifact_manifest(
+        [Blob(b"payload", "application/vnd.dev.cosign.simplesigning.v1+json")], subject, SIG_ARTIFACT_TYPE
+    )
     document = json.loads(sig.raw)
     assert list(document)[-2:] == ["subject", "artifactType"]
     assert document["subject"] == {"mediaType": subject.media_type, "size": 1234, "digest": DEAD_BEEF}
@@ -106,7 +108,7 @@ def test_the_referrer_fields_follow_cosign_s_and_the_tag_schema_lists_them() -> 
         {"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": sig.digest, "size": len(sig.raw),
          "artifactType": SIG_ARTIFACT_TYPE}
     ]  # fmt: skip
-    resigned = manifest(
+    resigned = artifact_manifest(
         [Blob(b"payload 2", "application/vnd.dev.cosign.simplesigning.v1+json")], subject, SIG_ARTIFACT_TYPE
     )
     kept = {"mediaType": "x", "digest": "sha256:" + "0" * 64, "size": 1, "artifactType": "application/other"}

@@ -18,7 +18,7 @@ import pytest
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.oras_client import RegistryClient, reference
 from pytorch_cuda.release.release_policy import load_policy
-from pytorch_cuda.release.signing import IndexMovedError, IndexPlan, write_index
+from pytorch_cuda.release.signing import IndexMovedError, IndexPlan, write_signature_index
 from tests.support import local_registry as registry
 from tests.support.release_checkout import PASSPHRASE, Checkout, folded, make_checkout, pushed_candidates, skopeo_copy
 from tests.support.tiny_images import build_and_push, unique_repository
@@ -133,7 +133,7 @@ def test_an_index_moved_between_read_and_write_fails_and_keeps_the_other_writer_
     client = RegistryClient.for_ref(reference(f"{repository}:x"))
     binding = release_index.Binding("v9.9-late", release.tested, 1)
     with pytest.raises(IndexMovedError) as caught:
-        write_index(client, repository, plan, signer, [binding])
+        write_signature_index(client, repository, plan, signer, [binding])
     moved = f"the release index {repository}:release-index moved before this write: expected sha256:"
     assert moved in caught.value.cause
     assert caught.value.exit_status == 1

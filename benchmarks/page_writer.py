@@ -19,7 +19,7 @@ def parser(doc: str | None, section: str) -> argparse.ArgumentParser:
     return found
 
 
-def publish(table: str, page: Path, title: str, markers: tuple[str, str] | None) -> None:
+def write_page(table: str, page: Path, title: str, markers: tuple[str, str] | None) -> None:
     """Write the table to `page` under a `title` heading, into the README between `markers` (None: leave
     the README alone), and to stdout."""
     page.write_text(f"# {title}\n\n" + table)

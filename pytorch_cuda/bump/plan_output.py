@@ -14,7 +14,7 @@ EXIT_REBUILD_NEEDED = 3
 EXIT_PARTIAL = 4  # a target's index was unreachable: that target was left out, the others were checked
 
 
-def exit_status(plan: BumpPlan) -> int:
+def bump_exit_status(plan: BumpPlan) -> int:
     """4 when part of the run could not be checked (it outranks 3: the JSON's "result" says the rest); 3 when
     the images need a rebuild; 0 when nothing is to do."""
     if plan.partial:
