@@ -9,8 +9,8 @@ from pathlib import Path
 
 import jinja2
 
-from pytorch_cuda.bump.debian_record import is_debian_record
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.locks.debian_record import is_debian_record
 from pytorch_cuda.locks.file_format import (
     FLAVOUR_LOCK_NAME,
     INSTALLER_LOCK,

@@ -226,3 +226,13 @@ class ConformanceResults:
     def manifest_content(self) -> Mapping[str, Any]:
         content = self.manifest.get("content")
         return content if isinstance(content, Mapping) else {}
+
+
+def image_label(results: ConformanceResults) -> str:
+    """What a run ran on, for people: the image reference, else the manifest's variant, else the bare host's torch."""
+    if results.image.ref:
+        return results.image.ref
+    manifest = results.manifest_content
+    if manifest.get("target"):
+        return f"pytorch-cuda {manifest.get('target')}-{manifest.get('flavour', 'runtime')}"
+    return f"bare host, torch {results.environment.get('torch') or '?'}"

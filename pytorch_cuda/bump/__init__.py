@@ -7,7 +7,7 @@
 - matrix_edit: rewrite scalar pins in matrix.yaml, keeping its comments and layout.
 - bump_plan: the whole bump of a matrix: one Move per pin, the bases' digests and Debian's updates.
 - base_digest: a registry base's `digest:` against what its tag serves now (policy `base: follow|pinned`).
-- debian_record: images/debian-<base>.lock, the images' Debian packages (`bump --record-debian IMAGE`).
+- record_debian: `bump --record-debian IMAGE` writes images/debian-<base>.lock (its format: locks/debian_record.py).
 - debian_archive: those against the suite, -updates and -security Packages indexes, in Debian's version order.
 - table: what bump prints (or its JSON) and its exit status (0 current, 3 rebuild needed).
 """

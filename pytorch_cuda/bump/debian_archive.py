@@ -12,8 +12,8 @@ from io import BytesIO
 from debian.deb822 import Packages
 from debian.debian_support import Version
 
-from pytorch_cuda.bump.debian_record import DebianRecord
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.locks.debian_record import DebianRecord
 from pytorch_cuda.matrix.bases import Bootstrap
 from pytorch_cuda.matrix.debian_suites import Suite, base_suites
 

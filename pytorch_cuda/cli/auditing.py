@@ -27,11 +27,11 @@ from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_
 from pytorch_cuda.audit.triage import TRIAGE_FILE, Triage, load_triage
 from pytorch_cuda.bump.debian_advisories import advisory_ids
 from pytorch_cuda.bump.debian_archive import DebianUpdate, check_archive
-from pytorch_cuda.bump.debian_record import load_record, record_path
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.locks.debian_record import load_record, record_path
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import security_mirror
 from pytorch_cuda.network.ca_bundle import find_ca_bundle

@@ -13,16 +13,17 @@ from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
-from pytorch_cuda.bump.debian_record import load_record, record_from_image, record_path
 from pytorch_cuda.bump.groups import GROUPS, only
 from pytorch_cuda.bump.plan_output import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, bump_exit_status, plan_json, print_plan
 from pytorch_cuda.bump.pr_body import pr_body
+from pytorch_cuda.bump.record_debian import record_from_image
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
+from pytorch_cuda.locks.debian_record import load_record, record_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix

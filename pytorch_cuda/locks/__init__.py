@@ -4,4 +4,5 @@
 - writing: where each lock lives, how uv is run, how a lock is written and what changed.
 - resolving: `build.py lock`: resolve each variant's requirements, check a committed lock, refuse a build without one.
 - child_flavour: the lock of a child flavour's extras, resolved against its parent's lock.
+- debian_record: images/debian-<base>.lock, the images' Debian packages (written by `bump --record-debian`).
 """

@@ -9,6 +9,9 @@ from pathlib import Path
 from pytorch_cuda.errors import EngineError, MatrixError
 from pytorch_cuda.matrix.bases import Base
 
+# The label a base bootstrapped offline carries (its inputs; `-date`: when): `build.py release pin-base` reads it.
+BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"
+
 
 class BaseDigestError(EngineError):
     """The base image here is not the one matrix.yaml pins."""

@@ -13,19 +13,11 @@ from typing import Any, Final
 
 from pytorch_cuda_contract.advice import Assessment, assess
 from pytorch_cuda_contract.results_file import ConformanceResults, Gpu
+from pytorch_cuda_contract.results_model import image_label
 
 REPORT_SCHEMA: Final = 1
 REPORT_KIND: Final = "pytorch-cuda-precision-report"
 SOFTWARE_KEYS: Final = ("python", "torch", "cuda", "cudnn", "nccl", "triton", "cublas_version", "nvshmem", "arch_list")
-
-
-def image_label(results: ConformanceResults) -> str:
-    if results.image.ref:
-        return results.image.ref
-    manifest = results.manifest_content
-    if manifest.get("target"):
-        return f"pytorch-cuda {manifest.get('target')}-{manifest.get('flavour', 'runtime')}"
-    return f"bare host, torch {results.environment.get('torch') or '?'}"
 
 
 def _gpu(gpu: Gpu) -> dict[str, Any]:

@@ -12,8 +12,7 @@ import docker.errors
 
 from pytorch_cuda.errors import EngineError, MatrixError
 from pytorch_cuda.matrix.build_matrix import load_matrix
-from pytorch_cuda.matrix.pinned_base import write_pin
-from pytorch_cuda.steps.base_image import BOOTSTRAP_LABEL
+from pytorch_cuda.matrix.pinned_base import BOOTSTRAP_LABEL, write_pin
 
 
 @dataclass(frozen=True)

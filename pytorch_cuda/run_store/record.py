@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.precision_report.report_model import image_label
 from pytorch_cuda_contract.results_file import ConformanceResults, parse_results
+from pytorch_cuda_contract.results_model import image_label
 
 RECORD_KIND: Final = "pytorch-cuda-stored-run"
 RECORD_SCHEMA: Final = 1

@@ -15,10 +15,9 @@ from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix.bases import Base
 from pytorch_cuda.matrix.debian_suites import deb_lines
-from pytorch_cuda.matrix.pinned_base import check_pin
+from pytorch_cuda.matrix.pinned_base import BOOTSTRAP_LABEL, check_pin
 from pytorch_cuda.references import parse_reference
 
-BOOTSTRAP_LABEL = "dev.pytorch-cuda.base.bootstrap"
 IMPORT_CHANGES = ("ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", 'CMD ["/bin/bash"]')
 
 

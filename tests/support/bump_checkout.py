@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytorch_cuda.bump.debian_record import parse_record, record_path
 from pytorch_cuda.cli.main import main
+from pytorch_cuda.locks.debian_record import parse_record, record_path
 from tests.support.loopback_debian import LoopbackArchive
 from tests.support.loopback_index import Release, torch_release
 

@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.bump.debian_archive import check_archive, newest, updates
-from pytorch_cuda.bump.debian_record import (
+from pytorch_cuda.errors import EngineError
+from pytorch_cuda.locks.debian_record import (
     DebianRecord,
     DebianRecordError,
     format_record,
     is_debian_record,
     parse_record,
 )
-from pytorch_cuda.errors import EngineError
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.debian_suites import base_suites, deb_lines
 from pytorch_cuda.steps.base_image import bootstrap_command

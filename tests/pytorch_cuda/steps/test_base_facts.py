@@ -9,8 +9,9 @@ from pytorch_cuda.build.build_plan import make_plan
 from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.pinned_base import BOOTSTRAP_LABEL
 from pytorch_cuda.matrix.variants import select_variant
-from pytorch_cuda.steps.base_image import BOOTSTRAP_LABEL, bootstrap_command, bootstrap_labels
+from pytorch_cuda.steps.base_image import bootstrap_command, bootstrap_labels
 from tests.support.fake_engine import FakeEngine
 
 

@@ -1,0 +1,55 @@
+"""The builder's rooms import only rooms on lower floors (tests/support/builder_floors.py, docs/how-it-works.md)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.support import builder_floors, import_graph
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_every_builder_arrow_points_down_a_floor() -> None:
+    assert builder_floors.violations(import_graph.build(ROOT)) == []
+
+
+def _write(root: Path, relative: str, text: str) -> None:
+    path = root / relative
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+def _tree(root: Path) -> None:
+    for room in ("matrix", "locks", "engine", "steps", "release"):
+        _write(root, f"pytorch_cuda/{room}/__init__.py", "")
+    _write(root, "pytorch_cuda/__init__.py", "")
+    _write(root, "pytorch_cuda/errors.py", "class UserError(Exception): ...\n")
+    _write(root, "pytorch_cuda/matrix/labels.py", "from pytorch_cuda.errors import UserError\nLABEL = 'x'\n")
+    _write(root, "pytorch_cuda/locks/lock.py", "from pytorch_cuda.matrix.labels import LABEL\n")
+    _write(root, "pytorch_cuda/steps/base.py", "from pytorch_cuda.matrix.labels import LABEL\n")
+    _write(root, "pytorch_cuda/release/pin.py", "from pytorch_cuda.matrix.labels import LABEL\n")
+
+
+def test_a_synthetic_tree_that_points_down_passes(tmp_path: Path) -> None:
+    _tree(tmp_path)
+    assert builder_floors.violations(import_graph.build(tmp_path)) == []
+
+
+def test_an_upward_import_fails(tmp_path: Path) -> None:
+    """render.py taking is_debian_record from bump (the same kind of arrow, matrix reading locks here) was one."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/matrix/names.py", "def f() -> None:\n    from pytorch_cuda.locks import lock\n")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/matrix (floor 1) imports pytorch_cuda/locks (floor 2), up: pytorch_cuda/matrix/names.py"
+    ]
+
+
+def test_a_sideways_import_and_a_room_without_a_floor_fail(tmp_path: Path) -> None:
+    """release/pin_command.py taking BOOTSTRAP_LABEL from steps/base_image.py (both floor 4) was one."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/release/pin.py", "from pytorch_cuda.steps.base import LABEL\n")
+    _write(tmp_path, "pytorch_cuda/oven/__init__.py", "")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/oven has no floor: add it to tests/support/builder_floors.py",
+        "pytorch_cuda/release (floor 4) imports pytorch_cuda/steps (floor 4), sideways: pytorch_cuda/release/pin.py",
+    ]
