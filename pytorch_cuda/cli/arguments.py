@@ -10,12 +10,17 @@ from pytorch_cuda.cli import (
     bake_export,
     building,
     bumping,
-    ci,
+    ci_matrix,
     completion,
+    content_hashing,
     dashboarding,
-    offline,
+    listing,
+    locking,
     releasing,
+    rendering,
+    reporting,
     results_site,
+    tag_checking,
 )
 from pytorch_cuda.cli.options import CommandParser, shared_options
 from pytorch_cuda.matrix.target_selection import did_you_mean
@@ -67,7 +72,22 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    verbs_in_order = (building, bake_export, offline, bumping, dashboarding, auditing, ci, releasing, results_site)
+    verbs_in_order = (
+        building,
+        bake_export,
+        listing,
+        rendering,
+        locking,
+        reporting,
+        bumping,
+        dashboarding,
+        auditing,
+        ci_matrix,
+        content_hashing,
+        tag_checking,
+        releasing,
+        results_site,
+    )
     for module in (*verbs_in_order, completion):
         module.register(verbs, shared)
     p.set_defaults(make_parser=parser)  # `completion` generates from the parser without importing this module

@@ -1,4 +1,4 @@
-"""`report --diff [OLD] NEW --baseline-store DIR`: the OLD run of a like-for-like diff, from a results store
+"""The OLD run of `report --diff [OLD] NEW --baseline-store DIR` of a like-for-like diff, from a results store
 (docs/site.md): the latest released run of NEW's image variant on NEW's GPU class, a nightly run (no fault,
 control or partial selection), never NEW itself (the same results file stored, or a run of NEW's own image
 digest); else the OLD given (the diff says loudly how the two differ); else exit 2."""

@@ -1,0 +1,23 @@
+"""`build.py content-hash IMAGE`: the content hash a GPU result is keyed on."""
+
+from __future__ import annotations
+
+import argparse
+
+from pytorch_cuda.build.content_hash import hash_image
+from pytorch_cuda.cli.options import Session, SharedOptions
+from pytorch_cuda.console.output import dumps
+
+
+def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
+    hashing = verbs.add_parser(
+        "content-hash", parents=[shared.common], help="print the content hash a GPU result is keyed on"
+    )
+    hashing.add_argument("image", metavar="IMAGE", help="a local image: its layers, run config and conformance/")
+    hashing.set_defaults(run=run_content_hash)
+
+
+def run_content_hash(args: argparse.Namespace, session: Session) -> int:
+    found = hash_image(args.image, session.root() / "conformance")
+    print(dumps(found) if args.json else found["content_hash"])
+    return 0
