@@ -6,8 +6,7 @@ import argparse
 
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps, print_stale
-from pytorch_cuda.locks.child_flavour import own_lock_path
-from pytorch_cuda.locks.resolving import stale_locks
+from pytorch_cuda.locks.resolving import not_locked, stale_locks
 from pytorch_cuda.matrix.json_schema import stale_schema, write_schema
 from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.render import find_stale, render_all, write_rendered
@@ -46,10 +45,7 @@ def check_render(args: argparse.Namespace, session: Session) -> int:
     variants = all_variants(matrix)
     stale = find_stale(render_all(matrix, root / "templates", root), root) + stale_locks(matrix, variants, root)
     stale += stale_schema(root)
-    unlocked = [  # a child's lock is made once its parent's is; until then neither can be built
-        str(path.relative_to(root)) for path in (own_lock_path(root, v) for v in variants) if not path.exists()
-    ]
-    unlocked = [path for path in unlocked if not any(path == str(s.path) for s in stale)]
+    unlocked = not_locked(root, variants, stale)
     if args.json:
         stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
         print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))

@@ -10,7 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_command, refresh_child_lock
+from pytorch_cuda.locks.child_flavour import (
+    child_lock_problem,
+    flavour_lock_path,
+    lock_command,
+    own_lock_path,
+    refresh_child_lock,
+)
 from pytorch_cuda.locks.file_format import (
     PYPI_INDEX,
     TOOL_LOCKS,
@@ -180,3 +186,11 @@ def tool_lock_problem(root: Path, relative: Path) -> str | None:
         return f"does not exist; it hash-locks {name}=={version} for a build stage"
     found = parse_lock(path.read_text(encoding="utf-8")).versions().get(name)
     return None if found == version else f"locks {name} {found}, but the builder pins {version}"
+
+
+def not_locked(root: Path, variants: list[Variant], stale: list[StaleFile]) -> list[str]:
+    """The variants' own locks (relative to root) that do not exist yet and are not among ``stale`` already: a
+    child's lock is made once its parent's is; until then neither can be built."""
+    missing = [str(path.relative_to(root)) for path in (own_lock_path(root, v) for v in variants) if not path.exists()]
+    reported = {str(s.path) for s in stale}
+    return [path for path in missing if path not in reported]
