@@ -30,8 +30,8 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     ("render.py", "bump", "site", "ci_jobs.py"),
     # 7: the two flows that run the floors below: a build, an audit
     ("build", "audit"),
-    # 8: what a person sees of a build
-    ("console",),
+    # 8: what a person sees of a build; the bake file and the --set overrides of a build
+    ("console", "bake"),
     # 9: the command line: parses and prints
     ("cli",),
 )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytorch_cuda.cli.overrides import LIST_KEYS, Override, Scope, check_platform, is_flag
+from pytorch_cuda.bake.set_overrides import LIST_KEYS, Override, Scope, check_platform, is_flag
 from pytorch_cuda.errors import UserError
 
 
