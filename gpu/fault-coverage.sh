@@ -5,7 +5,7 @@
 # PART splits the catalogue for leases shorter than the whole run: `controls` (the untouched run and every control
 # over the whole suite) and `faults`; unpack both parts' runs.tar.gz into one folder and run
 # `python3 -m fault_coverage matrix --card CARD --out FOLDER` there (any host: it reads the results files only).
-# With CASE names it runs only those, on top of the runs committed in docs/fault-coverage/$CARD/runs (a partial
+# With CASE names it runs only those, on top of the runs committed in evidence/fault-coverage/$CARD/runs (a partial
 # re-run after a fix); with PART too, only those, on their own (a part split again). Writes into $OUT: matrix.md, matrix.json (once the untouched run is there), runs.tar.gz (each
 # run's results file and log), host.txt. Exit status: that of `python3 -m fault_coverage run` (0: every gated check
 # tripped, no finding; a part without the untouched run: 0 when it ran).
@@ -17,8 +17,8 @@ mkdir -p "$work/runs"
 # shellcheck source=gpu/common.sh
 . gpu/common.sh
 gpu_host python3 | tee "$OUT/host.txt"
-if [ $# -gt 0 ] && [ -z "${PART:-}" ] && [ -d "docs/fault-coverage/$CARD/runs" ]; then
-  cp "docs/fault-coverage/$CARD/runs/"* "$work/runs/"
+if [ $# -gt 0 ] && [ -z "${PART:-}" ] && [ -d "evidence/fault-coverage/$CARD/runs" ]; then
+  cp "evidence/fault-coverage/$CARD/runs/"* "$work/runs/"
 fi
 part=()
 if [ -n "${PART:-}" ]; then

@@ -4,7 +4,7 @@
 #   OUT=/some/dir gpu/suite-summary-matmul.sh
 # 1. the conformance suite -> $OUT/results.json (+ log), 2. the in-image precision summary -> $OUT/summary.md,
 # 3. plain torch.matmul at the suite's GEMM size, compared with the suite's numbers (within 5%) -> $OUT/matmul.txt.
-# Then, on the dev machine: scripts/report-h200.sh $OUT/results.json   (regenerates docs/reports/h200).
+# Then, on the dev machine: scripts/report-h200.sh $OUT/results.json   (regenerates evidence/reports/h200).
 set -uo pipefail
 # shellcheck source=gpu/common.sh
 . "$(dirname "$0")/common.sh"

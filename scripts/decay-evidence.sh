@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The committed runs in one results store (nightly: docs/fleet-runs and the untouched runs; faults: docs/decay/faults
+# The committed runs in one results store (nightly: evidence/fleet-runs and the untouched runs; faults: evidence/decay-faults
 # and the busy-GPU runs; controls: the fault matrix's legitimate setups), then what the history flags
 # (build.py results judge). docs/decay.md quotes its output. Usage: scripts/decay-evidence.sh STORE
 set -euo pipefail
 S="${1:?usage: scripts/decay-evidence.sh STORE (a new folder)}"
 B=(.venv/bin/python build.py)
-"${B[@]}" results ingest docs/fleet-runs/*/*.json docs/fault-coverage/h100/runs/untouched.json docs/fault-coverage/h200/runs/untouched.json docs/evidence/h200-2026-12-04/conformance-results.json docs/evidence/h200-2026-12-04/conformance-results-run1.json docs/evidence/h200-2026-12-04-regrouped/conformance-results.json docs/evidence/h200-2026-12-04-headers/results.json --store "$S" >/dev/null
-for f in docs/decay/faults/*/*.json; do n=$(basename "$f" .json); "${B[@]}" results ingest "$f" --store "$S" --fault "$n" >/dev/null; done
-for c in h100 h200; do "${B[@]}" results ingest docs/fault-coverage/$c/runs/busy-gpu.json --store "$S" --fault busy-gpu-gemm-only >/dev/null; done
-for c in h100 h200; do for n in any-uid caching-allocator-off module-loading-eager; do "${B[@]}" results ingest docs/fault-coverage/$c/runs/$n.json --store "$S" --control $n >/dev/null; done; done
+"${B[@]}" results ingest evidence/fleet-runs/*/*.json evidence/fault-coverage/h100/runs/untouched.json evidence/fault-coverage/h200/runs/untouched.json evidence/gpu-sessions/h200-2026-12-04/conformance-results.json evidence/gpu-sessions/h200-2026-12-04/conformance-results-run1.json evidence/gpu-sessions/h200-2026-12-04-regrouped/conformance-results.json evidence/gpu-sessions/h200-2026-12-04-headers/results.json --store "$S" >/dev/null
+for f in evidence/decay-faults/*/*.json; do n=$(basename "$f" .json); "${B[@]}" results ingest "$f" --store "$S" --fault "$n" >/dev/null; done
+for c in h100 h200; do "${B[@]}" results ingest evidence/fault-coverage/$c/runs/busy-gpu.json --store "$S" --fault busy-gpu-gemm-only >/dev/null; done
+for c in h100 h200; do for n in any-uid caching-allocator-off module-loading-eager; do "${B[@]}" results ingest evidence/fault-coverage/$c/runs/$n.json --store "$S" --control $n >/dev/null; done; done
 "${B[@]}" results judge --store "$S" --noise

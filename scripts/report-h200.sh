@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Regenerate the committed H200 precision report, docs/reports/h200/:
+# Regenerate the committed H200 precision report, evidence/reports/h200/:
 #   results.json (the input, copied), report.html, report.md, report.json, screenshot.png, amp.svg.
-# usage: scripts/report-h200.sh [RESULTS.json]   (default: the committed docs/reports/h200/results.json)
+# usage: scripts/report-h200.sh [RESULTS.json]   (default: the committed evidence/reports/h200/results.json)
 # Needs .venv (scripts/setup-python.sh) and chromium (scripts/setup-browser.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=docs/reports/h200
+out=evidence/reports/h200
 mkdir -p "$out"
 if [ $# -gt 0 ] && [ "$(realpath "$1")" != "$(realpath -m "$out/results.json")" ]; then
   cp "$1" "$out/results.json"

@@ -1,18 +1,18 @@
 #!/usr/bin/env bash
-# Rebuild docs/site/ from the committed real runs: a results store in a temporary folder (build.py results
-# ingest), the site (build.py site) into docs/site/html/, the store's generated index and `results list`, and
+# Rebuild evidence/site/ from the committed real runs: a results store in a temporary folder (build.py results
+# ingest), the site (build.py site) into evidence/site/html/, the store's generated index and `results list`, and
 # two screenshots from headless chromium (the home table, the H200 page with its history and regressions).
-# usage: scripts/site-evidence.sh [MORE-RESULTS.json ...]   (more clean runs, e.g. docs/fleet-runs/*/*.json)
+# usage: scripts/site-evidence.sh [MORE-RESULTS.json ...]   (more clean runs, e.g. evidence/fleet-runs/*/*.json)
 # Needs .venv (scripts/setup-python.sh) and chromium (scripts/setup-browser.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-out=docs/site
+out=evidence/site
 store="$(mktemp -d)/store"
 trap 'rm -rf "$(dirname "$store")"' EXIT
 py=.venv/bin/python
 runs=docs/fault-coverage
 # Clean runs: the H200 report's run of 2026-12-03, and the untouched and legitimate-setup runs of both cards.
-clean=(docs/reports/h200/results.json)
+clean=(evidence/reports/h200/results.json)
 for card in h200 h100; do
   for setup in untouched any-uid caching-allocator-off module-loading-eager; do
     clean+=("$runs/$card/runs/$setup.json")

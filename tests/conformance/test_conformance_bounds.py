@@ -20,7 +20,7 @@ from conformance.support.probes import allocator
 from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs
 from pytorch_cuda_contract.metrics import build_metric
 
-# docs/evidence/h200-2026-12-04/conformance-results.json (torch 2.11 + CUDA 13.0, one H200)
+# evidence/gpu-sessions/h200-2026-12-04/conformance-results.json (torch 2.11 + CUDA 13.0, one H200)
 H200 = {"gemm.fp16": 751.0, "gemm.tf32": 406.9, "x_fp16": 14.67, "x_bf16": 15.14, "conv.fp32": 43.5, "sdpa.fp32": 32.8}
 H200_AMP = {"fp16": 6.46, "bf16": 6.87}
 # fp32 kernels' normalized error against float64, IEEE vs TF32 (H100, torch 2.11 + CUDA 13.0; the GEMM: H200)

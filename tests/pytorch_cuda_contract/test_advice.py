@@ -108,7 +108,7 @@ def test_cpu_only_run_has_no_recommendation() -> None:
 
 
 def test_compile_claim_is_judged_on_the_transformer_lm_when_measured() -> None:
-    """The real H100 run of 2026-12-05 (docs/fleet-runs): the LM's compiled training step is 1.11x eager, inside
+    """The real H100 run of 2026-12-05 (evidence/fleet-runs): the LM's compiled training step is 1.11x eager, inside
     the article's +10-20%, while the suite's small model alone would say otherwise."""
     claim = next(c for c in assess(load_results(H100_FLEET)).claims if c.claim == "torch.compile gives +10-20%")
     assert claim.verdict == CONFIRMED

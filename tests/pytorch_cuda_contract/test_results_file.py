@@ -14,7 +14,7 @@ from tests.support.recorded_runs import H100, H200, HALFWAY, T4
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = [  # every committed results file written by a real run (each stored once)
     *sorted((ROOT / "conformance/examples").glob("*.json")),
-    ROOT / "docs/reports/h200/results.json",
+    ROOT / "evidence/reports/h200/results.json",
     ROOT / "tests/fixtures/results/h200.json",
 ]
 SCHEMA_FILE = ROOT / "pytorch_cuda_contract/results.schema.json"

@@ -24,7 +24,7 @@ def _schema2(paths: list[Path]) -> list[Path]:
 
 
 RESULTS = _schema2(
-    [*sorted((ROOT / "conformance" / "examples").glob("*.json")), ROOT / "docs/reports/h200/results.json"]
+    [*sorted((ROOT / "conformance" / "examples").glob("*.json")), ROOT / "evidence/reports/h200/results.json"]
 )
 CHECKS = sorted((ROOT / "tests" / "precision_check" / "recorded").glob("*.json"))
 
@@ -35,7 +35,7 @@ def test_schema_files_are_valid_draft_2020_12(schema: dict[str, Any]) -> None:
 
 
 def test_there_are_committed_documents_to_check() -> None:
-    assert RESULTS, "no schema-2 results file is committed under conformance/examples or docs/reports/h200"
+    assert RESULTS, "no schema-2 results file is committed under conformance/examples or evidence/reports/h200"
     assert CHECKS, "no recorded precision-check run under tests/precision_check/recorded"
 
 

@@ -116,7 +116,7 @@ def test_the_command_works_from_any_folder(installed: Path, tmp_path: Path) -> N
 
 
 def test_the_report_runs_from_the_wheel_with_its_templates(installed: Path, tmp_path: Path) -> None:
-    results = Path(__file__).resolve().parents[2] / "docs/reports/h200/results.json"
+    results = Path(__file__).resolve().parents[2] / "evidence/reports/h200/results.json"
     written = _run([str(installed / "pytorch-cuda-build"), "report", str(results), "--out", "out"], tmp_path)
     assert written.returncode == 0, written.stderr
     assert (tmp_path / "out" / "report.html").stat().st_size > 10_000

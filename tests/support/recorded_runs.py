@@ -11,5 +11,5 @@ H200: Final = FIXTURES / "h200.json"  # the bare H200 run of 2026-12-02 (stored 
 H100: Final = FIXTURES / "h100-v2.json"  # two H100s, every stable metric, NCCL bus bandwidth
 T4: Final = FIXTURES / "t4-v2.json"  # Turing: bf16 emulated, no TF32
 UNKNOWN_GPU: Final = FIXTURES / "unknown-gpu-v2.json"  # not in the peak table
-H100_FLEET: Final = ROOT / "docs/fleet-runs/h100/2026-12-05T18-27Z.json"  # real bare H100 run with the MAMF and LM rows
+H100_FLEET: Final = ROOT / "evidence/fleet-runs/h100/2026-12-05T18-27Z.json"  # bare H100, with the MAMF and LM rows
 HALFWAY: Final = FIXTURES / "a100-halfway-v2.json"  # GEMM measured, then the AMP test failed and the rest did not run

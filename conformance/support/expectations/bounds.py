@@ -1,7 +1,7 @@
 """Bounds that a plausible fault crosses, for every gated number the suite records (pure, unit-tested).
 
 Each bound sits next to the H200 value it was set from (torch 2.11 + CUDA 13.0; the H200 run kept in
-docs/evidence/h200-2026-12-04/conformance-results.json measures the same within a few %) and the fault that
+evidence/gpu-sessions/h200-2026-12-04/conformance-results.json measures the same within a few %) and the fault that
 crosses it.  docs/conformance-bounds.md lists them all.
 """
 

@@ -2,9 +2,9 @@
 any host (bounds.py).  Keyed by the peak table's SKU (pytorch_cuda_contract.peaks.PeakSpec.gpu); a GPU outside
 this table keeps the general floors.
 
-Each floor sits below the lowest value of every untouched full-suite run committed for that SKU (docs/fleet-runs,
-docs/fault-coverage/*/runs/untouched.json, docs/evidence/h200-*) and above what a real fault gives on it
-(docs/decay/faults.md has the fault runs).  ``slack`` in docs/conformance-bounds.md is lowest untouched / floor.
+Each floor sits below the lowest value of every untouched full-suite run committed for that SKU (evidence/fleet-runs,
+evidence/fault-coverage/*/runs/untouched.json, evidence/gpu-sessions/h200-*) and above what a real fault gives on it
+(evidence/decay-faults.md has the fault runs).  ``slack`` in docs/conformance-bounds.md is lowest untouched / floor.
 Timed floors are not judged where the allocator is uncached (a legitimate setting: env_limits.timing_unreliable).
 """
 
@@ -24,7 +24,7 @@ class MeasuredFloor:
     fault: str  # a real fault that crosses it, with what it gave
 
 
-_HOPPER_SXM_FAULTS: Final = {  # measured on an H100 (docs/decay.md, docs/decay/faults/h100)
+_HOPPER_SXM_FAULTS: Final = {  # measured on an H100 (docs/decay.md, evidence/decay-faults/h100)
     "conv.fp32.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 24.9; cuDNN off: 27.7",
     "conv.fp16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 394; cuDNN off: 86",
     "conv.bf16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 86; CUDA_LAUNCH_BLOCKING=1: 496; cuDNN off: 84",

@@ -99,7 +99,7 @@ def test_bad_flags_give_one_paragraph_with_the_fix_and_exit_2(
 
 
 def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert find_root(None, root / "docs" / "reports") == root
+    assert find_root(None, root / "docs") == root
     assert find_root(root, tmp_path) == root
     with pytest.raises(UserError, match="is not inside a pytorch-cuda repository"):
         find_root(None, tmp_path)

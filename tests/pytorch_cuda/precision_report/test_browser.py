@@ -56,8 +56,8 @@ def test_a_precision_check_page_opens_cleanly_with_its_loss_curves(tmp_path: Pat
 
 
 def test_the_diff_page_opens_cleanly_with_its_regression_marked(tmp_path: Path) -> None:
-    old = ROOT / "docs/evidence/h200-2026-12-04/conformance-results-run1.json"
-    new = ROOT / "docs/evidence/h200-2026-12-04/conformance-results.json"
+    old = ROOT / "evidence/gpu-sessions/h200-2026-12-04/conformance-results-run1.json"
+    new = ROOT / "evidence/gpu-sessions/h200-2026-12-04/conformance-results.json"
     page_path, shot = tmp_path / "diff.html", tmp_path / "diff.png"
     assert main(["report", "--diff", str(old), str(new), "--html", str(page_path), "--json"]) == 0
     page = load(page_path, shot)

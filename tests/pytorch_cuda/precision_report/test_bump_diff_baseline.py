@@ -13,7 +13,7 @@ import pytest
 from pytorch_cuda.cli.main import main
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "results"
-H200_BARE = Path(__file__).resolve().parents[3] / "docs" / "reports" / "h200" / "results.json"
+H200_BARE = Path(__file__).resolve().parents[3] / "evidence" / "reports" / "h200" / "results.json"
 
 
 def _candidate(tmp_path: Path, fixture: str, scale: float) -> Path:

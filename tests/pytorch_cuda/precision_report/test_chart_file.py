@@ -1,4 +1,4 @@
-"""README's chart (docs/reports/h200/amp.svg) is the committed report's AMP chart, as chart_file writes it."""
+"""README's chart (evidence/reports/h200/amp.svg) is the committed report's AMP chart, as chart_file writes it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 from pytorch_cuda.precision_report.chart_file import main
 
-REPORT = Path(__file__).resolve().parents[3] / "docs/reports/h200"
+REPORT = Path(__file__).resolve().parents[3] / "evidence/reports/h200"
 
 
 def test_the_committed_chart_is_the_report_s(tmp_path: Path) -> None:

@@ -129,10 +129,10 @@ def test_cli_writes_three_files(tmp_path: Path) -> None:
 
 
 def test_committed_h200_report_is_current(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """docs/reports/h200 is what the renderer makes of its results.json (scripts/report-h200.sh regenerates it)."""
-    committed = ROOT / "docs/reports/h200"
+    """evidence/reports/h200 is what the renderer makes of its results.json (scripts/report-h200.sh regenerates it)."""
+    committed = ROOT / "evidence/reports/h200"
     monkeypatch.chdir(ROOT)  # the script names its input relative to the repository root
-    document, markdown, html = _render(tmp_path, Path("docs/reports/h200/results.json"))
+    document, markdown, html = _render(tmp_path, Path("evidence/reports/h200/results.json"))
     assert (committed / "report.md").read_text() == markdown, "stale: run scripts/report-h200.sh"
     assert json.loads((committed / "report.json").read_text()) == document, "stale: run scripts/report-h200.sh"
     assert (committed / "report.html").read_text() == html, "stale: run scripts/report-h200.sh"

@@ -16,8 +16,8 @@ from pytorch_cuda.precision_report.diff_markdown import render_diff_markdown
 from pytorch_cuda_contract.results_file import ConformanceResults, load_results, parse_results
 
 ROOT = Path(__file__).resolve().parents[3]
-OLD = ROOT / "docs/reports/h200/results.json"
-NEW = ROOT / "docs/evidence/h200-2026-12-04/conformance-results-run1.json"  # the first run of that day
+OLD = ROOT / "evidence/reports/h200/results.json"
+NEW = ROOT / "evidence/gpu-sessions/h200-2026-12-04/conformance-results-run1.json"  # the first run of that day
 
 
 def _status(results: ConformanceResults, name: str) -> str:

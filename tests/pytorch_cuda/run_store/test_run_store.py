@@ -13,7 +13,7 @@ from pytorch_cuda.cli.main import main
 from pytorch_cuda.run_store import StoreError, canonical_bytes, ingest, read_store
 
 ROOT = Path(__file__).resolve().parents[3]
-RUNS = ROOT / "docs/fault-coverage"
+RUNS = ROOT / "evidence/fault-coverage"
 H200 = RUNS / "h200/runs/untouched.json"
 H100 = RUNS / "h100/runs/untouched.json"
 BUSY = RUNS / "h200/runs/busy-gpu.json"

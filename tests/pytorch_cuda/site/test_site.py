@@ -14,9 +14,9 @@ from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.expected import expected_table
 
 ROOT = Path(__file__).resolve().parents[3]
-H200_RUNS = ROOT / "docs/fault-coverage/h200/runs"
-H100_RUNS = ROOT / "docs/fault-coverage/h100/runs"
-OLDER_H200 = ROOT / "docs/reports/h200/results.json"
+H200_RUNS = ROOT / "evidence/fault-coverage/h200/runs"
+H100_RUNS = ROOT / "evidence/fault-coverage/h100/runs"
+OLDER_H200 = ROOT / "evidence/reports/h200/results.json"
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from pytorch_cuda.site import build_site
 from tests.support.recorded_runs import ROOT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-RUNS = ROOT / "docs/fault-coverage"
+RUNS = ROOT / "evidence/fault-coverage"
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +23,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
     root = tmp_path_factory.mktemp("site")
     store = root / "store"
-    ingest([ROOT / "docs/reports/h200/results.json", RUNS / "h200/runs/untouched.json"], store)
+    ingest([ROOT / "evidence/reports/h200/results.json", RUNS / "h200/runs/untouched.json"], store)
     ingest([RUNS / "h100/runs/untouched.json"], store)
     ingest([RUNS / "h200/runs/busy-gpu.json"], store, fault="busy-gpu")
     build_site(store, root / "out")
