@@ -1,7 +1,7 @@
 """`build.py site --store DIR --out DIR`: the static site of a results store (pytorch_cuda/run_store).
 
 A home table image x GPU (recommendation, GEMM and AMP speed-ups, last run; failures and regressions marked and
-linked), a page per GPU (the article's claims, regressions beyond `report --diff`'s noise, history charts with the
+linked), a page per GPU (the article's claims, regressions beyond each history's learned noise, history charts with the
 noise band, the runs), per image and per run, 'can I use bf16 on X?' for GPUs never measured (expected, not
 measured), and each cell's JSON. Plain HTML and inline SVG: no JavaScript.
 """
@@ -24,7 +24,7 @@ MARKER: Final = ".pytorch-cuda-site"
 @dataclass(frozen=True)
 class Built:
     pages: tuple[str, ...]
-    regressions: int
+    regressions: int  # confirmed, in each history's latest nightly run (what the home page and the issues report)
 
 
 def _replace(out: Path, staged: Path) -> None:
@@ -54,4 +54,4 @@ def build_site(store: Path, out: Path) -> Built:
             path.write_text(text, encoding="utf-8")
         (staged / MARKER).write_text("built by build.py site; replaced whole on every build\n", encoding="utf-8")
         _replace(out, staged)
-    return Built(tuple(sorted(files)), sum(len(c.flags) for c in cells))
+    return Built(tuple(sorted(files)), sum(len(c.last_flags()) for c in cells))
