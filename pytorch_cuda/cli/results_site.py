@@ -132,7 +132,8 @@ def site(args: argparse.Namespace, session: Session) -> int:
         print(dumps({"pages": len(built.pages), "regressions": built.regressions, "out": str(args.out)}))
     else:
         session.out.print(
-            f"wrote {len(built.pages)} pages into {args.out} ({built.regressions} confirmed regression(s) in the latest nightly runs)",
+            f"wrote {len(built.pages)} pages into {args.out} "
+            f"({built.regressions} confirmed regression(s) in the latest nightly runs)",
             highlight=False,
         )
     return 0
