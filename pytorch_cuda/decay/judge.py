@@ -13,12 +13,12 @@ A run is only ever compared with runs before it, never with itself.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
 from pytorch_cuda.decay.noise import LEARNED_FROM, WINDOW, Noise, learn
-from pytorch_cuda.decay.watched import WATCHED, Watched
+from pytorch_cuda.decay.watched import BY_METRIC, WATCHED, Watched
 from pytorch_cuda.run_store import Stored
 from pytorch_cuda.run_store.run_identity import HistoryKey, machine_of
 
@@ -61,6 +61,11 @@ class Judged:
     runs: tuple[Stored, ...]  # oldest first, every purpose
     noise: tuple[Noise, ...]  # learned from the last good nightly runs, for each metric measured
     findings: tuple[DecayFinding, ...]
+    judged_against: Mapping[tuple[str, str], Noise]  # (run sha256, metric) -> the noise that run was judged against
+
+    def baseline(self, run: Stored, metric: str) -> Noise | None:
+        """The noise ``run`` was judged against for ``metric`` (None: nothing before it measured the metric)."""
+        return self.judged_against.get((run.record.sha256, metric))
 
     @property
     def nightly(self) -> tuple[Stored, ...]:
@@ -80,18 +85,13 @@ def _worse(watched: Watched, change: float) -> float:
     return -change if watched.higher_is_better else change
 
 
-def noise_of(watched: Watched, good: Sequence[Stored]) -> Noise | None:
-    """The noise learned from these good runs (the last WINDOW of them)."""
-    return _noise_before(watched, good[-WINDOW:])
-
-
 def _noise_before(watched: Watched, good: Sequence[Stored]) -> Noise | None:
     measured = [(v, machine_of(r.identity)) for r in good if (v := r.results.number(watched.metric)) is not None]
     return learn(watched, [v for v, _ in measured], [m for _, m in measured])
 
 
-def _step(watched: Watched, run: Stored, good: Sequence[Stored]) -> DecayFinding | None:
-    value, noise = run.results.number(watched.metric), _noise_before(watched, good)
+def _step(watched: Watched, run: Stored, noise: Noise | None) -> DecayFinding | None:
+    value = run.results.number(watched.metric)
     if value is None or noise is None or noise.centre == 0:
         return None
     change = value / noise.centre - 1
@@ -132,7 +132,7 @@ def _confirm(findings: list[DecayFinding], nightly: Sequence[Stored]) -> list[De
         following = later[0]
         value = following.results.number(finding.metric)
         assert value is not None
-        watched = next(w for w in WATCHED if w.metric == finding.metric)
+        watched = BY_METRIC[finding.metric]
         beyond = _worse(watched, value / finding.noise.centre - 1) > STEP_SIGMAS * finding.noise.spread
         out[i] = replace(finding, status="confirmed" if beyond else "cleared", evidence=(finding.run, following))
         if beyond:  # the confirming run's own step (if it has one) is confirmed by the same pair
@@ -148,6 +148,7 @@ def judge_history(runs: Sequence[Stored]) -> Judged:
     good: list[Stored] = []  # nightly runs that passed: the baseline of every later run
     nightly: list[Stored] = []
     findings: list[DecayFinding] = []
+    judged_against: dict[tuple[str, str], Noise] = {}
     everything_good = [r for r in ordered if r.purpose == "nightly" and r.results.complete]
     for run in ordered:
         if run.purpose == "nightly":
@@ -156,7 +157,10 @@ def judge_history(runs: Sequence[Stored]) -> Judged:
         # that never joins the history) against the latest good runs of the history, whenever it ran
         baseline = good[-WINDOW:] if run.purpose == "nightly" else everything_good[-WINDOW:]
         for watched in WATCHED:
-            step = _step(watched, run, baseline)
+            learned = _noise_before(watched, baseline) if run.results.number(watched.metric) is not None else None
+            if learned is not None:
+                judged_against[(run.record.sha256, watched.metric)] = learned
+            step = _step(watched, run, learned)
             if step is not None:
                 findings.append(step)
             elif run.purpose == "nightly":
@@ -167,7 +171,7 @@ def judge_history(runs: Sequence[Stored]) -> Judged:
             good.append(run)
     noise = tuple(n for w in WATCHED if (n := _noise_before(w, good[-WINDOW:])) is not None)
     key = ordered[0].key if ordered else HistoryKey("-", "-", "-")
-    return Judged(key, tuple(ordered), noise, tuple(_confirm(findings, nightly)))
+    return Judged(key, tuple(ordered), noise, tuple(_confirm(findings, nightly)), judged_against)
 
 
 def judge_store(runs: Sequence[Stored]) -> list[Judged]:

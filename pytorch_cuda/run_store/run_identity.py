@@ -95,8 +95,8 @@ def machine_of(identity: RunIdentity) -> str:
 
 def is_partial(results: ConformanceResults) -> bool:
     """A selection (-k, deselected tests): its numbers are real, but it is not a night of the history."""
-    not_run = results.counts().get("not_run", 0) + int(results.totals.get("not_run", 0) or 0)
-    return not_run > 0 or any(arg in _SELECTING or arg.startswith(("-k", "--deselect=")) for arg in results.argv)
+    deselected = results.counts().get("not_run", 0) > 0 or bool(results.totals.get("not_run"))
+    return deselected or any(arg in _SELECTING or arg.startswith(("-k", "--deselect=")) for arg in results.argv)
 
 
 def purpose_of(results: ConformanceResults, fault: str | None, control: str | None) -> str:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from pytorch_cuda.decay import DecayFinding, Judged, Noise
-from pytorch_cuda.decay.judge import noise_of, order
+from pytorch_cuda.decay.judge import order
 from pytorch_cuda.decay.watched import BY_METRIC, SECTIONS, WATCHED
 from pytorch_cuda.run_store import Stored
 
@@ -60,18 +60,13 @@ def _fmt(value: float | None, unit: str) -> str:
 def series(judged: Judged, metric: str) -> Series | None:
     points: list[Point] = []
     unit = ""
-    watched = BY_METRIC.get(metric)
-    good: list[Stored] = []
     for run in judged.nightly:
         measured = run.results.measurement(metric)
         if measured is not None and measured.number is not None:
             unit = measured.unit
-            noise = noise_of(watched, good) if watched is not None else None
             finding = next((f for f in judged.on(run) if f.metric == metric), None)
-            points.append(Point(run, measured.number, noise, finding))
-        if run.results.complete:
-            good.append(run)
-    return Series(metric, unit, watched is not None, tuple(points)) if points else None
+            points.append(Point(run, measured.number, judged.baseline(run, metric), finding))
+    return Series(metric, unit, metric in BY_METRIC, tuple(points)) if points else None
 
 
 def _finding_flag(finding: DecayFinding) -> Flag:

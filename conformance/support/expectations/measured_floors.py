@@ -68,21 +68,14 @@ MEASURED_FLOORS: Final[dict[str, dict[str, MeasuredFloor]]] = {
 }
 
 
-def measured_floor(device_name: str, metric: str) -> MeasuredFloor | None:
-    """The measured floor of ``metric`` on this GPU's SKU, or None (a SKU the nightly does not run)."""
-    spec = lookup_peak(device_name)
-    return None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(metric)
-
-
 def tighter(lower: float | None, why: str, device_name: str, metric: str) -> tuple[float | None, str]:
     """The higher of a general floor and the SKU's measured floor, and the reason shown with it."""
-    measured = measured_floor(device_name, metric)
-    if measured is None or (lower is not None and lower >= measured.floor):
+    spec = lookup_peak(device_name)
+    measured = None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(metric)
+    if spec is None or measured is None or (lower is not None and lower >= measured.floor):
         return lower, why
-    sku = lookup_peak(device_name)
-    name = sku.gpu if sku is not None else device_name
     return measured.floor, (
-        f"measured floor {measured.floor:g} for {name} (lowest untouched run {measured.lowest_untouched:g}; "
+        f"measured floor {measured.floor:g} for {spec.gpu} (lowest untouched run {measured.lowest_untouched:g}; "
         f"crossed by {measured.fault}); {why}"
     )
 
