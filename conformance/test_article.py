@@ -75,7 +75,10 @@ def test_amp_step_speedup(
         speedup = fp32.median_ms / result.median_ms
         gate = amp_speedup_gate(gemm_bench.ratio(mode), _tensor_cores(mode) and unreliable is None)
         if gate.lower is not None:
-            lower, why = tighter(gate.lower, gate.why, str(gemm_bench.device["name"]), f"amp.speedup.{mode}")
+            lower, why = tighter(
+                gate.lower, gate.why, str(gemm_bench.device["name"]), f"amp.speedup.{mode}",
+                deterministic=torch.are_deterministic_algorithms_enabled(),
+            )  # fmt: skip
             gate = Gate(lower, gate.upper, why)
         record_metric(f"amp.speedup.{mode}", speedup, "x", **gate.metric_fields())
         record_note(f"{mode}: {gate.why}")

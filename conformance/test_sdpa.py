@@ -156,7 +156,10 @@ def test_sdpa_throughput_default_dispatch(
     device = device_identity(cuda_device)
     gate = Gate(None, None, "SDPA throughput: recorded; the default-dispatch and IEEE checks gate attention")
     if dtype_name != "fp32" and timing_unreliable(cuda_device) is None:
-        lower, why = tighter(None, gate.why, str(device["name"]), f"sdpa.{dtype_name}.tflops")
+        lower, why = tighter(
+            None, gate.why, str(device["name"]), f"sdpa.{dtype_name}.tflops",
+            deterministic=torch.are_deterministic_algorithms_enabled(),
+        )  # fmt: skip
         gate = Gate(lower, None, why)
     record_metric(
         f"sdpa.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, **gate.metric_fields(), device=device,

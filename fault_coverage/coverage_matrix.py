@@ -55,7 +55,8 @@ def _case_outcomes(runs: Path, case: Case) -> tuple[dict[str, dict[str, str | No
     timed_name = case.name + TIMED_SUFFIX
     if (runs / f"{timed_name}.json").exists() or (runs / f"{timed_name}.log").exists():
         timed, timed_problem = _load(runs, case, timed_name)
-        outcomes.update(_outcomes(timed))
+        # each check ran in one of the two runs: the other run's "not_run" (deselected) must not hide its outcome
+        outcomes.update({check: o for check, o in _outcomes(timed).items() if o["outcome"] != "not_run"})
         problem = problem or (timed_problem and f"its timed run: {timed_problem}")
         ran = True
     return outcomes, problem, ran

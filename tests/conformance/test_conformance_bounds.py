@@ -16,6 +16,7 @@ from conformance.support.expectations.bounds import (
     fp32_kernel_gate,
     throughput_gate,
 )
+from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes import allocator
 from conformance.support.workloads.collectives import allreduce_expected, allreduce_inputs
 from pytorch_cuda_contract.metrics import build_metric
@@ -164,3 +165,20 @@ def test_tf32_turned_off_by_the_user_is_a_named_skip_not_an_fp32_bound(monkeypat
     monkeypatch.delenv("CUDA_LAUNCH_BLOCKING")
     assert timing_unreliable(torch.device("cpu")) is None
     assert launch_blocking_hint() == ""
+
+
+def test_deterministic_algorithms_have_their_own_measured_floor() -> None:
+    """torch.use_deterministic_algorithms(True) moves H100 attention from cuDNN (≈300 TFLOP/s) to flash (≈180): the
+    default floor would fail a legitimate setting, so only a floor measured under it applies."""
+    h100 = "NVIDIA H100 80GB HBM3"
+    default, _ = tighter(None, "recorded", h100, "sdpa.fp16.tflops")
+    deterministic, why = tighter(None, "recorded", h100, "sdpa.fp16.tflops", deterministic=True)
+    assert default is not None
+    assert deterministic is not None
+    assert default > 181.6  # flash fails the default floor
+    assert 16.0 < deterministic < 181.6  # and passes its own, which math (13-16) fails
+    assert "under torch.use_deterministic_algorithms(True)" in why
+    general, why = tighter(3.0, "general", "NVIDIA H200", "amp.speedup.fp16", deterministic=True)
+    assert general == 3.0
+    assert "no floor measured on H200 SXM under torch.use_deterministic_algorithms(True)" in why
+    assert tighter(None, "recorded", "NVIDIA RTX 9999", "sdpa.fp16.tflops", deterministic=True) == (None, "recorded")

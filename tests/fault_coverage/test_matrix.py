@@ -180,6 +180,18 @@ def test_a_control_timed_run_and_its_other_run_read_as_one(tmp_path: Path) -> No
     assert "control eager failed test_speed" in matrix["findings"]
 
 
+def test_a_check_deselected_in_a_control_timed_run_keeps_its_outcome_from_the_other_run(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    _results(runs, "untouched", UNTOUCHED)
+    _results(runs, "eager", {"test_gemm[fp32]": "passed", "test_mem": "skipped", "test_speed": "not_run"})
+    _results(runs, "eager.timed", {"test_speed": "passed", "test_mem": "not_run", "test_gemm[fp32]": "not_run"})
+    (runs / "eager.json").write_text((runs / "eager.json").read_text().replace("test_mem skipped", "ALLOC off"))
+    matrix = build_matrix(CASES, runs, "h100")
+    eager = next(c for c in matrix["cases"] if c["name"] == "eager")
+    assert eager["missing_skips"] == []
+    assert not any("eager" in f for f in matrix["findings"])
+
+
 def test_a_part_runs_its_cases_and_waits_for_the_untouched_run_to_write_the_matrix(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -6,6 +6,8 @@ Each floor sits below the lowest value of every untouched full-suite run committ
 evidence/fault-coverage/*/runs/untouched.json, evidence/gpu-sessions/h200-*) and above what a real fault gives on it
 (evidence/decay-faults.md has the fault runs).  ``slack`` in docs/conformance-bounds.md is lowest untouched / floor.
 Timed floors are not judged where the allocator is uncached (a legitimate setting: env_limits.timing_unreliable).
+A floor keyed METRIC.deterministic holds under torch.use_deterministic_algorithms(True) instead (its "untouched"
+runs are the deterministic-algorithms control's, evidence/fault-coverage/*/runs/deterministic-algorithms*.json).
 """
 
 from __future__ import annotations
@@ -28,10 +30,14 @@ _HOPPER_SXM_FAULTS: Final = {  # measured on an H100 (docs/decay.md, evidence/de
     "conv.fp32.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 24.9; cuDNN off: 27.7",
     "conv.fp16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 394; cuDNN off: 86",
     "conv.bf16.tflops": "TORCH_CUDNN_V8_API_DISABLED=1: 86; CUDA_LAUNCH_BLOCKING=1: 496; cuDNN off: 84",
-    "amp.speedup.fp16": "CUDA_LAUNCH_BLOCKING=1: 4.63",
-    "amp.speedup.bf16": "CUDA_LAUNCH_BLOCKING=1: 4.22",
+    "amp.speedup.fp16": "CUDA_LAUNCH_BLOCKING=1: 3.89-4.63",
+    "amp.speedup.bf16": "CUDA_LAUNCH_BLOCKING=1: 4.05-4.22",
     "sdpa.fp16.tflops": "the fused attention kernels off: 13-16",
     "sdpa.bf16.tflops": "the fused attention kernels off: 13-16",
+    "amp.speedup.fp16.deterministic": "CUDA_LAUNCH_BLOCKING=1: 3.89; autocast off: 0.99",
+    "amp.speedup.bf16.deterministic": "CUDA_LAUNCH_BLOCKING=1: 4.05; autocast off: 1.00",
+    "sdpa.fp16.tflops.deterministic": "the fused attention kernels off: 13-16",
+    "sdpa.bf16.tflops.deterministic": "the fused attention kernels off: 13-16",
 }
 
 
@@ -45,13 +51,19 @@ def _floors(rows: dict[str, tuple[float, float]]) -> dict[str, MeasuredFloor]:
 MEASURED_FLOORS: Final[dict[str, dict[str, MeasuredFloor]]] = {
     "H100 SXM": _floors(
         {
-            "conv.fp32.tflops": (34.0, 39.2),
-            "conv.fp16.tflops": (520.0, 614.0),
-            "conv.bf16.tflops": (540.0, 657.0),
-            "amp.speedup.fp16": (5.0, 5.97),
+            "conv.fp32.tflops": (34.0, 38.6),
+            "conv.fp16.tflops": (520.0, 604.0),
+            "conv.bf16.tflops": (540.0, 630.0),
+            "amp.speedup.fp16": (5.0, 5.93),
             "amp.speedup.bf16": (5.2, 6.24),
-            "sdpa.fp16.tflops": (220.0, 303.0),
-            "sdpa.bf16.tflops": (220.0, 305.0),
+            "sdpa.fp16.tflops": (220.0, 296.0),
+            "sdpa.bf16.tflops": (220.0, 288.0),
+            # under torch.use_deterministic_algorithms(True) (the deterministic-algorithms control's runs): attention
+            # by flash, not cuDNN; the AMP step's kernels slower
+            "amp.speedup.fp16.deterministic": (4.3, 5.01),
+            "amp.speedup.bf16.deterministic": (4.7, 5.45),
+            "sdpa.fp16.tflops.deterministic": (130.0, 181.6),
+            "sdpa.bf16.tflops.deterministic": (130.0, 181.5),
         },
     ),
     "H200 SXM": _floors(
@@ -68,22 +80,43 @@ MEASURED_FLOORS: Final[dict[str, dict[str, MeasuredFloor]]] = {
 }
 
 
-def tighter(lower: float | None, why: str, device_name: str, metric: str) -> tuple[float | None, str]:
-    """The higher of a general floor and the SKU's measured floor, and the reason shown with it."""
+DETERMINISTIC: Final = ".deterministic"  # the key suffix of a floor measured under deterministic algorithms
+
+
+def tighter(
+    lower: float | None, why: str, device_name: str, metric: str, *, deterministic: bool = False
+) -> tuple[float | None, str]:
+    """The higher of a general floor and the SKU's measured floor, and the reason shown with it.
+
+    Under torch.use_deterministic_algorithms(True) (``deterministic``), a legitimate reproducibility setting that
+    picks slower kernels, only a floor measured under it applies (METRIC.deterministic); without one the general
+    floor holds and the reason says so."""
     spec = lookup_peak(device_name)
-    measured = None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(metric)
+    key = metric + DETERMINISTIC if deterministic else metric
+    measured = None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(key)
+    if spec is not None and measured is None and deterministic:
+        return lower, f"{why}; no floor measured on {spec.gpu} under torch.use_deterministic_algorithms(True)"
     if spec is None or measured is None or (lower is not None and lower >= measured.floor):
         return lower, why
     return measured.floor, (
-        f"measured floor {measured.floor:g} for {spec.gpu} (lowest untouched run {measured.lowest_untouched:g}; "
-        f"crossed by {measured.fault}); {why}"
+        f"measured floor {measured.floor:g} for {spec.gpu}{_setting(key)} (lowest {_runs(key)} "
+        f"{measured.lowest_untouched:g}; crossed by {measured.fault}); {why}"
     )
+
+
+def _setting(key: str) -> str:
+    return " under torch.use_deterministic_algorithms(True)" if key.endswith(DETERMINISTIC) else ""
+
+
+def _runs(key: str) -> str:
+    return "run under it" if key.endswith(DETERMINISTIC) else "untouched run"
 
 
 def floor_rows() -> list[tuple[str, str, str, str]]:
     """docs/conformance-bounds.md's rows: each measured floor, the lowest untouched run, its slack and its fault."""
     return [
-        (f"`{f.metric}` on {sku}", f"lowest untouched {f.lowest_untouched:g}",
+        (f"`{f.metric.removesuffix(DETERMINISTIC)}` on {sku}" + _setting(f.metric),
+         f"lowest {_runs(f.metric)} {f.lowest_untouched:g}",
          f"≥ {f.floor:g} (slack {f.lowest_untouched / f.floor:.2f}×)", f.fault)
         for sku, floors in MEASURED_FLOORS.items() for f in floors.values()
     ]  # fmt: skip
