@@ -14,6 +14,7 @@ from conformance.support.expectations.bounds import (
     busbw_gate,
     fp32_ieee_error_gate,
     fp32_kernel_gate,
+    scaled_gradient_gate,
     throughput_gate,
 )
 from conformance.support.expectations.measured_floors import tighter
@@ -182,3 +183,18 @@ def test_deterministic_algorithms_have_their_own_measured_floor() -> None:
     assert general == 3.0
     assert "no floor measured on H200 SXM under torch.use_deterministic_algorithms(True)" in why
     assert tighter(None, "recorded", "NVIDIA RTX 9999", "sdpa.fp16.tflops", deterministic=True) == (None, "recorded")
+
+
+def _unscaled_gradient(dtype: torch.dtype, scale: float = 65536.0) -> float:
+    """The loss-scaling check's weight gradient (x = 0.5, batch 8, upstream 1e-8), its two roundings in ``dtype``."""
+    upstream = torch.tensor(1e-8 * scale).to(dtype).float()
+    return float((upstream * 0.5 * 8).to(dtype).float()) / scale
+
+
+def test_scaled_gradient_passes_fp16_roundings_and_fails_a_bf16_gradient_path() -> None:
+    expected = 1e-8 * 0.5 * 8
+    gate = scaled_gradient_gate(expected)
+    assert gate.violation(3.998866304755211e-08) is None  # the H100 and H200 runs
+    assert gate.violation(_unscaled_gradient(torch.float16)) is None
+    assert gate.violation(_unscaled_gradient(torch.bfloat16)) is not None
+    assert gate.violation(expected * 1.05) is not None  # what the old 5 % bound let pass

@@ -183,6 +183,9 @@ def bound_rows(read: Callable[[str], dict[str, Any]] = constants) -> dict[str, l
          f"< {_pair(compiled['GPU_COMPILE_BOUND'], ('fp32', 'bf16'))}", "a wrong generated kernel"),
         ("DDP hook update error, fp16 / bf16", "6.5e-5 / 4.8e-4", f"< {_pair(distributed['HOOK_UPDATE_BOUND'])}",
          "a compression hook that rounds to fp8"),
+        ("fp16 weight gradient after loss scaling by 65536, unscaled, vs exact", "2.8e-4 (H100 and H200)",
+         f"< {_num(bounds.SCALED_GRADIENT_TOLERANCE)} relative", "a bf16 gradient path: 1.2e-3; autocast off: no "
+         "underflow without scaling"),
         ("training final loss vs fp32, fp16 / bf16", "1.74 % / 7.07 % (H100 alike)",
          f"< {_pct(amp['TRAINING_RELATIVE_TOLERANCE']['fp16'])} / {_pct(amp['TRAINING_RELATIVE_TOLERANCE']['bf16'])}",
          "half-precision kernels that lose precision (87 % off)"),
