@@ -1,6 +1,7 @@
 """The dependency dashboard: one issue, kept up to date by bump.yml from `build.py bump --dry-run --json`, that
 is the single place a maintainer looks, as Renovate's Dependency Dashboard is: what is pending (the policy allows
-it; the bump pull request carries it), held back (with the rule that holds each), waiting for its release age,
+it; its group's pull request carries it), each group's pull request (its branch, and whether this run made it
+again, closed it as overtaken or kept it), held back (with the rule that holds each), waiting for its release age,
 unreachable (targets whose index did not answer) and failed (what the workflow reports). Its checkboxes ask the
 bot for something: a rebase (the pull request made again from the default branch), the waiting releases now, or
 a held-back pin past its rule. `requests` reads the ticked boxes back from the issue's body."""
@@ -62,7 +63,23 @@ def _pending(plan: Mapping[str, Any]) -> list[str]:
         return []
     rows = ["| pin | current | new | group | allowed by |", "|---|---|---|---|---|"]
     rows += [f"| `{m['pin']}` | {m['old']} | **{m['new']}** | {m.get('group', '')} | {m['why']} |" for m in moved]
-    return [*rows, "", _box("rebase: make the bump pull request again from the default branch", "rebase")]
+    return [*rows, "", _box("rebase: make every group's pull request again from the default branch", "rebase")]
+
+
+_DOES = {"update": "opened or updated", "close": "closed if open", "keep": "left as it is"}
+
+
+def _groups(plan: Mapping[str, Any]) -> list[str]:
+    groups = plan.get("groups", [])
+    if not groups:
+        return []
+    rows = ["| group | branch | carries | this run |", "|---|---|---|---|"]
+    for g in groups:
+        carries = [f"`{pin}`" for pin in g["pins"]] + ([f"{len(g['debian'])} Debian package(s)"] if g["debian"] else [])
+        fixes = f" (fixes {', '.join(g['advisories'])})" if g.get("advisories") else ""
+        does = f"{_DOES.get(g['action'], g['action'])}: {g['why']}"
+        rows.append(f"| {g['group']} | `{g['branch']}` | {', '.join(carries) or 'nothing'}{fixes} | {does} |")
+    return rows
 
 
 def _held_back(plan: Mapping[str, Any]) -> list[str]:
@@ -99,6 +116,8 @@ def render(plan: Mapping[str, Any], *, failed: Sequence[str] = (), run: str = ""
     ]
     count = {key: len(plan.get(key, [])) for key in ("moved", "held_back", "too_new")}
     lines += _section("Pending", count["moved"], _pending(plan), "Every pin is the newest its policy allows.")
+    opened = sum(g["action"] == "update" for g in plan.get("groups", []))
+    lines += _section("Pull requests by group", opened, _groups(plan), "This run planned no group (a --group run).")
     lines += _section("Held back by the policy", count["held_back"], _held_back(plan), "Nothing is held back.")
     lines += _section(
         "Waiting for the release age (`policy: min_release_age`)", count["too_new"], _waiting(plan),

@@ -3,11 +3,14 @@ the same as JSON. Exit status: 0 when nothing is to do, EXIT_REBUILD_NEEDED when
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from rich.console import Console
 from rich.table import Table
 
 from pytorch_cuda.bump.bump_plan import BumpPlan
-from pytorch_cuda.bump.groups import group_of
+from pytorch_cuda.bump.group_prs import GroupPullRequest
+from pytorch_cuda.bump.groups import PinAdvisory, fixes, group_of
 from pytorch_cuda.locks.writing import LockChange
 
 EXIT_REBUILD_NEEDED = 3
@@ -80,7 +83,21 @@ def print_plan(out: Console, plan: BumpPlan, *, dry_run: bool) -> None:
         out.print(line, highlight=False, markup=False)
 
 
-def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> dict[str, object]:
+def group_lines(groups: Sequence[GroupPullRequest]) -> list[str]:
+    """One line per group's pull request: its branch, what this run does with it and why."""
+    return [f"group {g.group} ({g.branch}): {g.action}: {g.why}" for g in groups]
+
+
+def plan_json(
+    plan: BumpPlan,
+    changes: list[LockChange],
+    *,
+    dry_run: bool,
+    advisories: Sequence[PinAdvisory] = (),
+    groups: Sequence[GroupPullRequest] = (),
+) -> dict[str, object]:
+    """The bump as JSON; `groups`: each group's pull request this run (the whole bump's; one with --group)."""
+
     def row(move_path: str, old: str, new: str, why: str) -> dict[str, str]:
         return {"pin": move_path, "old": old, "new": new, "why": why}
 
@@ -93,9 +110,11 @@ def plan_json(plan: BumpPlan, changes: list[LockChange], *, dry_run: bool) -> di
             for t in plan.targets
         ],
         "moved": [
-            row(m.where, m.resolution.old, m.resolution.new, m.resolution.why) | {"group": group_of(m, plan)}
+            row(m.where, m.resolution.old, m.resolution.new, m.resolution.why)
+            | {"group": group_of(m, plan, advisories), "fixes": list(fixes(m, plan, advisories))}
             for m in plan.moved
         ],
+        "groups": [group.as_json() for group in groups],
         "held_back": [
             {"pin": m.where, "current": m.resolution.new, "newest": m.resolution.held_back, "rule": m.resolution.rule}
             for m in plan.held_back

@@ -4,9 +4,14 @@ releases page; else its PyPI page), the targets left out, Debian's updates and t
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.errors import UserError
 
 ProjectUrls = Callable[[str], Mapping[str, str]]  # package -> PyPI's info.project_urls ({} when unknown)
 _NOTES = re.compile(r"change ?log|changes|release ?notes|releases|history|what'?s ?new|news", re.IGNORECASE)
@@ -53,6 +58,10 @@ def _rows(plan: Mapping[str, Any], urls: ProjectUrls) -> list[str]:
 
 def pr_body(plan: Mapping[str, Any], urls: ProjectUrls, *, command: str = "build.py bump") -> str:
     lines = [f"Moved by `{command}` within matrix.yaml's `policy:` (docs/bump.md). Result: **{plan['result']}**."]
+    groups = plan.get("groups", [])
+    if len(groups) == 1:  # a group run (`bump --group G`): the other groups have their own pull requests
+        fixed = f"; it fixes {', '.join(groups[0]['advisories'])}" if groups[0]["advisories"] else ""
+        lines[0] += f" The **{groups[0]['group']}** group (branch `{groups[0]['branch']}`){fixed}."
     left_out = [t for t in plan.get("targets", []) if t.get("unreachable")]
     if left_out:
         lines += ["", "> [!WARNING]", "> **Partial** (exit 4): these targets were not checked, their pins not moved:"]
@@ -72,3 +81,16 @@ def pr_body(plan: Mapping[str, Any], urls: ProjectUrls, *, command: str = "build
     if plan.get("notes"):
         lines += ["", "<details><summary>Notes</summary>", "", *[f"- {n}" for n in plan["notes"]], "", "</details>"]
     return "\n".join(lines) + "\n"
+
+
+def project_urls(ca: Path | None) -> ProjectUrls:
+    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
+
+    def urls(name: str) -> dict[str, str]:
+        try:
+            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
+        except (UserError, ValueError, KeyError):
+            return {}
+        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
+
+    return urls

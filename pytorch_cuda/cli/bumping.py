@@ -8,14 +8,23 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
-from pytorch_cuda.bump.groups import GROUPS, only
-from pytorch_cuda.bump.plan_output import EXIT_PARTIAL, EXIT_REBUILD_NEEDED, bump_exit_status, plan_json, print_plan
-from pytorch_cuda.bump.pr_body import pr_body
+from pytorch_cuda.bump.group_prs import plan_pull_requests
+from pytorch_cuda.bump.groups import GROUPS, advisories_from, only
+from pytorch_cuda.bump.plan_output import (
+    EXIT_PARTIAL,
+    EXIT_REBUILD_NEEDED,
+    bump_exit_status,
+    group_lines,
+    plan_json,
+    print_plan,
+)
+from pytorch_cuda.bump.pr_body import pr_body, project_urls
 from pytorch_cuda.bump.record_debian import record_from_image
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.bump.simple_index import fetch_bytes
@@ -52,6 +61,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "bump --target cu12 --dry-run",
             "bump --target cu12",
             "bump --dry-run --json",
+            "bump --dry-run --json --advisories audit.json",
+            "bump --group security --advisories audit.json",
             "bump --record-debian pytorch-cuda:v2.9",
         ),
     )
@@ -65,8 +76,15 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     verb.add_argument(
         "--group",
         choices=GROUPS,
-        help="only this group's moves (patch, minor or major update; torch's pins with torch; the base and "
-        "Debian with patch), for one pull request per group",
+        help="only this group's moves, for its own pull request: security (fixes an advisory of --advisories; "
+        "Debian's newer packages when any is from -security), else the update's size, major, minor or patch "
+        "(torch's pins with torch; the base's digest with patch)",
+    )
+    verb.add_argument(
+        "--advisories",
+        type=Path,
+        metavar="AUDIT.json",
+        help="the JSON of `build.py audit --json`: a move past a version it names as fixed is a security fix",
     )
     verb.add_argument(
         "--approve",
@@ -111,8 +129,11 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     bases, notes = plan_bases(matrix, policy, resolve_tag)
     plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
     plan = _with_debian(plan, [*notes], matrix, root, ca_path, log)
+    advisories = advisories_from(_read_json(args.advisories)) if args.advisories else ()
+    groups = plan_pull_requests(plan, advisories, audited=args.advisories is not None)
     if args.group:
-        plan = only(plan, args.group)
+        plan = only(plan, args.group, advisories)
+        groups = tuple(group for group in groups if group.group == args.group)
     checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
     if (plan.moved or plan.moved_bases) and not args.dry_run:
@@ -129,27 +150,26 @@ def bump(args: argparse.Namespace, session: Session) -> int:
             raise type(error)(
                 cause=f"{error.cause}; matrix.yaml and images/ are put back as they were", fix=error.fix
             ) from error
+    document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups)
     if args.pr_body:
-        args.pr_body.write_text(pr_body(plan_json(plan, changes, dry_run=args.dry_run), _project_urls(ca_path)))
+        args.pr_body.write_text(pr_body(document, project_urls(ca_path)))
     if args.json:
-        print(dumps(plan_json(plan, changes, dry_run=args.dry_run)))
+        print(dumps(document))
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
+        for line in group_lines(groups):
+            session.out.print(line, highlight=False, markup=False)
     return bump_exit_status(plan)
 
 
-def _project_urls(ca: Path | None) -> Callable[[str], dict[str, str]]:
-    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
-
-    def urls(name: str) -> dict[str, str]:
-        try:
-            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
-        except (UserError, ValueError, KeyError):
-            return {}
-        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
-
-    return urls
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise UserError(
+            cause=f"cannot read {path} as JSON ({error})", fix="pass the output of `build.py audit --json`"
+        ) from None
 
 
 def _with_debian(  # noqa: PLR0917 - the plan's parts and where it prints

@@ -19,10 +19,13 @@ def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
     bump = load("bump.yml")
     job = bump["jobs"]["dashboard"]
     assert job["if"] == "${{ !cancelled() && !inputs.group }}"  # a failed job is listed, not hidden
-    assert set(job["needs"]) == {"bump", "candidate", "gpu", "pull-request"}
-    assert job["permissions"] == {"contents": "read", "issues": "write"}
+    assert set(job["needs"]) == {"bump", "close-overtaken", "groups"}  # the planning run's
+    assert job["permissions"] == {"contents": "read", "actions": "read", "issues": "write"}
     (script,) = [step["run"] for step in job["steps"] if "build.py dashboard" in step.get("run", "")]
     assert "build.py dashboard --plan bump-output/bump.json" in script
+    assert 'gh run list --repo "$REPO" --workflow bump.yml' in script  # each group's latest run, if it failed
+    assert 'startswith("bump group ")' in script
+    assert bump["run-name"].startswith("${{ inputs.group && format('bump group {0}', inputs.group)")
     assert '--label "$label" --state open' in script
     assert 'gh issue edit "$number"' in script
     assert "gh issue create" in script  # the first run opens it
@@ -57,8 +60,37 @@ def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
     assert 'gh pr close "$BRANCH"' in script  # nothing moved: an open one is overtaken
 
 
-def test_an_overtaken_bump_pull_request_is_closed() -> None:
+def test_the_weekly_run_plans_one_pull_request_per_group() -> None:
+    bump = load("bump.yml")
+    assert bump["concurrency"]["group"] == "bump-${{ inputs.group || 'plan' }}"  # no group run cancels another
+    group = triggers("bump.yml")["workflow_dispatch"]["inputs"]["group"]
+    assert group["options"] == ["", "security", "major", "minor", "patch"]
+    jobs = bump["jobs"]
+    steps = jobs["bump"]["steps"]
+    audit = next(s["run"] for s in steps if "build.py audit" in s.get("run", ""))
+    assert ".venv/bin/python build.py audit --json > bump-output/audit.json" in audit
+    run = next(s["run"] for s in steps if s.get("id") == "bump")
+    assert "flags+=(--advisories bump-output/audit.json)" in run
+    assert 'if [ -n "$GROUP" ]; then flags+=(--group "$GROUP"); else flags+=(--dry-run); fi' in run
+    assert '.groups[] | select(.action == "update") | .group' in run
+    assert '.groups[] | select(.action == "close") | .group' in run  # "keep" (a partial run) is neither
+    assert set(jobs["bump"]["outputs"]) == {"rebuild", "update", "close"}
+    start = jobs["groups"]
+    assert start["if"] == "${{ !inputs.group && needs.bump.outputs.update != '' }}"
+    assert start["permissions"] == {"actions": "write"}
+    (dispatch,) = [s["run"] for s in start["steps"]]
+    assert '-f group="$group" -f ignore-release-age="$IGNORE_AGE" -f approve="$APPROVE"' in dispatch
+    assert start["steps"][0]["env"]["IGNORE_AGE"] == "${{ inputs.ignore-release-age || false }}"
+
+
+def test_an_overtaken_group_pull_request_is_closed_unless_someone_else_pushed_to_it() -> None:
     job = load("bump.yml")["jobs"]["close-overtaken"]
-    assert job["if"] == "needs.bump.outputs.rebuild == 'false'"
-    assert job["permissions"] == {"pull-requests": "write"}
-    assert 'gh pr close "$BRANCH"' in job["steps"][0]["run"]
+    assert job["if"] == "${{ !inputs.group && needs.bump.outputs.close != '' }}"
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
+    (run,) = [s["run"] for s in job["steps"] if "run" in s]
+    assert 'branch="bump/pins-$group"' in run
+    check = 'scripts/push-bot-branch.sh --check origin "$branch" "$BASE" "$BOT_EMAIL" > others.txt'
+    assert check in run  # tests/scripts/test_bump_branch_guard.py
+    assert run.index(check) < run.index('0) gh pr close "$branch"') < run.index("3) {")
+    assert 'gh pr comment "$branch" --repo "$REPO" --body-file kept.md' in run
+    assert "git push" not in run

@@ -34,9 +34,10 @@ def test_the_security_lane() -> None:
     debian = jobs["debian"]
     assert debian["permissions"] == {"actions": "write"}
     assert "gh workflow run bump.yml" in _script(debian)
-    assert "-f ignore-release-age=true" in _script(debian)
+    assert "-f group=security -f ignore-release-age=true" in _script(debian)
     bump_inputs = next(v for k, v in load("bump.yml").items() if k in ("on", True))["workflow_dispatch"]["inputs"]
     assert "ignore-release-age" in bump_inputs
+    assert "security" in bump_inputs["group"]["options"]
     issue = jobs["issue"]
     assert issue["permissions"] == {"issues": "write"}
     assert 'gh issue create --repo "$REPO" --label security' in _script(issue)

@@ -191,7 +191,7 @@ def test_the_gpu_jobs_run_only_for_schedule_dispatch_or_a_release_tag() -> None:
     assert release["jobs"]["refresh-index"]["if"] == "github.event_name != 'push'"
 
 
-def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
+def test_a_group_run_opens_its_pull_request_only_after_the_candidate_passed() -> None:
     workflow = load("bump.yml")
     triggers = next(value for key, value in workflow.items() if key in ("on", True))
     assert set(triggers) == {"schedule", "workflow_dispatch"}  # YAML 1.1 reads `on:` as True
@@ -202,7 +202,7 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     assert "--target" not in bump_script  # every target
     assert "0 | 3 | 4) ;;" in bump_script  # 3: rebuild needed; 4: partial, a warning (docs/bump.md)
     assert "--pr-body bump-output/body.md" in bump_script
-    assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true'"
+    assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true' && inputs.group != ''"  # group runs
     # builds once and pushes the candidate for the fleet; no contents write
     assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
     candidate = " ".join(scripts({"jobs": {"c": jobs["candidate"]}}))
@@ -218,8 +218,8 @@ def test_bump_opens_one_pull_request_only_after_the_candidate_passed() -> None:
     assert 'scripts/push-bot-branch.sh origin "$BRANCH" "$BASE" "$BOT_EMAIL"' in push
     assert 'gh pr comment "$BRANCH"' in push
     assert 'gh pr edit "$BRANCH"' in push
-    # bump/pins, or a group's own branch (workflow_dispatch's group: patch, minor, major)
-    assert load("bump.yml")["env"]["BRANCH"] == "bump/pins${{ inputs.group && format('-{0}', inputs.group) || '' }}"
+    # each group's own branch (workflow_dispatch's group: security, major, minor, patch)
+    assert load("bump.yml")["env"]["BRANCH"] == "bump/pins-${{ inputs.group }}"
 
 
 def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:

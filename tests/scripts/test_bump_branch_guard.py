@@ -1,6 +1,7 @@
 """scripts/push-bot-branch.sh on real git repositories: the bot's branch is created, replaced while only the bot
 pushed to it (or a person pressed "Update branch"), and left alone (exit 3, the other commits listed) once someone
-else pushed work of their own, as Renovate does."""
+else pushed work of their own, as Renovate does; --check answers the same question and pushes nothing (bump.yml
+closes an overtaken group's pull request only when it answers 0)."""
 
 from __future__ import annotations
 
@@ -33,8 +34,8 @@ def commit(clone: Path, name: str, email: str = BOT) -> str:
     return git(clone, "rev-parse", "HEAD")
 
 
-def push(clone: Path) -> subprocess.CompletedProcess[str]:
-    argv = [str(SCRIPT), "origin", "bump/pins", "main", BOT]
+def push(clone: Path, *flags: str, branch: str = "bump/pins") -> subprocess.CompletedProcess[str]:
+    argv = [str(SCRIPT), *flags, "origin", branch, "main", BOT]
     env = {"HOME": str(clone), "PATH": "/usr/bin:/bin", "GIT_CONFIG_NOSYSTEM": "1"}
     return subprocess.run(argv, cwd=clone, env=env, capture_output=True, text=True, check=False)
 
@@ -115,3 +116,32 @@ def test_a_humans_update_branch_does_not_stop_the_bot(tmp_path: Path) -> None:
     done = push(clone)
     assert done.returncode == 3
     assert done.stdout.strip().endswith("dev@example.org merge main, and a fix")
+
+
+def test_check_says_whether_an_overtaken_pull_request_may_be_closed(tmp_path: Path) -> None:
+    remote, clone = setup(tmp_path)
+    absent = push(clone, "--check", branch="bump/pins-minor")
+    assert (absent.returncode, absent.stderr.strip()) == (0, "push-bot-branch: bump/pins-minor does not exist")
+    git(clone, "switch", "-qc", "bump/pins")
+    mine = commit(clone, "bump-1")
+    assert push(clone).returncode == 0
+    human = tmp_path / "human"
+    git(tmp_path, "clone", "-q", str(remote), str(human))
+    git(human, "switch", "-q", "main")
+    commit(human, "feature", email="dev@example.org")
+    git(human, "push", "-q", "origin", "main")
+    git(human, "switch", "-q", "bump/pins")
+    git(human, "merge", "-q", "--no-edit", "main", email="noreply@github.com")  # "Update branch"
+    git(human, "push", "-q", "origin", "bump/pins")
+    git(clone, "reset", "-q", "--hard", "main")
+    commit(clone, "not-to-be-pushed")
+    checked = push(clone, "--check")
+    assert (checked.returncode, checked.stdout) == (0, ""), checked.stderr
+    assert "has only the bot's commits" in checked.stderr  # closable: the bot's commit and an Update branch
+    assert git(remote, "rev-parse", "bump/pins^1") == mine  # --check pushed nothing
+    theirs = commit(human, "fix-by-hand", email="dev@example.org")
+    git(human, "push", "-q", "origin", "bump/pins")
+    kept = push(clone, "--check")
+    assert kept.returncode == 3
+    assert kept.stdout.splitlines() == [f"{theirs} dev@example.org add fix-by-hand"]
+    assert git(remote, "rev-parse", "bump/pins") == theirs

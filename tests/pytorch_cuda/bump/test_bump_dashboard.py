@@ -57,6 +57,13 @@ def test_the_dashboard_of_a_dry_run(dry_run: Path, capsys: pytest.CaptureFixture
     assert "## Pending (5)" in body
     assert "| `targets.cu128.torch` | 2.9.1 | **2.9.2** | patch | policy ==2.9.* |" in body
     assert "## Held back by the policy (2)" in body
+    assert "## Pull requests by group (1)" in body  # patch's; the others are kept: cu130 was not checked
+    assert (
+        "| patch | `bump/pins-patch` | `targets.cu128.torch`, `targets.cu128.triton`, `targets.cu128.cudnn`, "
+        "`targets.cu128.nccl`, `python_packages.numpy` | opened or updated: its branch made again from the default "
+        "branch (5 pin(s)) |"
+    ) in body
+    assert "| minor | `bump/pins-minor` | nothing | left as it is: nothing to move on the targets checked; not " in body
     assert "- `targets.cu128.torch` 2.9.2 -> 2.10.0: held back by `policy ==2.9.*` (a new torch series" in body
     assert (
         "- [ ] `python_packages.numpy` 2.5.6 -> 3.0.0: held back by `compatible (==2.*,>=2.5.5)`; tick to move "
