@@ -58,8 +58,9 @@ def _base_reason(base: PinnedBase, dependencies: Sequence[Mapping[str, Any]]) ->
     images = [(str(d.get("uri")), _sha256(d)) for d in dependencies if str(d.get("uri", "")).startswith("docker://")]
     if (base.uri, base.config) in images:
         return None
-    found = ", ".join(f"{uri} ({digest})" for uri, digest in images) or "none (signed without --require-pinned-base)"
-    why = "built on another base than this checkout pins"
+    found = ", ".join(f"{uri} ({digest})" for uri, digest in images) or "none"
+    why = ("built on another base than this checkout pins" if images else
+           "the provenance records no base: signed without the pinned-base check")  # fmt: skip
     return Reason(f"{FIELD} base", f"{base.uri} ({base.config}), matrix.yaml's pinned base {base.name!r}", found, why)
 
 

@@ -52,13 +52,16 @@ class Checkout:
             capture_output=True, text=True, timeout=300, cwd=self.folder, env=env,
         )  # fmt: skip
 
-    def sign(self, image: str, key: str = "release", *tags: str, lifetime: int = 3600) -> None:
+    def sign(
+        self, image: str, key: str = "release", *tags: str, lifetime: int = 3600, pinned_base: bool = True
+    ) -> None:
+        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`)."""
         args = [
             "sign", image, "--key", str(self.folder / "keys" / f"{key}.key"),
             "--public-key", str(self.folder / "keys" / f"{key}.pub"), "--sbom", str(self.folder / "sbom.cdx.json"),
             "--variant", "cu128-runtime", "--source-ref", "refs/tags/v9.9.0",
             "--builder-id", "https://github.com/pytorch-cuda/pytorch-cuda/.github/workflows/release.yml",
-            "--index-lifetime", str(lifetime), "--require-pinned-base",
+            "--index-lifetime", str(lifetime), *(["--require-pinned-base"] if pinned_base else []),
         ]  # fmt: skip
         for tag in tags:
             args += ["--tag", tag]
