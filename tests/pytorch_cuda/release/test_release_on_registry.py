@@ -1,4 +1,4 @@
-"""A release you can verify, on the loopback registry (127.0.0.1:5000) with small images built here: the tested
+"""A release you can verify, on the loopback registry (127.0.0.1:5000) with small images pushed there: the tested
 digest is promoted to the release tags byte for byte, signed and attested in cosign's layout and bound in the
 signed release index, and `build.py release verify` passes on it and fails on a tag moved to an unsigned image
 (the attacks on a release are test_release_attacks.py)."""
