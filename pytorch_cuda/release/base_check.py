@@ -10,13 +10,13 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.references import parse_reference
+from pytorch_cuda.release.build_inputs import PinnedBase
 from pytorch_cuda.release.oras_client import RegistryClient, open_image, reference
 
 
@@ -24,12 +24,6 @@ class NotBuiltOnBaseError(UserError):
     """The image's layers do not start with the pinned base's. Exit status 1."""
 
     exit_status = EXIT_CHECKS_FAILED
-
-
-@dataclass(frozen=True)
-class PinnedBase:
-    published: str  # REPO@sha256:MANIFEST
-    config: str  # the pinned image ID, sha256:HEX
 
 
 def pinned_digest(matrix_path: Path) -> tuple[str, str, str | None]:
@@ -86,4 +80,4 @@ def check_built_on_base(matrix_path: Path, image: str) -> PinnedBase:
             f"({', '.join(d[7:19] for d in base_layers)})",
             fix="build the image FROM the pinned base (build.py does), then sign it",
         )
-    return PinnedBase(str(published.pinned), pinned)
+    return PinnedBase(name, str(published.pinned), pinned)

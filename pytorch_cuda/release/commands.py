@@ -11,6 +11,7 @@ from pathlib import Path
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
+from pytorch_cuda.release.build_inputs import committed_inputs
 from pytorch_cuda.release.oras_client import open_image, reference
 from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
@@ -51,9 +52,10 @@ def check_pinned_base(matrix_path: Path) -> str:
 
 
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
+    inputs = committed_inputs(args.matrix.parent, args.variant, strict=True)  # the locks, recorded
     if args.require_pinned_base:
         base = check_built_on_base(args.matrix, args.image)
-        materials = {**materials, f"docker://{base.published}": base.config}  # recorded in the provenance
+        materials = {**materials, base.uri: base.config}  # recorded in the provenance
     if args.index_lifetime <= 0:
         raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
     policy = load_policy(args.policy)
@@ -67,6 +69,7 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         workflow=args.workflow,
         finished_on=now,
         materials=materials,
+        locks={path: digest for path, digest in inputs.locks.items() if digest is not None},
     )
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
     digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)
@@ -89,15 +92,18 @@ def refresh(args: argparse.Namespace) -> Outcome:
 
 def verify(args: argparse.Namespace) -> Outcome:
     v = verify_image(args.image, load_policy(args.policy))
+    b = v.built
     lines = [
         f"verified {v.image} ({v.digest}) against {args.policy.name}:",
         f"  cosign signature by key {v.keyid[:16]}; SBOM ({v.sbom_components} component"
         f"{'' if v.sbom_components == 1 else 's'}) and SLSA provenance attested",
-        f"  built by {v.builder_id} from {v.source_ref} at {v.commit}",
+        f"  built by {b.builder_id} from {b.source_ref} at {b.commit}",
+        f"  {b.variant} built on {b.base} from the {b.locks} locks this checkout commits",
         f"  release index v{v.index_version}: {', '.join(v.tags)} -> this digest",
         f"pull {v.pull}",
     ]
-    return lines, {**asdict(v), "pull": v.pull}
+    found = {key: value for key, value in asdict(v).items() if key != "built"}
+    return lines, {**found, **asdict(b), "pull": v.pull}
 
 
 def init_root(args: argparse.Namespace) -> Outcome:

@@ -25,12 +25,12 @@ class VerificationFailedError(UserError):
 
     exit_status = EXIT_CHECKS_FAILED
 
-    def __init__(self, image: str, digest: str, reason: Reason) -> None:
+    def __init__(self, image: str, digest: str, reason: Reason, fix: str = FIX) -> None:
         why = f" ({reason.why})" if reason.why else ""
         super().__init__(
             cause=f"{image} (digest {digest}) failed verification: {reason.field}: expected {reason.expected}, "
             f"found {reason.found}{why}",
-            fix=FIX,
+            fix=fix,
         )
         self.image = image
         self.digest = digest

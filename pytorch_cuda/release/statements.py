@@ -19,6 +19,8 @@ from in_toto_attestation.predicates.provenance.v1 import provenance_pb2
 from in_toto_attestation.v1.resource_descriptor import ResourceDescriptor
 from in_toto_attestation.v1.statement import Statement
 
+from pytorch_cuda.release.build_inputs import lock_uri
+
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 IN_TOTO_PAYLOAD = "application/vnd.in-toto+json"
 SBOM_PREDICATE = "https://cyclonedx.org/bom"
@@ -47,6 +49,7 @@ class BuildRun:
     started_on: datetime | None = None
     finished_on: datetime | None = None
     materials: Mapping[str, str] = field(default_factory=dict)  # URI -> sha256:HEX
+    locks: Mapping[str, str] = field(default_factory=dict)  # the checkout's lock files: path -> sha256:HEX
 
 
 def statement(repository: str, digest: str, predicate_type: str, predicate: Mapping[str, Any]) -> dict[str, Any]:
@@ -60,13 +63,14 @@ def statement(repository: str, digest: str, predicate_type: str, predicate: Mapp
     return document
 
 
-def _descriptor(uri: str, algorithm: str, value: str) -> Any:
-    return ResourceDescriptor(uri=uri, digest={algorithm: value}).pb
+def _descriptor(uri: str, algorithm: str, value: str, name: str = "") -> Any:
+    return ResourceDescriptor(name=name, uri=uri, digest={algorithm: value}).pb
 
 
 def provenance(run: BuildRun) -> dict[str, Any]:
-    """A SLSA v1 provenance predicate: the workflow, source and variant as externalParameters; the source commit
-    and every given material as resolvedDependencies; the builder and the run."""
+    """A SLSA v1 provenance predicate: the workflow, source and variant as externalParameters; the source commit,
+    every given material (the pinned base) and every lock file (`git+REPO@COMMIT#PATH`, named by its path) as
+    resolvedDependencies; the builder and the run."""
     predicate = provenance_pb2.Provenance()
     definition = predicate.build_definition
     definition.build_type = BUILD_TYPE
@@ -83,6 +87,9 @@ def provenance(run: BuildRun) -> dict[str, Any]:
     for uri, digest in sorted(run.materials.items()):
         algorithm, _, hexdigest = digest.partition(":")
         definition.resolved_dependencies.append(_descriptor(uri, algorithm, hexdigest))
+    for path, digest in sorted(run.locks.items()):
+        uri = lock_uri(source.repository, source.commit, path)
+        definition.resolved_dependencies.append(_descriptor(uri, "sha256", digest.partition(":")[2], name=path))
     details = predicate.run_details
     details.builder.id = run.builder_id
     details.metadata.invocation_id = run.invocation_id

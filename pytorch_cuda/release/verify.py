@@ -4,7 +4,8 @@
 2. cosign's signature (`.sig`): by a policy key, over a simple-signing payload naming this repository and digest;
 3. the attestations (`.att`): SBOM and SLSA provenance, each a DSSE envelope by a policy key, each a Statement
    about this digest in this repository; the provenance names the policy's builder, source repository,
-   workflow, a ref the policy allows and a commit;
+   workflow, a ref the policy allows and a commit; and it was built on the base this checkout pins, from the
+   locks this checkout commits for its variant (provenance_inputs.py);
 4. the signed release index (TUF, rooted in the committed root): the one reference rule (`_bound`), no role
    expired or older than one this machine has seen, and the index names this repository.
 Each failure names the field, the expected value and the value found (failures.py); exit status 1.
@@ -33,6 +34,7 @@ from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifyi
 from pytorch_cuda.release.failures import Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
 from pytorch_cuda.release.oras_client import RegistryClient, RegistryManifest, open_image, reference
+from pytorch_cuda.release.provenance_inputs import InputMismatchError, checked_inputs, inputs_fix
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE
 
@@ -44,9 +46,7 @@ class Verified:
     tags: tuple[str, ...]
     keyid: str
     sbom_components: int
-    builder_id: str
-    source_ref: str
-    commit: str
+    built: CheckedProvenance
     index_version: int
 
     @property
@@ -132,7 +132,7 @@ class _Check:
         predicate: dict[str, Any] = document.get("predicate") or {}
         return predicate
 
-    def provenance(self, predicate: dict[str, Any]) -> tuple[str, str, str]:
+    def provenance(self, predicate: dict[str, Any]) -> CheckedProvenance:
         policy = self.policy.policy
         builder = str(((predicate.get("runDetails") or {}).get("builder") or {}).get("id"))
         self.equal("provenance runDetails.builder.id", policy.builder_id, builder)
@@ -152,14 +152,35 @@ class _Check:
         if not commits or not re.fullmatch(r"[0-9a-f]{40}", commits[0]):
             raise self.fail("provenance resolvedDependencies git commit", f"git+{policy.source_repository} at a "
                             "40-hex commit", commits[0] if commits else "none")  # fmt: skip
-        return builder, ref, commits[0]
+        variant = str((definition.get("externalParameters") or {}).get("variant"))
+        dependencies = definition.get("resolvedDependencies") or []
+        try:
+            inputs, base = checked_inputs(self.policy.path.parent, variant, dependencies, policy.source_repository)
+        except InputMismatchError as mismatch:
+            raise VerificationFailedError(
+                self.image, self.target.digest, mismatch.reason, inputs_fix(commits[0])
+            ) from None
+        return CheckedProvenance(builder, ref, commits[0], variant, base.uri, len(inputs.locks))
+
+
+@dataclass(frozen=True)
+class CheckedProvenance:
+    """What the provenance says, as checked: who built it from which ref and commit, on which base, from how many
+    of this checkout's locks."""
+
+    builder_id: str
+    source_ref: str
+    commit: str
+    variant: str
+    base: str  # docker://REPO@sha256:MANIFEST
+    locks: int
 
 
 class ReferenceRuleError(UserError):
     """`verify REPO` with neither tag nor digest: nothing for the index to bind. Exit status 2."""
 
 
-def signed(image: str, policy: LoadedPolicy) -> tuple[_Check, str, dict[str, Any], tuple[str, str, str]]:
+def signed(image: str, policy: LoadedPolicy) -> tuple[_Check, str, dict[str, Any], CheckedProvenance]:
     """Steps 1-3 (repository, signature, attestations) of `image`; promote runs them before a tag moves."""
     ref = reference(image)
     if ref.repository != policy.policy.repository:
@@ -203,7 +224,7 @@ def verify_image(image: str, policy: LoadedPolicy) -> Verified:
             fix="verify REPO:TAG (the digest the index binds the tag to), REPO:TAG@sha256:D (the index must bind "
             "the tag to that digest) or REPO@sha256:D (a digest some release tag is bound to)",
         )
-    check, keyid, sbom, (builder, source_ref, commit) = signed(image, policy)
+    check, keyid, sbom, built = signed(image, policy)
     files = release_index.fetch(check.client, ref.repository, policy.policy.index_tag).files
     try:
         version, targets = trusted_targets(files, policy)
@@ -212,4 +233,4 @@ def verify_image(image: str, policy: LoadedPolicy) -> Verified:
     tags = _bound(check, targets, ref.tag, ref.digest)
     components = len(sbom.get("components") or [])
     digest = check.target.digest
-    return Verified(image, digest, tags, keyid, components, builder, source_ref, commit, version)
+    return Verified(image, digest, tags, keyid, components, built, version)

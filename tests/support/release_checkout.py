@@ -1,8 +1,10 @@
-"""A release as a user meets it, for the release tests: a checkout (matrix.yaml, templates/, release-policy.yaml,
-keys/release.pub, the index's root of trust keys/release-root.json made by its own root key) whose policy names a
-repository of the loopback registry, and `build.py release ...` run from inside it, as docs/release.md says, with
-no --policy flag. The attacks' registry edits (a manifest put under
-another tag with its `subject` rewritten) go through the registry's HTTP API."""
+"""A release as a user meets it, for the release tests: a checkout (matrix.yaml, images/ with its locks,
+templates/, release-policy.yaml, keys/release.pub, the index's root of trust keys/release-root.json made by its own
+root key) whose policy names a repository of the loopback registry, whose matrix.yaml pins a base published there
+(as release.yml requires), and `build.py release ...` run from inside it, as docs/release.md says, with no
+--policy flag. Candidates are images on that base (tests/support/registry_images.py: no engine, no build). The
+attacks' registry edits (a manifest put under another tag with its `subject` rewritten) go through the registry's
+HTTP API."""
 
 from __future__ import annotations
 
@@ -14,13 +16,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import docker
 import pytest
 import requests
 
 from tests.support import local_registry as registry
 from tests.support.integration import ROOT
-from tests.support.tiny_images import SOURCE, build_and_push, unique_repository
+from tests.support.registry_images import SOURCE, Image, push_image
+from tests.support.tiny_images import unique_repository
 
 PASSPHRASE = "correct horse battery staple"
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
@@ -31,6 +33,12 @@ class Checkout:
     folder: Path
     repository: str  # 127.0.0.1:5000/ci/release-test-xxxx
     cache: Path  # $XDG_CACHE_HOME: where the TUF client keeps the index versions it has seen
+    base: Image | None = None  # the base matrix.yaml pins (published in base_repository), None: unpinned
+    base_repository: str = ""
+
+    def candidate(self, tag: str, revision: str, repository: str | None = None) -> str:
+        """An image built on the pinned base, pushed as `repository:tag` (default: the release repository)."""
+        return push_image(repository or self.repository, tag, revision, self.base).digest
 
     @property
     def path(self) -> str:
@@ -44,13 +52,16 @@ class Checkout:
             capture_output=True, text=True, timeout=300, cwd=self.folder, env=env,
         )  # fmt: skip
 
-    def sign(self, image: str, key: str = "release", *tags: str, lifetime: int = 3600) -> None:
+    def sign(
+        self, image: str, key: str = "release", *tags: str, lifetime: int = 3600, pinned_base: bool = True
+    ) -> None:
+        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`)."""
         args = [
             "sign", image, "--key", str(self.folder / "keys" / f"{key}.key"),
             "--public-key", str(self.folder / "keys" / f"{key}.pub"), "--sbom", str(self.folder / "sbom.cdx.json"),
             "--variant", "cu128-runtime", "--source-ref", "refs/tags/v9.9.0",
             "--builder-id", "https://github.com/pytorch-cuda/pytorch-cuda/.github/workflows/release.yml",
-            "--index-lifetime", str(lifetime),
+            "--index-lifetime", str(lifetime), *(["--require-pinned-base"] if pinned_base else []),
         ]  # fmt: skip
         for tag in tags:
             args += ["--tag", tag]
@@ -58,11 +69,22 @@ class Checkout:
         assert signed.returncode == 0, signed.stderr
 
 
-def make_checkout(folder: Path, repository: str) -> Checkout:
-    """A checkout whose policy covers `repository`, with a release key pair and an intruder's."""
+def pin_base(folder: Path, published: str, config: str) -> None:
+    """Pin the checkout's base: matrix.yaml's `upstream:` names `published` (REPO@sha256:...), `digest:` its
+    config, as `build.py release pin-base` leaves it."""
+    matrix = folder / "matrix.yaml"
+    upstream = "    upstream: docker.io/library/debian:trixie-slim\n"
+    assert upstream in matrix.read_text()
+    matrix.write_text(matrix.read_text().replace(upstream, f"    upstream: {published}\n    digest: {config}\n", 1))
+
+
+def make_checkout(folder: Path, repository: str, *, pinned: bool = True) -> Checkout:
+    """A checkout whose policy covers `repository`, with a release key pair and an intruder's, and (`pinned`)
+    a base published in a repository of its own and pinned in matrix.yaml."""
     folder.mkdir(parents=True)
     for name in ("build.py", "matrix.yaml"):  # build.py finds the repository from its own folder
         shutil.copy(ROOT / name, folder / name)
+    shutil.copytree(ROOT / "images", folder / "images")  # the locks and Dockerfiles: a copy, edited by some tests
     for package in ("pytorch_cuda", "pytorch_cuda_contract", "pytorch_cuda_entry", "pytorch_cuda_sbom",
                     "conformance", "precision_check", "templates"):  # fmt: skip
         (folder / package).symlink_to(ROOT / package, target_is_directory=True)
@@ -73,6 +95,12 @@ def make_checkout(folder: Path, repository: str) -> Checkout:
         json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "components": [{"name": "hello"}]})
     )
     checkout = Checkout(folder, repository, folder / "cache")
+    if pinned:
+        registry.require_registry()
+        base_repository = unique_repository()
+        base = push_image(base_repository, "trixie", "0" * 40)
+        pin_base(folder, base.pinned(base_repository), base.config)
+        checkout = Checkout(folder, repository, folder / "cache", base, base_repository)
     keys = folder / "keys"
     for name in ("release", "intruder", "root"):
         made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
@@ -85,17 +113,14 @@ def make_checkout(folder: Path, repository: str) -> Checkout:
     return checkout
 
 
-def pushed_candidates(
-    client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory, *names: str
-) -> tuple[Checkout, list[str]]:
+def pushed_candidates(tmp_path_factory: pytest.TempPathFactory, *names: str) -> tuple[Checkout, list[str]]:
     """A checkout whose policy covers a new repository of the loopback registry (which must answer), and the
-    digests of one tiny image pushed there per name, as candidate-<name> with the revisions "a" * 40, "b" * 40, ..."""
+    digests of one tiny image on its pinned base pushed there per name, as candidate-<name> with the revisions
+    "a" * 40, "b" * 40, ..."""
     registry.require_registry()
     checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", unique_repository())
     revisions = (letter * 40 for letter in "abcdefgh")
-    return checkout, [
-        build_and_push(client, checkout.repository, f"candidate-{name}", next(revisions)) for name in names
-    ]
+    return checkout, [checkout.candidate(f"candidate-{name}", next(revisions)) for name in names]
 
 
 def put_with_subject(repository: str, source_tag: str, target_tag: str, subject_digest: str | None) -> str:

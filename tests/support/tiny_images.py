@@ -1,5 +1,7 @@
-"""Small images for the release tests (kilobytes, not the 7.5 GB cu12 image): built FROM scratch on the real
-engine, each with its own file (so its own digest), pushed to the loopback registry."""
+"""Small images built FROM scratch on the real engine (kilobytes, not the 7.5 GB cu12 image), each with its own
+file (so its own digest), pushed to the loopback registry, for tests that need the image in the engine too
+(tests/pytorch_cuda/bump/test_bump_base.py); and the tests' unique repository names. The release tests push theirs
+through the registry's HTTP API instead (registry_images.py)."""
 
 from __future__ import annotations
 

@@ -178,7 +178,8 @@ def test_sign_without_its_key_exits_2(
     monkeypatch.setenv(keys.PASSPHRASE_VARIABLE, "p")
     (tmp_path / "sbom.json").write_text('{"bomFormat": "CycloneDX"}')
     argv = ["sign", f"127.0.0.1:5000/ci/x@{DIGEST}", "--key", str(tmp_path / "none.key"), "--sbom",
-            str(tmp_path / "sbom.json"), "--variant", "v", "--source-ref", "refs/v1", "--root", str(ROOT)]  # fmt: skip
+            str(tmp_path / "sbom.json"), "--variant", "cu128-runtime", "--source-ref", "refs/v1",
+            "--root", str(ROOT)]  # fmt: skip
     assert main(argv) == 2
     text = " ".join(capsys.readouterr().err.split())
     assert f"cannot load the private key {tmp_path / 'none.key'} (FileNotFoundError" in text
@@ -190,7 +191,8 @@ def test_the_release_workflow_s_sign_refuses_a_base_without_a_digest(
     """--require-pinned-base (release.yml passes it): the committed matrix.yaml's base has no digest: yet."""
     (tmp_path / "sbom.json").write_text('{"bomFormat": "CycloneDX"}')
     argv = ["sign", f"127.0.0.1:5000/ci/x@{DIGEST}", "--key", "awskms:none", "--sbom", str(tmp_path / "sbom.json"),
-            "--variant", "v", "--source-ref", "refs/v1", "--root", str(ROOT), "--require-pinned-base"]  # fmt: skip
+            "--variant", "cu128-runtime", "--source-ref", "refs/v1", "--root", str(ROOT),
+            "--require-pinned-base"]  # fmt: skip
     assert main(argv) == 2
     assert "matrix.yaml's base 'trixie' (pytorch-cuda-base/debian:trixie) carries no digest:" in " ".join(
         capsys.readouterr().err.split()

@@ -5,51 +5,17 @@ an image not built on it, and a base never published (a local bootstrap), are re
 from __future__ import annotations
 
 import base64
-import contextlib
-import io
 import json
-import tarfile
-import uuid
 
-import docker
-import docker.errors
 import pytest
 import requests
 
 from tests.support import local_registry as registry
-from tests.support.release_checkout import Checkout, folded, pushed_candidates
-from tests.support.tiny_images import build_and_push_image
+from tests.support.registry_images import push_image
+from tests.support.release_checkout import Checkout, folded, make_checkout, pin_base
+from tests.support.tiny_images import unique_repository
 
 pytestmark = pytest.mark.integration
-
-
-def build_on(client: docker.DockerClient, base: str, repository: str, tag: str) -> str:
-    """An image FROM `base` (pulled from the loopback registry), one file added, pushed; its manifest digest."""
-    dockerfile = f"FROM {base}\nCOPY more.txt /more.txt\n".encode()
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name, data in (("Dockerfile", dockerfile), ("more.txt", uuid.uuid4().hex.encode())):
-            info = tarfile.TarInfo(name)
-            info.size = len(data)
-            tar.addfile(info, io.BytesIO(data))
-    buffer.seek(0)
-    labels = {"org.opencontainers.image.source": "https://github.com/pytorch-cuda/pytorch-cuda",
-              "org.opencontainers.image.revision": "c" * 40}  # fmt: skip
-    image, _ = client.images.build(fileobj=buffer, custom_context=True, labels=labels, rm=True)
-    image.tag(repository, tag)
-    events = list(client.api.push(repository, tag=tag, stream=True, decode=True))
-    with contextlib.suppress(docker.errors.APIError):
-        client.images.remove(f"{repository}:{tag}")
-        client.images.remove(str(image.id))
-    return str([e["aux"]["Digest"] for e in events if isinstance(e.get("aux"), dict) and "Digest" in e["aux"]][-1])
-
-
-def pin(checkout: Checkout, upstream: str, digest: str) -> None:
-    matrix = checkout.folder / "matrix.yaml"
-    text = matrix.read_text().replace(
-        "    upstream: docker.io/library/debian:trixie-slim\n", f"    upstream: {upstream}\n    digest: {digest}\n", 1
-    )
-    matrix.write_text(text)
 
 
 def sign_pinned(checkout: Checkout, image: str) -> tuple[int, str]:
@@ -61,13 +27,13 @@ def sign_pinned(checkout: Checkout, image: str) -> tuple[int, str]:
     return signed.returncode, folded(signed.stderr)
 
 
-def test_only_an_image_built_on_the_published_pinned_base_signs(
-    client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    checkout, (stray,) = pushed_candidates(client, tmp_path_factory, "stray")
-    base_digest, base_id = build_and_push_image(client, checkout.repository, "base", "b" * 40)
-    base = f"{checkout.repository}@{base_digest}"
-    built = build_on(client, base, checkout.repository, "candidate-built")
+def test_only_an_image_built_on_the_published_pinned_base_signs(tmp_path_factory: pytest.TempPathFactory) -> None:
+    registry.require_registry()
+    checkout = make_checkout(tmp_path_factory.mktemp("release") / "checkout", unique_repository(), pinned=False)
+    stray = push_image(checkout.repository, "candidate-stray", "a" * 40).digest  # FROM scratch
+    pushed = push_image(checkout.repository, "base", "b" * 40)
+    base, base_id = pushed.pinned(checkout.repository), pushed.config
+    built = push_image(checkout.repository, "candidate-built", "c" * 40, pushed).digest  # FROM the base
     unpublished = checkout.folder / "matrix.yaml"
     python = '    python: "3.13"\n'
     pinned_only = unpublished.read_text().replace(python, f"{python}    digest: {base_id}\n", 1)
@@ -77,7 +43,7 @@ def test_only_an_image_built_on_the_published_pinned_base_signs(
     assert f"matrix.yaml's base 'trixie' is pinned to {base_id}, but no published image is named by digest" in text
     assert "a local bootstrap that was never pushed" in text
     (checkout.folder / "matrix.yaml").write_text(unpublished.read_text().replace(f"    digest: {base_id}\n", "", 1))
-    pin(checkout, base, base_id)
+    pin_base(checkout.folder, base, base_id)
     status, text = sign_pinned(checkout, f"{checkout.repository}@{stray}")
     assert status == 1
     assert f"{checkout.repository}@{stray} was not built on the pinned base {base}: its first layers" in text

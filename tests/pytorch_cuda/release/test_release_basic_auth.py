@@ -16,12 +16,11 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
-import docker
 import pytest
 import requests
 
 from tests.support.release_checkout import folded, make_checkout
-from tests.support.tiny_images import build_and_push, unique_repository
+from tests.support.tiny_images import unique_repository
 
 with warnings.catch_warnings():  # crypt: bcrypt ($2b$, libxcrypt) for htpasswd, no new dependency; 3.11-3.12 only
     warnings.simplefilter("ignore", DeprecationWarning)
@@ -65,11 +64,12 @@ def htpasswd_registry(tmp_path: Path) -> Iterator[str]:
 
 
 def test_sign_and_verify_work_on_an_htpasswd_registry_with_docker_login_s_credentials(
-    htpasswd_registry: str, client: docker.DockerClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    htpasswd_registry: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     host, repository = htpasswd_registry, f"{htpasswd_registry}/ci/pytorch-cuda"
+    checkout = make_checkout(tmp_path / "checkout", repository)  # its base on the loopback registry, no auth
     scratch = unique_repository()
-    built = build_and_push(client, scratch, "v1", "a" * 40)
+    built = checkout.candidate("v1", "a" * 40, scratch)
     for tag in ("candidate", "v1"):
         copied = subprocess.run(
             ["skopeo", "copy", "--preserve-digests", "--src-tls-verify=false", "--dest-tls-verify=false",
@@ -77,7 +77,6 @@ def test_sign_and_verify_work_on_an_htpasswd_registry_with_docker_login_s_creden
             capture_output=True, text=True, check=False,
         )  # fmt: skip
         assert copied.returncode == 0, copied.stderr
-    checkout = make_checkout(tmp_path / "checkout", repository)
     (tmp_path / "nobody").mkdir()
     (tmp_path / "nobody" / "config.json").write_text("{}")
     monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "nobody"))

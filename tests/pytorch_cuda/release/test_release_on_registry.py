@@ -1,4 +1,4 @@
-"""A release you can verify, on the loopback registry (127.0.0.1:5000) with small images built here: the tested
+"""A release you can verify, on the loopback registry (127.0.0.1:5000) with small images pushed there: the tested
 digest is promoted to the release tags byte for byte, signed and attested in cosign's layout and bound in the
 signed release index, and `build.py release verify` passes on it and fails on a tag moved to an unsigned image
 (the attacks on a release are test_release_attacks.py)."""
@@ -9,7 +9,6 @@ import json
 import subprocess
 from dataclasses import dataclass
 
-import docker
 import pytest
 import requests
 
@@ -37,8 +36,8 @@ class Release:
 
 
 @pytest.fixture(scope="module")
-def release(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Release:
-    checkout, (tested, other) = pushed_candidates(client, tmp_path_factory, "tested", "other")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    checkout, (tested, other) = pushed_candidates(tmp_path_factory, "tested", "other")
     repository = checkout.repository
     checkout.sign(f"{repository}@{tested}", "release", "v9.9", "v9.9-runtime")  # sign before promote
     promoted = checkout.release("promote", f"{repository}@{tested}", "--tag", "v9.9", "--tag", "v9.9-runtime")
@@ -55,11 +54,12 @@ def test_the_release_tags_serve_the_tested_manifest_byte_for_byte(release: Relea
 
 
 def test_promotion_fails_when_a_tag_serves_other_bytes(release: Release) -> None:
-    """A copy that re-encodes the manifest (skopeo --format oci, as a converting proxy would) is caught."""
+    """A copy that re-encodes the manifest (the OCI candidate as Docker's v2s2, as a converting proxy would) is
+    caught."""
 
     def converting_copy(argv: list[str]) -> subprocess.CompletedProcess[str]:
         converted = [arg for arg in argv if arg != "--preserve-digests"]
-        return subprocess.run([*converted[:2], "--format", "oci", *converted[2:]], capture_output=True, text=True)
+        return subprocess.run([*converted[:2], "--format", "v2s2", *converted[2:]], capture_output=True, text=True)
 
     policy = load_policy(release.checkout.folder / "release-policy.yaml")
     with pytest.raises(PromotionMismatchError) as caught:

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-import docker
 import pytest
 
 from pytorch_cuda.release import keys, release_index
@@ -21,7 +20,7 @@ from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexMovedError, IndexPlan, write_signature_index
 from tests.support import local_registry as registry
 from tests.support.release_checkout import PASSPHRASE, Checkout, folded, make_checkout, pushed_candidates, skopeo_copy
-from tests.support.tiny_images import build_and_push, unique_repository
+from tests.support.tiny_images import unique_repository
 
 pytestmark = pytest.mark.integration
 
@@ -38,8 +37,8 @@ class Release:
 
 
 @pytest.fixture(scope="module")
-def release(client: docker.DockerClient, tmp_path_factory: pytest.TempPathFactory) -> Release:
-    checkout, (old, tested) = pushed_candidates(client, tmp_path_factory, "old", "tested")
+def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
+    checkout, (old, tested) = pushed_candidates(tmp_path_factory, "old", "tested")
     for digest, tag in ((old, "v9.8"), (tested, "v9.9")):
         checkout.sign(f"{checkout.repository}@{digest}", "release", tag)
         promoted = checkout.release("promote", f"{checkout.repository}@{digest}", "--tag", tag)
@@ -74,15 +73,15 @@ def test_each_reference_form_follows_the_one_rule(release: Release) -> None:
     assert f"{repository} names neither a tag nor a digest: verify never assumes :latest" in text
 
 
-def test_an_old_index_replayed_on_a_fresh_machine_is_refused(client: docker.DockerClient, tmp_path: Path) -> None:
+def test_an_old_index_replayed_on_a_fresh_machine_is_refused(tmp_path: Path) -> None:
     """The timestamp lives two days (here 3 s): past that, an index put back is refused on any machine, also one
     that never saw the newer index; within it (the documented freeze window) a fresh machine cannot tell."""
     checkout = make_checkout(tmp_path / "checkout", unique_repository())
-    old = build_and_push(client, checkout.repository, "candidate-old", "a" * 40)
+    old = checkout.candidate("candidate-old", "a" * 40)
     checkout.sign(f"{checkout.repository}@{old}", "release", "v1", lifetime=3)
     signed_at = time.monotonic()
     old_index = registry.manifest(checkout.path, "release-index").digest
-    new = build_and_push(client, checkout.repository, "candidate-new", "b" * 40)
+    new = checkout.candidate("candidate-new", "b" * 40)
     checkout.sign(f"{checkout.repository}@{new}", "release", "v1", lifetime=3600)
     time.sleep(max(0.0, signed_at + 4 - time.monotonic()))
     skopeo_copy(f"{checkout.repository}@{old_index}", f"{checkout.repository}:release-index")
@@ -93,14 +92,14 @@ def test_an_old_index_replayed_on_a_fresh_machine_is_refused(client: docker.Dock
 
 
 def test_another_repository_s_index_is_refused_and_does_not_poison_the_machine(
-    release: Release, client: docker.DockerClient, tmp_path: Path
+    release: Release, tmp_path: Path
 ) -> None:
     """Signed by the same key for a scratch repository (and re-signed there to higher versions), copied in."""
     checkout = on_a_fresh_machine(release.checkout, tmp_path)
     assert checkout.release("verify", f"{release.repository}:v9.9").returncode == 0
     real_index = registry.manifest(checkout.path, "release-index").digest
     scratch = unique_repository()
-    dev = build_and_push(client, scratch, "dev", "d" * 40)
+    dev = checkout.candidate("dev", "d" * 40, scratch)
     checkout.sign(f"{scratch}@{dev}", "release", "v9.9")
     key = str(checkout.folder / "keys" / "release.key")
     for _ in range(4):
