@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
+from pytorch_cuda.bump.base_digest import plan_bases
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_archive import check_archive
@@ -31,6 +31,7 @@ from pytorch_cuda.matrix.debian_suites import base_suites
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
 from pytorch_cuda.network.index_probe import probe_index
+from pytorch_cuda.oci.image_config import resolve_tag
 from pytorch_cuda.render import render_all, write_rendered
 
 

@@ -16,9 +16,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
+from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
 from pytorch_cuda.references import registry_host
 from pytorch_cuda.release.failures import VerificationFailedError
-from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, is_loopback, reference
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.verify import signed
 

@@ -16,8 +16,8 @@ from tests.support import import_graph
 FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
     ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
-    # 1: data and the host: matrix.yaml as types, the host's network probes
-    ("matrix", "network"),
+    # 1: data and the outside world's boundaries: matrix.yaml as types, the host's network probes, the OCI registry
+    ("matrix", "network", "oci"),
     # 2: the hash locks (and the Debian package record committed beside them)
     ("locks",),
     # 3: the Docker engine boundary
