@@ -47,13 +47,13 @@ def test_an_upward_import_fails(tmp_path: Path) -> None:
 
 
 def test_a_sideways_import_and_a_room_without_a_floor_fail(tmp_path: Path) -> None:
-    """release/pin_command.py taking BOOTSTRAP_LABEL from steps/base_image.py (both floor 4) was one."""
+    """release/pin_command.py taking BOOTSTRAP_LABEL from steps/base_image.py (both floor 3) was one."""
     _tree(tmp_path)
     _write(tmp_path, "pytorch_cuda/release/pin.py", "from pytorch_cuda.steps.base import LABEL\n")
     _write(tmp_path, "pytorch_cuda/oven/__init__.py", "")
     assert builder_floors.violations(import_graph.build(tmp_path)) == [
         "pytorch_cuda/oven has no floor: add it to tests/support/builder_floors.py",
-        "pytorch_cuda/release (floor 4) imports pytorch_cuda/steps (floor 4), sideways: pytorch_cuda/release/pin.py",
+        "pytorch_cuda/release (floor 3) imports pytorch_cuda/steps (floor 3), sideways: pytorch_cuda/release/pin.py",
     ]
 
 
@@ -63,5 +63,15 @@ def test_the_registry_client_reaching_into_release_fails(tmp_path: Path) -> None
     _tree(tmp_path)
     _write(tmp_path, "pytorch_cuda/oci/client.py", "from pytorch_cuda.release.pin import LABEL\n")
     assert builder_floors.violations(import_graph.build(tmp_path)) == [
-        "pytorch_cuda/oci (floor 1) imports pytorch_cuda/release (floor 4), up: pytorch_cuda/oci/client.py"
+        "pytorch_cuda/oci (floor 1) imports pytorch_cuda/release (floor 3), up: pytorch_cuda/oci/client.py"
+    ]
+
+
+def test_the_engine_naming_lock_files_fails(tmp_path: Path) -> None:
+    """The engine sits beside matrix (floor 1) since the pipeline hands it the locks room's naming of a lock
+    (locks/resolving.installed_lock); engine/build_failure.py reading the lock file names again climbs a floor."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/engine/build_failure.py", "from pytorch_cuda.locks.lock import LABEL\n")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/engine (floor 1) imports pytorch_cuda/locks (floor 2), up: pytorch_cuda/engine/build_failure.py"
     ]
