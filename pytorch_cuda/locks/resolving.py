@@ -32,7 +32,7 @@ from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
     Resolver,
-    Runner,
+    UvRunner,
     compile_lock,
     find_uv,
     index_of,
@@ -175,7 +175,7 @@ def refresh_locks(
 
 
 def refresh_tool_lock(
-    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: Runner = run_uv
+    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: UvRunner = run_uv
 ) -> LockChange:
     """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI."""
     name, version = TOOL_LOCKS[relative]

@@ -22,7 +22,7 @@ from pytorch_cuda.release.failures import VerificationFailedError
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.verify import signed
 
-Runner = Callable[[list[str]], subprocess.CompletedProcess[str]]
+SkopeoRunner = Callable[[list[str]], subprocess.CompletedProcess[str]]
 
 
 class PromotionMismatchError(UserError):
@@ -70,7 +70,7 @@ def require_signed(tested: str, policy: LoadedPolicy) -> None:
 
 
 def promote(
-    tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: Runner = _run
+    tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: SkopeoRunner = _run
 ) -> list[Promoted]:
     """Point `repository:tag` (default: the tested image's repository) at the tested digest, for each tag, once
     the tested digest is signed and attested."""
