@@ -4,9 +4,14 @@ releases page; else its PyPI page), the targets left out, Debian's updates and t
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
+
+from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.errors import UserError
 
 ProjectUrls = Callable[[str], Mapping[str, str]]  # package -> PyPI's info.project_urls ({} when unknown)
 _NOTES = re.compile(r"change ?log|changes|release ?notes|releases|history|what'?s ?new|news", re.IGNORECASE)
@@ -18,6 +23,19 @@ def package_of(pin: str) -> str:
     """The PyPI project of a matrix.yaml pin (targets.cu128.cudnn -> nvidia-cudnn-cu12)."""
     leaf = pin.rsplit(".", 1)[-1]
     return _PINS_OF_TORCH.get(leaf, leaf) if pin.startswith("targets.") else leaf
+
+
+def pypi_project_urls(ca: Path | None) -> ProjectUrls:
+    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
+
+    def urls(name: str) -> dict[str, str]:
+        try:
+            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
+        except (UserError, ValueError, KeyError):
+            return {}
+        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
+
+    return urls
 
 
 def release_notes(package: str, version: str, urls: ProjectUrls) -> str:
