@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildPlan
+from pytorch_cuda.engine.build_failure import HashMismatchError
 from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
+from pytorch_cuda.locks.resolving import installed_lock
 from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
 from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
@@ -118,6 +120,9 @@ def execute(
         timed("sbom", began)
         hooks.log(f"SBOM: {sbom.components} components ({sbom.python} Python, {sbom.deb} Debian) -> {sbom.path}")
         moves = move_tags(engine, result.image_id, plan.tags.all_refs)
+    except HashMismatchError as mismatch:  # the engine knows no lock names: the locks room names the lock
+        _drop_candidate_after_failure(engine, plan.candidate, hooks.log)
+        raise mismatch.naming_locks(installed_lock) from mismatch
     except BaseException:
         _drop_candidate_after_failure(engine, plan.candidate, hooks.log)
         raise

@@ -4,7 +4,6 @@ pin within the policy (`policy: {base: follow}`); a base bootstrapped here (no p
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -13,11 +12,9 @@ from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.bases import Base
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.references import parse_reference
-from pytorch_cuda.release.oras_client import RegistryAccessError, open_image
 
-# (tag reference) -> (manifest digest the tag serves, image ID of its linux/amd64 image)
+# (tag reference) -> (manifest digest the tag serves, image ID of its linux/amd64 image): oci.image_config.resolve_tag
 TagResolver = Callable[[str], tuple[str, str]]
-_INDEX_TYPES = ("application/vnd.oci.image.index.v1+json", "application/vnd.docker.distribution.manifest.list.v2+json")
 
 
 @dataclass(frozen=True)
@@ -36,30 +33,6 @@ class BaseMove:
     @property
     def moved(self) -> bool:
         return self.new != self.old and not self.held_back
-
-
-def resolve_tag(reference: str) -> tuple[str, str]:
-    """What `reference` (a tag) serves now on its registry: (manifest digest, linux/amd64 image ID)."""
-    client, manifest = open_image(reference)
-    repository = parse_reference(reference).repository
-    chosen = manifest
-    if manifest.media_type in _INDEX_TYPES:
-        entries = json.loads(manifest.raw).get("manifests", [])
-        amd64 = [
-            e
-            for e in entries
-            if e.get("platform", {}).get("os") == "linux" and e.get("platform", {}).get("architecture") == "amd64"
-        ]
-        if not amd64:
-            raise RegistryAccessError(cause=f"{reference} has no linux/amd64 image", fix="name a tag that has one")
-        found = client.manifest(f"{repository}@{amd64[0]['digest']}")
-        if found is None:
-            raise RegistryAccessError(cause=f"{reference}'s linux/amd64 manifest is missing", fix="try again later")
-        chosen = found
-    config = json.loads(chosen.raw).get("config", {}).get("digest")
-    if not isinstance(config, str):
-        raise RegistryAccessError(cause=f"{reference}'s manifest names no config", fix="name an image, not an artifact")
-    return manifest.digest, config
 
 
 def plan_bases(matrix: Matrix, policy: Policy, resolve: TagResolver) -> tuple[list[BaseMove], list[str]]:

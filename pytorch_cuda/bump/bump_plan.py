@@ -16,14 +16,13 @@ from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.bump.matrix_edit import set_scalar
 from pytorch_cuda.bump.release_age import gated_source, newer_than
 from pytorch_cuda.bump.resolver import Resolution, resolve
-from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.bump.simple_index import FileSource, IndexFile
 from pytorch_cuda.bump.torch_pins import torch_pins
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.file_format import PYPI_INDEX
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.pinned_base import pin_text
 
-FileSource = Callable[[str, str], list[IndexFile]]  # (index URL, project) -> its files
 PinSource = Callable[[list[IndexFile], str, str, str | None, str], dict[str, str]]
 
 

@@ -25,6 +25,19 @@ def package_of(pin: str) -> str:
     return _PINS_OF_TORCH.get(leaf, leaf) if pin.startswith("targets.") else leaf
 
 
+def pypi_project_urls(ca: Path | None) -> ProjectUrls:
+    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
+
+    def urls(name: str) -> dict[str, str]:
+        try:
+            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
+        except (UserError, ValueError, KeyError):
+            return {}
+        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
+
+    return urls
+
+
 def release_notes(package: str, version: str, urls: ProjectUrls) -> str:
     """A Markdown link to what changed in `version` of `package`."""
     found = dict(urls(package))

@@ -12,7 +12,7 @@ from pathlib import Path
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
-from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.bump.simple_index import FileSource, IndexFile
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 
@@ -42,10 +42,9 @@ def gate(files: Iterable[IndexFile], min_days: int, now: datetime) -> tuple[list
     return kept, tuple(sorted(young))
 
 
-Source = Callable[[str, str], list[IndexFile]]  # (index URL, project) -> its files
-
-
-def gated_source(files: Source, min_days: int, now: datetime) -> tuple[Source, dict[tuple[str, str], tuple[str, ...]]]:
+def gated_source(
+    files: FileSource, min_days: int, now: datetime
+) -> tuple[FileSource, dict[tuple[str, str], tuple[str, ...]]]:
     """`files` with the gate applied, and what it held back per (index, project), filled as pages are read."""
     young: dict[tuple[str, str], tuple[str, ...]] = {}
 
@@ -60,7 +59,7 @@ def newer_than(versions: Iterable[str], current: str) -> tuple[str, ...]:
     return tuple(v for v in versions if Version(v) > Version(current))
 
 
-def lock_cutoff(min_days: int, now: datetime, files: Source, probe: str = "torch") -> Callable[[str], str | None]:
+def lock_cutoff(min_days: int, now: datetime, files: FileSource, probe: str = "torch") -> Callable[[str], str | None]:
     """The release-age gate for the locks' transitive pins: for an index, the time (uv's --exclude-newer) no
     locked file may be uploaded after, `min_days` before `now`. Only where the index serves PEP 700 upload times
     (PyPI's JSON; probed once per index on `probe`'s page): uv drops every file that has none, so on an index

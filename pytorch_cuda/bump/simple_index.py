@@ -10,6 +10,7 @@ import json
 import ssl
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
@@ -30,6 +31,9 @@ class IndexFile:
     requires_python: str | None
     has_metadata: bool  # the index serves URL.metadata (PEP 658)
     upload_time: str | None = None  # ISO 8601, from PEP 691 JSON's upload-time (PEP 700); HTML pages have none
+
+
+FileSource = Callable[[str, str], list[IndexFile]]  # (index URL, project) -> its files
 
 
 class _Anchors(HTMLParser):

@@ -5,19 +5,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import lzma
-import tarfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pytorch_cuda import __version__
 from pytorch_cuda.audit.audit_markdown import markdown, summary_lines
+from pytorch_cuda.audit.debian_audit import audit_debian
 from pytorch_cuda.audit.findings import (
     AuditResult,
     Finding,
     apply_triage,
-    debian_findings,
     python_findings,
     stale_decisions,
 )
@@ -25,15 +23,10 @@ from pytorch_cuda.audit.fixing import apply_fixes
 from pytorch_cuda.audit.lock_pins import read_all, unlocked
 from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
 from pytorch_cuda.audit.triage import TRIAGE_FILE, Triage, load_triage
-from pytorch_cuda.bump.debian_advisories import advisory_ids
-from pytorch_cuda.bump.debian_archive import DebianUpdate, check_archive
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.locks.debian_record import load_record, record_path
-from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.debian_suites import security_mirror
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
 from pytorch_cuda_sbom.vex import VexEntry, embed, vex_document
 
@@ -112,7 +105,7 @@ def audit(args: argparse.Namespace, session: Session) -> int:
     service = Service(args.service, args.osv_url, args.pypi_json)
     python = audit_pins(pins, service, run_pip_audit, fetch_json, log)
     findings = python_findings(python, pins)
-    debian, notes = (0, []) if args.no_debian else _debian(session.matrix(args), root, ca_path, findings, log)
+    debian, notes = (0, []) if args.no_debian else audit_debian(session.matrix(args), root, ca_path, findings, log)
     triage = load_triage(args.triage or root / TRIAGE_FILE)
     open_findings, settled = apply_triage(findings, triage)
     notes += stale_decisions(findings, triage)
@@ -151,49 +144,6 @@ def _fix(  # noqa: PLR0917 - the command's parts
         "locks": [{"lock": str(c.path), "changes": list(c.changes)} for c in changes],
         "notes": notes,
     }
-
-
-def _debian(matrix: Matrix, root: Path, ca: Path | None, findings: list[Finding], log: Any) -> tuple[int, list[str]]:
-    count, notes = 0, []
-    for name, base in matrix.bases.items():
-        record = load_record(root, name)
-        where = str(record_path(root, name).relative_to(root))
-        if record is None:
-            notes.append(f"base {name}: no Debian package record ({where}); its packages are not audited")
-            continue
-        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}-security")
-        try:
-            updates = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
-        except EngineError as exc:
-            raise EngineError(
-                cause=f"{exc.cause}; the Debian -security check needs the base's archive",
-                fix="run audit where the mirror matrix.yaml names answers, or leave Debian out with --no-debian",
-            ) from exc
-        ids = _debian_ids([u for u in updates if u.security], security_mirror(str(base.bootstrap.mirror)), ca, notes)
-        findings += debian_findings(updates, where, ids)
-        count += len(record.packages)
-    return count, notes
-
-
-def _debian_ids(
-    updates: list[DebianUpdate], mirror: str, ca: Path | None, notes: list[str]
-) -> dict[str, tuple[str, ...]]:
-    """Each security update's CVE/DSA ids, from its source's changelog in the archive (a note where it cannot)."""
-    pages: dict[str, bytes] = {}
-
-    def fetch(url: str) -> bytes:
-        if url not in pages:
-            pages[url] = fetch_bytes(url, ca)[1]
-        return pages[url]
-
-    found: dict[str, tuple[str, ...]] = {}
-    for update in updates:
-        try:
-            found[update.package] = advisory_ids(update, mirror, fetch)
-        except (LookupError, UserError, ValueError, tarfile.TarError, lzma.LZMAError) as exc:
-            why = exc.cause if isinstance(exc, UserError) else str(exc)
-            notes.append(f"Debian {update.package} {update.new}: no CVE/DSA ids ({why})")
-    return found
 
 
 def _write_outputs(args: argparse.Namespace, result: AuditResult, triage: Triage) -> None:

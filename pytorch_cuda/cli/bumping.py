@@ -5,15 +5,14 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.bump.base_digest import plan_bases, resolve_tag
+from pytorch_cuda.bump.base_digest import plan_bases
 from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
-from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.bump.debian_plan import with_debian
 from pytorch_cuda.bump.group_prs import plan_pull_requests
 from pytorch_cuda.bump.groups import GROUPS, advisories_from, only
 from pytorch_cuda.bump.plan_output import (
@@ -24,22 +23,20 @@ from pytorch_cuda.bump.plan_output import (
     plan_json,
     print_plan,
 )
-from pytorch_cuda.bump.pr_body import pr_body, project_urls
+from pytorch_cuda.bump.pr_body import pr_body, pypi_project_urls
 from pytorch_cuda.bump.record_debian import record_from_image
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
-from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
-from pytorch_cuda.locks.debian_record import load_record, record_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
-from pytorch_cuda.matrix.debian_suites import base_suites
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
 from pytorch_cuda.network.index_probe import probe_index
+from pytorch_cuda.oci.image_config import resolve_tag
 from pytorch_cuda.render import render_all, write_rendered
 
 
@@ -128,7 +125,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     log(f"{len(targets)} target(s): {', '.join(targets)}")
     bases, notes = plan_bases(matrix, policy, resolve_tag)
     plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
-    plan = _with_debian(plan, [*notes], matrix, root, ca_path, log)
+    plan = with_debian(plan, [*notes], matrix, root, ca_path, log)
     advisories = advisories_from(_read_json(args.advisories)) if args.advisories else ()
     groups = plan_pull_requests(plan, advisories, audited=args.advisories is not None)
     if args.group:
@@ -152,7 +149,7 @@ def bump(args: argparse.Namespace, session: Session) -> int:
             ) from error
     document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups)
     if args.pr_body:
-        args.pr_body.write_text(pr_body(document, project_urls(ca_path)))
+        args.pr_body.write_text(pr_body(document, pypi_project_urls(ca_path)))
     if args.json:
         print(dumps(document))
     else:
@@ -170,32 +167,6 @@ def _read_json(path: Path) -> Any:
         raise UserError(
             cause=f"cannot read {path} as JSON ({error})", fix="pass the output of `build.py audit --json`"
         ) from None
-
-
-def _with_debian(  # noqa: PLR0917 - the plan's parts and where it prints
-    plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None, log: Callable[[str], None]
-) -> BumpPlan:
-    """The plan with each base's recorded Debian packages checked against the archive (or a note: no record)."""
-    updates = []
-    for name, base in matrix.bases.items():
-        record = load_record(root, name)
-        where = record_path(root, name).relative_to(root)
-        if record is None:
-            notes.append(
-                f"base {name}: no Debian package record ({where}): write one with `build.py bump "
-                "--record-debian IMAGE` from a built image; the Debian archive is not checked"
-            )
-            continue
-        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}")
-        # an archive that does not answer stays exit 2: no Debian verdict without it (docs/bump.md)
-        found = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
-        if not found:
-            names = ", ".join(suite.name for suite in base_suites(base.bootstrap))
-            notes.append(
-                f"base {name}: the {len(record.packages)} Debian packages of {where} are the newest in {names}"
-            )
-        updates += found
-    return replace(plan, notes=tuple(notes), debian=tuple(updates))
 
 
 def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, as_json: bool) -> int:

@@ -10,9 +10,13 @@ import socket
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytorch_cuda.cli.options import CommandParser, Session, SharedOptions, examples
 from pytorch_cuda.errors import UserError
+
+if TYPE_CHECKING:  # the lines to print, and the same as JSON; release loads only for `release` (build.py starts fast)
+    from pytorch_cuda.release.commands import Outcome
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -112,9 +116,6 @@ def _sbom(path: Path) -> dict[str, object]:
     if not isinstance(document, dict):
         raise UserError(cause=f"{path} is not a JSON object", fix="give the build's CycloneDX .cdx.json")
     return document
-
-
-Outcome = tuple[list[str], dict[str, object]]  # the lines to print, and the same as JSON
 
 
 def run(args: argparse.Namespace) -> Outcome:

@@ -6,10 +6,7 @@ import argparse
 
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps, print_stale
-from pytorch_cuda.locks.resolving import not_locked, stale_locks
-from pytorch_cuda.matrix.json_schema import stale_schema, write_schema
-from pytorch_cuda.matrix.variants import all_variants
-from pytorch_cuda.render import find_stale, render_all, write_rendered
+from pytorch_cuda.render_outputs import check_outputs, write_outputs
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -31,8 +28,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
 def run_render(args: argparse.Namespace, session: Session) -> int:
     if args.check:
         return check_render(args, session)
-    matrix, root = session.matrix(args), session.root()
-    changed = write_rendered(render_all(matrix, root / "templates"), root) + write_schema(root)
+    changed = write_outputs(session.matrix(args), session.root())
     if args.json:
         print(dumps({"changed": [str(p) for p in changed]}))
     else:
@@ -41,20 +37,16 @@ def run_render(args: argparse.Namespace, session: Session) -> int:
 
 
 def check_render(args: argparse.Namespace, session: Session) -> int:
-    matrix, root, out = session.matrix(args), session.root(), session.out
-    variants = all_variants(matrix)
-    stale = find_stale(render_all(matrix, root / "templates", root), root) + stale_locks(matrix, variants, root)
-    stale += stale_schema(root)
-    unlocked = not_locked(root, variants, stale)
+    checked, out = check_outputs(session.matrix(args), session.root()), session.out
     if args.json:
-        stale_rows = [{"path": str(s.path), "reason": s.reason} for s in stale]
-        print(dumps({"up_to_date": not stale, "stale": stale_rows, "not_locked": unlocked}))
-        return 1 if stale else 0
-    for path in unlocked:
+        stale_rows = [{"path": str(s.path), "reason": s.reason} for s in checked.stale]
+        print(dumps({"up_to_date": checked.up_to_date, "stale": stale_rows, "not_locked": list(checked.not_locked)}))
+        return 0 if checked.up_to_date else 1
+    for path in checked.not_locked:
         out.print(f"note: {path} does not exist: that variant cannot be built until `build.py lock` makes it")
-    if stale:
-        print_stale(out, stale)
+    if checked.stale:
+        print_stale(out, list(checked.stale))
         out.print("images/ is stale: run `python build.py render` and commit the result", style="red")
     else:
         out.print("images/ matches templates/ and matrix.yaml")
-    return 1 if stale else 0
+    return 0 if checked.up_to_date else 1

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pytorch_cuda.engine.buildkit_log import bound_lock, short_step
 from pytorch_cuda.engine.client_failure import killed_client, lost_connection
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME
 
 
 @dataclass(frozen=True)
@@ -103,35 +103,45 @@ def explain_build_failure(
     )
 
 
-def hash_mismatch(log_text: str, failed_step: str, where: str) -> EngineError | None:
-    """uv or pip refused a download whose bytes do not hash to any of the lock's hashes for it, or None."""
-    match = _UV_HASH_MISMATCH.search(log_text) or _PIP_HASH_MISMATCH.search(log_text)
-    if match is None:
-        return None
-    lock, relock = _installed_lock(failed_step)
-    return EngineError(
-        cause=f"the download of {match.group(1)} inside the build does not match its hash in {lock} (the build "
-        f"installs with --require-hashes, so nothing was installed or tagged){where}",
-        fix=f"if the lock was edited or merged by hand, restore it (`git checkout images/`) or re-resolve it with "
+# The lock a failed step installs from as its caller names it: (the lock file the step mounts, or None) -> (the lock
+# to name, the command that re-resolves it). The engine knows no lock file names; the pipeline hands in the locks
+# room's naming (HashMismatchError.naming_locks).
+LockNaming = Callable[[str | None], tuple[str, str]]
+
+
+def lock_as_mounted(bound: str | None) -> tuple[str, str]:
+    """Without the locks room: the lock file as the step mounts it, and `build.py lock`."""
+    return bound or "the lock", "python build.py lock"
+
+
+def _mismatch(package: str, bound: str | None, where: str, naming: LockNaming) -> tuple[str, str]:
+    lock, relock = naming(bound)
+    return (
+        f"the download of {package} inside the build does not match its hash in {lock} (the build installs with "
+        f"--require-hashes, so nothing was installed or tagged){where}",
+        f"if the lock was edited or merged by hand, restore it (`git checkout images/`) or re-resolve it with "
         f"`{relock}` (it takes the hashes from the index and re-renders the layer slices) and review the diff; if "
         "the lock is right, the index, or a proxy or mirror in between, serves other bytes for that version "
         "(truncated, substituted or tampered with): fix or purge that mirror, then build again; never drop the hash",
     )
 
 
-def _installed_lock(failed_step: str) -> tuple[str, str]:
-    """The lock the failed step installs from (a layer slice's requirements.lock, or a tool lock) and its command."""
-    bound = bound_lock(failed_step)
-    if bound is None:
-        return "the lock", "python build.py lock --target TARGET"
-    path = Path(bound)
-    if path.name.startswith("layer-"):  # images/<target>-<flavour>/layer-N-*.lock, sliced from requirements.lock
-        target = path.parent.name.split("-", 1)[0]
-        return (
-            f"{path.parent / 'requirements.lock'} (its layer slice {path.name})",
-            f"python build.py lock --target {target}",
-        )
-    if path.name == FLAVOUR_LOCK_NAME:  # images/<target>-<flavour>/requirements-flavour.lock, a child's own
-        target, flavour = path.parent.name.split("-", 1)
-        return str(path), f"python build.py lock --target {target} --flavour {flavour}"
-    return str(path), "python build.py lock"
+class HashMismatchError(EngineError):
+    """uv or pip refused a download whose bytes do not hash to any of the lock's hashes for it: the package, and
+    the lock file the failed step mounts (None when the step mounts none)."""
+
+    def __init__(self, package: str, bound: str | None, where: str) -> None:
+        super().__init__(*_mismatch(package, bound, where, lock_as_mounted))
+        self.package, self.bound, self.where = package, bound, where
+
+    def naming_locks(self, naming: LockNaming) -> EngineError:
+        """The same error, its lock and command named by `naming` (the locks room's `installed_lock`)."""
+        return EngineError(*_mismatch(self.package, self.bound, self.where, naming))
+
+
+def hash_mismatch(log_text: str, failed_step: str, where: str) -> HashMismatchError | None:
+    """uv or pip refused a download whose bytes do not hash to any of the lock's hashes for it, or None."""
+    match = _UV_HASH_MISMATCH.search(log_text) or _PIP_HASH_MISMATCH.search(log_text)
+    if match is None:
+        return None
+    return HashMismatchError(match.group(1), bound_lock(failed_step), where)

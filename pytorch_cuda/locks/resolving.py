@@ -18,6 +18,9 @@ from pytorch_cuda.locks.child_flavour import (
     refresh_child_lock,
 )
 from pytorch_cuda.locks.file_format import (
+    FLAVOUR_LOCK_NAME,
+    LAYERS,
+    LOCK_NAME,
     PYPI_INDEX,
     TOOL_LOCKS,
     compile_argv,
@@ -29,7 +32,7 @@ from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
     Resolver,
-    Runner,
+    UvRunner,
     compile_lock,
     find_uv,
     index_of,
@@ -77,6 +80,22 @@ def _command(variant: Variant) -> str:
     """The command that (re)makes the variant's own lock."""
     child = variant.flavour.parent is not None
     return lock_command(variant) if child else f"python build.py lock --target {variant.target_name}"
+
+
+def installed_lock(bound: str | None) -> tuple[str, str]:
+    """The lock a build step installs from, named for a person, and the command that re-resolves it: a layer slice
+    (images/<target>-<flavour>/layer-N-*.lock) is cut from its requirements.lock, a child's flavour lock is its own,
+    a tool lock (images/installer.lock) is `build.py lock`'s. The pipeline hands it to the engine's failures."""
+    if bound is None:
+        return "the lock", "python build.py lock --target TARGET"
+    path = Path(bound)
+    if path.name in {layer.file for layer in LAYERS}:
+        target = path.parent.name.split("-", 1)[0]
+        return f"{path.parent / LOCK_NAME} (its layer slice {path.name})", f"python build.py lock --target {target}"
+    if path.name == FLAVOUR_LOCK_NAME:
+        target, flavour = path.parent.name.split("-", 1)
+        return str(path), f"python build.py lock --target {target} --flavour {flavour}"
+    return str(path), "python build.py lock"
 
 
 def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
@@ -156,7 +175,7 @@ def refresh_locks(
 
 
 def refresh_tool_lock(
-    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: Runner = run_uv
+    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: UvRunner = run_uv
 ) -> LockChange:
     """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI."""
     name, version = TOOL_LOCKS[relative]

@@ -15,7 +15,7 @@ from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.file_format import LOCK_NAME, UV_VERSION, LockFile, diff_versions, parse_lock
 from pytorch_cuda.matrix.variants import Variant
 
-Runner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
+UvRunner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
 IndexProbe = Callable[[str], None]
 
 
@@ -83,7 +83,7 @@ def run_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[
     return subprocess.run(argv, capture_output=True, text=True, env=env, check=False, timeout=600)
 
 
-def compile_lock(argv: list[str], ca_bundle: Path | None, run: Runner, what: str) -> str:
+def compile_lock(argv: list[str], ca_bundle: Path | None, run: UvRunner, what: str) -> str:
     """Run `uv pip compile` (argv); its stdout, or one paragraph naming what could not be resolved."""
     env = dict(os.environ)
     if ca_bundle is not None:
@@ -112,7 +112,7 @@ class Resolver:
 
     ca_bundle: Path | None
     probe: IndexProbe
-    run: Runner = run_uv
+    run: UvRunner = run_uv
     cutoff: Callable[[str], str | None] = _no_cutoff
 
     def compile(self, argv: list[str], what: str, *, index: str | None = None) -> str:

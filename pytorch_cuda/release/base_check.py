@@ -9,15 +9,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.oci.image_config import config_digest, image_config
+from pytorch_cuda.oci.registry_client import RegistryClient, open_image, reference
 from pytorch_cuda.references import parse_reference
 from pytorch_cuda.release.build_inputs import PinnedBase
-from pytorch_cuda.release.oras_client import RegistryClient, open_image, reference
 
 
 class NotBuiltOnBaseError(UserError):
@@ -42,14 +41,13 @@ def pinned_digest(matrix_path: Path) -> tuple[str, str, str | None]:
 
 
 def _config(client: RegistryClient, repository: str, raw: bytes) -> tuple[str, list[str]]:
-    document: dict[str, Any] = json.loads(raw)
-    digest = str((document.get("config") or {}).get("digest", ""))
-    if not digest:
+    digest = config_digest(raw)
+    if digest is None:
         raise UserError(
             cause=f"{repository} is an image index (several platforms), not one image manifest",
             fix="check one platform's manifest: pin the base and sign the image by their linux/amd64 digests",
         )
-    config = json.loads(client.blob(reference(f"{repository}:x"), digest))
+    config = image_config(client, repository, digest)
     return digest, [str(layer) for layer in (config.get("rootfs") or {}).get("diff_ids") or []]
 
 

@@ -16,13 +16,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
+from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
 from pytorch_cuda.references import registry_host
 from pytorch_cuda.release.failures import VerificationFailedError
-from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, is_loopback, reference
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.verify import signed
 
-Runner = Callable[[list[str]], subprocess.CompletedProcess[str]]
+SkopeoRunner = Callable[[list[str]], subprocess.CompletedProcess[str]]
 
 
 class PromotionMismatchError(UserError):
@@ -70,7 +70,7 @@ def require_signed(tested: str, policy: LoadedPolicy) -> None:
 
 
 def promote(
-    tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: Runner = _run
+    tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: SkopeoRunner = _run
 ) -> list[Promoted]:
     """Point `repository:tag` (default: the tested image's repository) at the tested digest, for each tag, once
     the tested digest is signed and attested."""

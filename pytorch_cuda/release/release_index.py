@@ -22,8 +22,8 @@ from tuf.api.exceptions import UnsignedMetadataError
 from tuf.api.metadata import Metadata, MetaFile, Root, Snapshot, TargetFile, Targets, Timestamp
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.oci.registry_client import RegistryClient, reference
 from pytorch_cuda.release.cosign_layout import Artifact, Blob, compact
-from pytorch_cuda.release.oras_client import RegistryClient, reference
 from pytorch_cuda.release.trusted_root import TrustedRoot
 
 METADATA_MEDIA_TYPE = "application/vnd.tuf.metadata.v1+json"

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -20,6 +19,8 @@ from typing import Any
 from securesystemslib.signer import Signer
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
+from pytorch_cuda.oci.image_config import config_digest, image_config
+from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, open_image, reference
 from pytorch_cuda.release import release_index
 from pytorch_cuda.release.cosign_layout import (
     ATT_ARTIFACT_TYPE,
@@ -36,7 +37,6 @@ from pytorch_cuda.release.cosign_layout import (
     tag_for,
 )
 from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
-from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient, open_image, reference
 from pytorch_cuda.release.statements import (
     IN_TOTO_PAYLOAD,
     PROVENANCE_PREDICATE,
@@ -69,11 +69,10 @@ def _push(client: RegistryClient, repository: str, tag: str, artifact: Artifact,
 
 def image_labels(client: RegistryClient, raw: bytes, repository: str) -> dict[str, str]:
     """The image config's labels (none for an index: a multi-platform image has one config per platform)."""
-    config = json.loads(raw).get("config")
-    if not isinstance(config, dict) or "digest" not in config:
+    digest = config_digest(raw)
+    if digest is None:
         return {}
-    blob = json.loads(client.blob(reference(f"{repository}:x"), str(config["digest"])))
-    labels = (blob.get("config") or {}).get("Labels") or {}
+    labels = (image_config(client, repository, digest).get("config") or {}).get("Labels") or {}
     return {str(key): str(value) for key, value in labels.items()}
 
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.oci.registry_client import RegistryClient, RegistryManifest, open_image, reference
 from pytorch_cuda.release import release_index
 from pytorch_cuda.release.cosign_layout import (
     DSSE_ENVELOPE,
@@ -33,7 +34,6 @@ from pytorch_cuda.release.cosign_layout import (
 from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
 from pytorch_cuda.release.failures import Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
-from pytorch_cuda.release.oras_client import RegistryClient, RegistryManifest, open_image, reference
 from pytorch_cuda.release.provenance_inputs import InputMismatchError, checked_inputs, inputs_fix
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE

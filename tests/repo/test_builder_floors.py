@@ -20,7 +20,7 @@ def _write(root: Path, relative: str, text: str) -> None:
 
 
 def _tree(root: Path) -> None:
-    for room in ("matrix", "locks", "engine", "steps", "release"):
+    for room in ("matrix", "oci", "locks", "engine", "steps", "release"):
         _write(root, f"pytorch_cuda/{room}/__init__.py", "")
     _write(root, "pytorch_cuda/__init__.py", "")
     _write(root, "pytorch_cuda/errors.py", "class UserError(Exception): ...\n")
@@ -28,6 +28,8 @@ def _tree(root: Path) -> None:
     _write(root, "pytorch_cuda/locks/lock.py", "from pytorch_cuda.matrix.labels import LABEL\n")
     _write(root, "pytorch_cuda/steps/base.py", "from pytorch_cuda.matrix.labels import LABEL\n")
     _write(root, "pytorch_cuda/release/pin.py", "from pytorch_cuda.matrix.labels import LABEL\n")
+    _write(root, "pytorch_cuda/oci/client.py", "from pytorch_cuda.errors import UserError\n")
+    _write(root, "pytorch_cuda/release/sign.py", "from pytorch_cuda.oci.client import UserError\n")
 
 
 def test_a_synthetic_tree_that_points_down_passes(tmp_path: Path) -> None:
@@ -45,11 +47,31 @@ def test_an_upward_import_fails(tmp_path: Path) -> None:
 
 
 def test_a_sideways_import_and_a_room_without_a_floor_fail(tmp_path: Path) -> None:
-    """release/pin_command.py taking BOOTSTRAP_LABEL from steps/base_image.py (both floor 4) was one."""
+    """release/pin_command.py taking BOOTSTRAP_LABEL from steps/base_image.py (both floor 3) was one."""
     _tree(tmp_path)
     _write(tmp_path, "pytorch_cuda/release/pin.py", "from pytorch_cuda.steps.base import LABEL\n")
     _write(tmp_path, "pytorch_cuda/oven/__init__.py", "")
     assert builder_floors.violations(import_graph.build(tmp_path)) == [
         "pytorch_cuda/oven has no floor: add it to tests/support/builder_floors.py",
-        "pytorch_cuda/release (floor 4) imports pytorch_cuda/steps (floor 4), sideways: pytorch_cuda/release/pin.py",
+        "pytorch_cuda/release (floor 3) imports pytorch_cuda/steps (floor 3), sideways: pytorch_cuda/release/pin.py",
+    ]
+
+
+def test_the_registry_client_reaching_into_release_fails(tmp_path: Path) -> None:
+    """The registry client lives in oci (floor 1) so that bump and release share it without one importing the
+    other (bump took it from release/oras_client.py); the client reaching back into release climbs three floors."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/oci/client.py", "from pytorch_cuda.release.pin import LABEL\n")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/oci (floor 1) imports pytorch_cuda/release (floor 3), up: pytorch_cuda/oci/client.py"
+    ]
+
+
+def test_the_engine_naming_lock_files_fails(tmp_path: Path) -> None:
+    """The engine sits beside matrix (floor 1) since the pipeline hands it the locks room's naming of a lock
+    (locks/resolving.installed_lock); engine/build_failure.py reading the lock file names again climbs a floor."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/engine/build_failure.py", "from pytorch_cuda.locks.lock import LABEL\n")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/engine (floor 1) imports pytorch_cuda/locks (floor 2), up: pytorch_cuda/engine/build_failure.py"
     ]

@@ -190,15 +190,24 @@ NOT_YET_RENAMED = {
 }
 
 
+def _defined(node: ast.stmt) -> list[str]:
+    """The public names a top-level statement defines: a class, a function, or a type alias (``Runner =
+    Callable[...]``, ``Name: TypeAlias = ...``: a CamelCase name; UPPER_CASE constants are values, not types)."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return [node.name]
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+    return [t.id for t in targets if isinstance(t, ast.Name) and t.id[:1].isupper() and not t.id.isupper()]
+
+
 def exported_names(root: Path = ROOT) -> dict[str, set[str]]:
-    """Every public top-level class and function of the named packages -> the packages (folders) that define it."""
+    """Every public top-level class, function and type alias of the named packages -> the packages (folders) that
+    define it."""
     names: dict[str, set[str]] = {}
     for path in _python_files(*NAMED_PACKAGES, root=root):
         for node in ast.parse(path.read_text(encoding="utf-8"), filename=str(path)).body:
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and not node.name.startswith(
-                "_"
-            ):
-                names.setdefault(node.name, set()).add(str(path.parent.relative_to(root)))
+            for name in _defined(node):
+                if not name.startswith("_"):
+                    names.setdefault(name, set()).add(str(path.parent.relative_to(root)))
     return names
 
 
@@ -211,8 +220,9 @@ def names_in_two_packages(root: Path = ROOT) -> dict[str, list[str]]:
 
 
 def test_no_class_or_function_name_is_exported_by_two_packages() -> None:
-    """One name, one meaning: ``promote`` in steps and in release, or two ``suite_digest`` with two values, say two
-    things under one name. Within one package a name is that package's to keep consistent."""
+    """One name, one meaning: ``promote`` in steps and in release, two ``suite_digest`` with two values, or
+    ``Runner`` for a GPU runner (matrix), uv (locks) and skopeo (release), say two things under one name. Within one
+    package a name is that package's to keep consistent."""
     twice = names_in_two_packages()
     assert not twice, f"public names defined in two packages (rename one of each): {twice}"
 
@@ -224,7 +234,12 @@ def test_a_class_or_function_in_two_packages_is_seen(tmp_path: Path) -> None:
     _write(tmp_path, "pytorch_cuda/cli/b.py", "def main() -> int:\n    return 0\n")
     _write(tmp_path, "pytorch_cuda/build/plan.py", "class BuildRequest: ...\n")
     _write(tmp_path, "pytorch_cuda/engine/protocol.py", "class BuildRequest: ...\n")
-    assert names_in_two_packages(tmp_path) == {"promote": ["pytorch_cuda/release", "pytorch_cuda/steps"]}
+    _write(tmp_path, "pytorch_cuda/matrix/fleet.py", "class Runner: ...\nLABEL = 'gpu'\nT = 1\n")
+    _write(tmp_path, "pytorch_cuda/locks/writing.py", "Runner = Callable[[list[str]], int]\nLABEL = 'x'\nT = 2\n")
+    assert names_in_two_packages(tmp_path) == {
+        "promote": ["pytorch_cuda/release", "pytorch_cuda/steps"],
+        "Runner": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # a type alias counts; UPPER_CASE values do not
+    }
     _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # a third one is not allowed
     assert names_in_two_packages(tmp_path)["BuildRequest"] == [
         "pytorch_cuda/build", "pytorch_cuda/engine", "pytorch_cuda/locks"

@@ -16,23 +16,22 @@ from tests.support import import_graph
 FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
     ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
-    # 1: data and the host: matrix.yaml as types, the host's network probes
-    ("matrix", "network"),
+    # 1: data and the boundaries to the outside: matrix.yaml as types, the Docker engine, the host's network probes,
+    # the OCI registry
+    ("matrix", "engine", "network", "oci"),
     # 2: the hash locks (and the Debian package record committed beside them)
     ("locks",),
-    # 3: the Docker engine boundary
-    ("engine",),
-    # 4: what a build does with an image, what a release does with a digest, where results are stored
+    # 3: what a build does with an image, what a release does with a digest, where results are stored
     ("steps", "release", "run_store"),
-    # 5: reading results: one run's precision report, the stored runs' noise, drift and regressions
+    # 4: reading results: one run's precision report, the stored runs' noise, drift and regressions
     ("precision_report", "decay"),
-    # 6: the writers of committed files and pages: images/, pin bumps, the site, the CI job matrix
+    # 5: the writers of committed files and pages: images/, pin bumps, the site, the CI job matrix
     ("render.py", "bump", "site", "ci_jobs.py"),
-    # 7: the two flows that run the floors below: a build, an audit
-    ("build", "audit"),
-    # 8: what a person sees of a build; the bake file and the --set overrides of a build
+    # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks
+    ("build", "audit", "render_outputs.py"),
+    # 7: what a person sees of a build; the bake file and the --set overrides of a build
     ("console", "bake"),
-    # 9: the command line: parses and prints
+    # 8: the command line: parses and prints
     ("cli",),
 )
 

@@ -7,6 +7,7 @@ import pytest
 
 from pytorch_cuda.build.build_plan import BuildPlan
 from pytorch_cuda.build.pipeline import PipelineHooks, execute
+from pytorch_cuda.engine.build_failure import HashMismatchError
 from pytorch_cuda.errors import ChecksFailedError, EngineError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.steps.base_image import bootstrap_command, ensure_base
@@ -87,6 +88,19 @@ def test_failed_build_tags_nothing(matrix: Matrix, root: Path, tmp_path: Path) -
     with pytest.raises(EngineError, match="build broke"):
         execute(_plan(matrix, root), engine, _hooks(tmp_path))
     assert not any(c.startswith("tag ") for c in engine.calls)
+
+
+def test_a_hash_mismatch_is_named_by_the_locks_room(matrix: Matrix, root: Path, tmp_path: Path) -> None:
+    """The engine names the lock file the step mounted; the pipeline hands in the locks room's naming."""
+    mismatch = HashMismatchError("jinja2==3.1.6", "images/cu128-runtime/layer-3-python.lock", "")
+    engine = FakeEngine(images={BASE: "b"}, build_error=mismatch)
+    with pytest.raises(EngineError) as raised:
+        execute(_plan(matrix, root), engine, _hooks(tmp_path))
+    assert type(raised.value) is EngineError
+    assert "in images/cu128-runtime/requirements.lock (its layer slice layer-3-python.lock)" in raised.value.cause
+    assert "`python build.py lock --target cu128`" in raised.value.fix
+    assert not any(c.startswith("tag ") for c in engine.calls)
+    assert _plan(matrix, root).candidate not in engine.images
 
 
 def test_tag_failure_midway_rolls_back(matrix: Matrix, root: Path, tmp_path: Path) -> None:

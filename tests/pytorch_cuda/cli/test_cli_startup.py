@@ -22,7 +22,7 @@ def test_the_cli_imports_no_registry_library() -> None:
 
 def test_the_registry_client_still_reaches_oras() -> None:
     probe = (
-        "import sys; from pytorch_cuda.release.oras_client import RegistryClient; "
+        "import sys; from pytorch_cuda.oci.registry_client import RegistryClient; "
         "RegistryClient('127.0.0.1:5999'); print('oras.provider' in sys.modules)"
     )
     made = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, check=True)

@@ -7,9 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.engine.build_failure import explain_build_failure
+from pytorch_cuda.engine.build_failure import HashMismatchError, explain_build_failure, lock_as_mounted
 from pytorch_cuda.engine.buildkit_log import short_step
 from pytorch_cuda.engine.client_failure import ended_by_signal
+from pytorch_cuda.errors import EngineError
+from pytorch_cuda.locks.resolving import installed_lock
 
 LOG = Path("/logs/build-cu128-runtime.log")
 LAYER_3 = (
@@ -117,19 +119,35 @@ def test_a_connection_reset_inside_a_failed_step_is_a_download_not_a_lost_daemon
 
 def test_uv_hash_mismatch_names_the_package_and_the_lock() -> None:
     error = explain_build_failure(UV_MISMATCH, LOG, LAYER_3, exit_code=1)
+    assert isinstance(error, HashMismatchError)
+    assert (error.package, error.bound) == ("jinja2==3.1.6", "images/cu128-runtime/layer-3-python.lock")
     assert error.cause.startswith("the download of jinja2==3.1.6 inside the build does not match its hash in ")
-    assert "images/cu128-runtime/requirements.lock (its layer slice layer-3-python.lock)" in error.cause
-    assert "--require-hashes" in error.cause
-    assert "`python build.py lock --target cu128`" in error.fix
-    assert "mirror" in error.fix
+    assert "images/cu128-runtime/layer-3-python.lock (the build installs with --require-hashes" in error.cause
     assert "download inside the build failed" not in error.cause  # not mistaken for a network failure
+    # The pipeline hands in the locks room's naming: the slice's requirements.lock and its target's command.
+    named = error.naming_locks(installed_lock)
+    assert type(named) is EngineError  # `--json` still says "EngineError"
+    assert "images/cu128-runtime/requirements.lock (its layer slice layer-3-python.lock)" in named.cause
+    assert "--require-hashes" in named.cause
+    assert "`python build.py lock --target cu128`" in named.fix
+    assert "mirror" in named.fix
 
 
 def test_pip_hash_mismatch_in_a_tool_stage_names_the_tool_lock() -> None:
     error = explain_build_failure(PIP_MISMATCH, LOG, INSTALLER, exit_code=1)
-    assert "the download of uv==0.13.9" in error.cause
-    assert "images/installer.lock" in error.cause
-    assert "`python build.py lock`" in error.fix
+    assert isinstance(error, HashMismatchError)
+    named = error.naming_locks(installed_lock)
+    assert "the download of uv==0.13.9" in named.cause
+    assert "images/installer.lock" in named.cause
+    assert "`python build.py lock`" in named.fix
+
+
+def test_the_engine_alone_names_the_lock_as_the_step_mounts_it() -> None:
+    """build_failure.py knows no lock file names: without the locks room's naming, the mounted file and `lock`."""
+    assert lock_as_mounted("images/cu128-runtime/layer-3-python.lock") == (
+        "images/cu128-runtime/layer-3-python.lock", "python build.py lock"
+    )  # fmt: skip
+    assert lock_as_mounted(None) == ("the lock", "python build.py lock")
 
 
 @pytest.mark.parametrize(

@@ -23,7 +23,7 @@ from pytorch_cuda.locks.file_format import (
     parse_lock,
     slice_layers,
 )
-from pytorch_cuda.locks.resolving import lock_problem, refresh_lock, require_lock, stale_locks
+from pytorch_cuda.locks.resolving import installed_lock, lock_problem, refresh_lock, require_lock, stale_locks
 from pytorch_cuda.locks.writing import Resolver
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants, select_variant
@@ -208,3 +208,27 @@ def test_installer_lock_pins_the_uv_the_builder_uses(root: Path) -> None:
     assert lock.versions() == {"uv": UV_VERSION}
     project = tomllib.loads((root / "pyproject.toml").read_text())
     assert f"uv=={UV_VERSION}" in project["project"]["dependencies"]
+
+
+@pytest.mark.parametrize(
+    ("bound", "lock", "command"),
+    [
+        (
+            "images/cu128-runtime/layer-2-torch.lock",
+            "images/cu128-runtime/requirements.lock (its layer slice layer-2-torch.lock)",
+            "python build.py lock --target cu128",
+        ),
+        (
+            "images/cu128-jupyter/requirements-flavour.lock",
+            "images/cu128-jupyter/requirements-flavour.lock",
+            "python build.py lock --target cu128 --flavour jupyter",
+        ),
+        ("images/installer.lock", "images/installer.lock", "python build.py lock"),
+        (None, "the lock", "python build.py lock --target TARGET"),
+    ],
+)
+def test_a_build_step_s_lock_is_named_with_the_command_that_re_resolves_it(
+    bound: str | None, lock: str, command: str
+) -> None:
+    """What the pipeline hands to the engine's failures: a layer slice is cut from its requirements.lock."""
+    assert installed_lock(bound) == (lock, command)

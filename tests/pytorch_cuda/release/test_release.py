@@ -13,7 +13,6 @@ from tuf.api.metadata import Metadata, Targets, Timestamp
 from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.commands import check_pinned_base
-from pytorch_cuda.release.oras_client import RegistryAccessError, is_loopback, reference
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.release_policy import PolicyError, load_policy
 from pytorch_cuda.release.statements import BuildRun, Source, provenance, statement
@@ -30,19 +29,6 @@ def test_skopeo_copies_every_platform_and_keeps_the_digest_plain_http_only_on_lo
     assert loopback[-2:] == [f"docker://127.0.0.1:5000/ci/x@{DIGEST}", "docker://127.0.0.1:5000/ci/x:v2.9"]
     remote = skopeo_copy_argv(f"ghcr.io/o/x@{DIGEST}", "ghcr.io/o/x:v2.9")
     assert not any("tls-verify" in arg for arg in remote)
-
-
-@pytest.mark.parametrize(
-    ("host", "loopback"),
-    [("127.0.0.1:5000", True), ("localhost:5000", True), ("[::1]:5000", True), ("ghcr.io", False), ("10.0.0.1", False)],
-)
-def test_only_loopback_registries_speak_plain_http(host: str, loopback: bool) -> None:
-    assert is_loopback(host) is loopback
-
-
-def test_a_reference_without_a_registry_host_is_refused() -> None:
-    with pytest.raises(RegistryAccessError, match="names no registry host"):
-        reference("pytorch-cuda:v2.9")
 
 
 def run() -> BuildRun:

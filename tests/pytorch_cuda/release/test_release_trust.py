@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.oci.registry_client import RegistryClient, reference
 from pytorch_cuda.release import keys, release_index
-from pytorch_cuda.release.oras_client import RegistryClient, reference
 from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexMovedError, IndexPlan, write_signature_index
 from tests.support import local_registry as registry

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.release.oras_client import RegistryAccessError, RegistryClient
+from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient
 
 USER, SECRET, TOKEN = "robot", "s3cret", "token-for-robot"
 MANIFEST = b'{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{},"layers":[]}'

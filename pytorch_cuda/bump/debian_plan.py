@@ -1,0 +1,42 @@
+"""The Debian side of a bump plan: each base's committed Debian package record (locks/debian_record.py) checked
+against the archive of its three suites, the updates into the plan, and a note for a base with no record or
+nothing newer."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+from pytorch_cuda.bump.bump_plan import BumpPlan
+from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.locks.debian_record import load_record, record_path
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.debian_suites import base_suites
+
+
+def with_debian(  # noqa: PLR0917 - the plan's parts and where it logs
+    plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None, log: Callable[[str], None]
+) -> BumpPlan:
+    """The plan with each base's recorded Debian packages checked against the archive (or a note: no record)."""
+    updates = []
+    for name, base in matrix.bases.items():
+        record = load_record(root, name)
+        where = record_path(root, name).relative_to(root)
+        if record is None:
+            notes.append(
+                f"base {name}: no Debian package record ({where}): write one with `build.py bump "
+                "--record-debian IMAGE` from a built image; the Debian archive is not checked"
+            )
+            continue
+        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}")
+        # an archive that does not answer stays exit 2: no Debian verdict without it (docs/bump.md)
+        found = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
+        if not found:
+            names = ", ".join(suite.name for suite in base_suites(base.bootstrap))
+            notes.append(
+                f"base {name}: the {len(record.packages)} Debian packages of {where} are the newest in {names}"
+            )
+        updates += found
+    return replace(plan, notes=tuple(notes), debian=tuple(updates))

@@ -1,0 +1,108 @@
+"""The registry client and an image's config against a small open registry on a loopback port (plain HTTP, as
+loopback registries speak): an index resolved to its linux/amd64 image ID, a config checked against its digest,
+and the refusals a bump or a release must not get past."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+
+from pytorch_cuda.oci.image_config import config_digest, image_config, resolve_tag
+from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
+
+INDEX = "application/vnd.oci.image.index.v1+json"
+IMAGE = "application/vnd.oci.image.manifest.v1+json"
+
+
+def _digest(data: bytes) -> str:
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+CONFIG = json.dumps({"config": {"Labels": {"a": "b"}}, "rootfs": {"diff_ids": ["sha256:" + "1" * 64]}}).encode()
+AMD64 = json.dumps({"schemaVersion": 2, "mediaType": IMAGE, "config": {"digest": _digest(CONFIG)}}).encode()
+ARM64 = json.dumps({"schemaVersion": 2, "mediaType": IMAGE, "config": {"digest": "sha256:" + "2" * 64}}).encode()
+
+
+def _index(*platforms: tuple[str, bytes]) -> bytes:
+    entries = [{"digest": _digest(raw), "platform": {"os": "linux", "architecture": arch}} for arch, raw in platforms]
+    return json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": entries}).encode()
+
+
+class OpenRegistry(BaseHTTPRequestHandler):
+    """Serves `objects` (path -> media type, bytes) on GET and HEAD; 404 for anything else."""
+
+    objects: dict[str, tuple[str, bytes]] = {}  # noqa: RUF012 (each test sets what the registry holds)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        media_type, body = self.objects.get(self.path, ("application/json", b'{"errors":[]}'))
+        self.send_response(200 if self.path in self.objects or self.path == "/v2/" else 404)
+        self.send_header("Content-Type", media_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def host() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), OpenRegistry)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+
+
+def _hold(index: bytes, config: bytes = CONFIG) -> None:
+    OpenRegistry.objects = {
+        "/v2/o/base/manifests/trixie": (INDEX, index),
+        f"/v2/o/base/manifests/{_digest(AMD64)}": (IMAGE, AMD64),
+        f"/v2/o/base/manifests/{_digest(ARM64)}": (IMAGE, ARM64),
+        f"/v2/o/base/blobs/{_digest(CONFIG)}": ("application/octet-stream", config),
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "loopback"),
+    [("127.0.0.1:5000", True), ("localhost:5000", True), ("[::1]:5000", True), ("ghcr.io", False), ("10.0.0.1", False)],
+)
+def test_only_loopback_registries_speak_plain_http(name: str, loopback: bool) -> None:
+    assert is_loopback(name) is loopback
+
+
+def test_a_reference_without_a_registry_host_is_refused() -> None:
+    with pytest.raises(RegistryAccessError, match="names no registry host"):
+        reference("pytorch-cuda:v2.9")
+
+
+def test_a_tag_resolves_to_its_index_digest_and_its_linux_amd64_image_id(host: str) -> None:
+    index = _index(("arm64", ARM64), ("amd64", AMD64))
+    _hold(index)
+    assert resolve_tag(f"{host}/o/base:trixie") == (_digest(index), _digest(CONFIG))
+
+
+def test_a_tag_without_a_linux_amd64_image_is_refused(host: str) -> None:
+    _hold(_index(("arm64", ARM64)))
+    with pytest.raises(RegistryAccessError, match="has no linux/amd64 image"):
+        resolve_tag(f"{host}/o/base:trixie")
+
+
+def test_the_config_is_read_only_when_it_hashes_to_its_digest(host: str) -> None:
+    _hold(_index(("amd64", AMD64)))
+    client = RegistryClient(host)
+    digest = config_digest(AMD64)
+    assert digest == _digest(CONFIG)
+    assert image_config(client, f"{host}/o/base", digest)["rootfs"]["diff_ids"] == ["sha256:" + "1" * 64]
+    _hold(_index(("amd64", AMD64)), config=CONFIG + b" ")  # the registry serves other bytes under the digest
+    with pytest.raises(RegistryAccessError, match="does not hash to its digest"):
+        image_config(client, f"{host}/o/base", digest)
+
+
+def test_an_index_names_no_config() -> None:
+    assert config_digest(_index(("amd64", AMD64))) is None
+    assert config_digest(b'{"config": {}}') is None
