@@ -16,7 +16,7 @@ from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.bump.groups import GROUPS, Group, PinAdvisory, debian_group, fixes, group_of
 
 BRANCH_PREFIX = "bump/pins-"
-Action = Literal["update", "close", "keep"]
+GroupAction = Literal["update", "close", "keep"]
 
 
 def branch_of(group: Group) -> str:
@@ -31,7 +31,7 @@ class GroupPullRequest:
     pins: tuple[str, ...]  # matrix.yaml's pins it moves (and bases.B.digest), in the plan's order
     debian: tuple[str, ...]  # Debian packages newer than the images', which its rebuild takes
     advisories: tuple[str, ...]  # the advisories it fixes (the security group's)
-    action: Action
+    action: GroupAction
     why: str
 
     @property
@@ -52,7 +52,7 @@ class GroupPullRequest:
 
 def _action(
     plan: BumpPlan, group: Group, pins: Sequence[str], debian: Sequence[str], audited: bool
-) -> tuple[Action, str]:
+) -> tuple[GroupAction, str]:
     if pins or debian:
         parts = [f"{len(pins)} pin(s)" if pins else "", f"{len(debian)} Debian package(s)" if debian else ""]
         return "update", f"its branch made again from the default branch ({' and '.join(p for p in parts if p)})"
