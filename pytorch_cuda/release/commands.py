@@ -4,6 +4,7 @@ returns the lines to print and the same as JSON."""
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -50,6 +51,13 @@ def check_pinned_base(matrix_path: Path) -> str:
     return pinned_digest(matrix_path)[1]
 
 
+def _source_date_epoch() -> int | None:
+    """$SOURCE_DATE_EPOCH where set: the image's creation time when the build ran without git. A rebuild needs
+    only the commit otherwise: the files' time is its matrix.yaml's, the creation time its commit time."""
+    given = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(given) if given.isdigit() else None
+
+
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
     if args.require_pinned_base:
         base = check_built_on_base(args.matrix, args.image)
@@ -67,6 +75,7 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         workflow=args.workflow,
         finished_on=now,
         materials=materials,
+        source_date_epoch=_source_date_epoch(),
     )
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
     digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)
