@@ -69,7 +69,14 @@ def bootstrap_labels(argv: list[str], output: Path, source_date_epoch: int | Non
     inputs = bootstrap_inputs(argv, output)
     moment = datetime.now(UTC) if source_date_epoch is None else datetime.fromtimestamp(source_date_epoch, tz=UTC)
     when = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-    return [f"LABEL {BOOTSTRAP_LABEL}={json.dumps(inputs)} {BOOTSTRAP_LABEL}-date={json.dumps(when)}"]
+    return [f"LABEL {BOOTSTRAP_LABEL}={_label_value(inputs)} {BOOTSTRAP_LABEL}-date={_label_value(when)}"]
+
+
+def _label_value(text: str) -> str:
+    """A LABEL value that the engine's Dockerfile parser gives back as it is: quoted, and `$` escaped, or it
+    expands `$1` of the mount-point hook to nothing and the recorded recipe never equals the one it runs (every
+    build would then bootstrap the base again)."""
+    return json.dumps(text).replace("$", "\\$")
 
 
 def ensure_base(

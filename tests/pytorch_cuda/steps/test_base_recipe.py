@@ -4,6 +4,7 @@ build bootstraps it again; a pulled base, which carries no recipe, is used as it
 
 from __future__ import annotations
 
+import re
 import subprocess
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from pytorch_cuda.steps.base_image import (
     MOUNT_POINT_HOOK,
     bootstrap_command,
     bootstrap_inputs,
+    bootstrap_labels,
     ensure_base,
 )
 from tests.support.fake_engine import FakeEngine
@@ -46,6 +48,15 @@ def test_the_bootstrap_runs_at_the_file_time_and_leaves_the_mount_points(matrix:
     assert argv[:3] == ["env", f"SOURCE_DATE_EPOCH={EPOCH}", "mmdebstrap"]
     assert MOUNT_POINT_HOOK in argv
     assert ': > "$1/etc/hosts"; : > "$1/etc/resolv.conf"' in MOUNT_POINT_HOOK
+
+
+def test_the_recorded_recipe_keeps_its_dollar_signs(matrix: Matrix, tmp_path: Path) -> None:
+    """`docker import --change LABEL ...` expands `$1` as a Dockerfile does: unescaped, the label recorded the hook
+    as `: > "/etc/hosts"`, which never equals the recipe, and every build bootstrapped the base again."""
+    tarball = tmp_path / "x.tar"
+    [line] = bootstrap_labels(bootstrap_command(matrix.bases["trixie"], tarball, EPOCH), tarball, EPOCH)
+    assert re.search(r"(?<!\\)\$", line) is None, line
+    assert "\\$1/etc/hosts" in line
 
 
 def test_a_base_of_an_older_recipe_is_bootstrapped_again(matrix: Matrix) -> None:
