@@ -17,12 +17,13 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from pytorch_cuda.engine.build_cache import cache_records, drop_build_cache
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
 from pytorch_cuda.engine.engine_push import push_image, registry_digest
 from pytorch_cuda.engine.image_diff import diff_images
-from pytorch_cuda.engine.image_times import stamp_image
+from pytorch_cuda.engine.image_times import stamp_and_retag
 from pytorch_cuda.engine.protocol import (
     BuildRequest,
     BuildResult,
@@ -91,8 +92,7 @@ class DockerEngine:
                 fix="check the engine's log (dockerd) and the free disk space, then build again",
             )
         if source_date_epoch is not None:
-            image_id = stamp_image(self._client, image_id, source_date_epoch)
-            self._client.images.get(image_id).tag(repository, tag)
+            image_id = stamp_and_retag(self._client, image_id, source_date_epoch, ref)
         return image_id
 
     def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
@@ -166,8 +166,7 @@ class DockerEngine:
                 fix="check that the build client loads images into this engine (buildx: a 'docker' driver or --load)",
             )
         if request.created_epoch is not None:  # BuildKit 0.8 stamps the wall clock on the config
-            image_id = stamp_image(self._client, image_id, request.created_epoch)
-            self._client.images.get(image_id).tag(request.tag)
+            image_id = stamp_and_retag(self._client, image_id, request.created_epoch, request.tag)
         return BuildResult(image_id, time.monotonic() - started, cached, total)
 
     def run(self, request: RunRequest) -> RunResult:
@@ -230,6 +229,13 @@ class DockerEngine:
             lines.append(f"layer {layer.index + 1}: {layer.created_by[:160]}")
             lines += [f"  {file}" for file in layer.files]
         return lines
+
+    def build_cache_ids(self) -> frozenset[str]:
+        return frozenset(cache_records(self._client))
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        dropped = drop_build_cache(self._client, since, dockerfile)
+        return dropped.records, dropped.bytes_reclaimed
 
     def registry_cache_unsupported(self) -> str | None:
         return self._build_client.registry_cache_gap

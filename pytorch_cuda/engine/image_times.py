@@ -84,6 +84,25 @@ def stamp_image(client: docker.DockerClient, image_id: str, epoch: int) -> str:
     return stamped
 
 
+def stamp_and_retag(client: docker.DockerClient, image_id: str, epoch: int, ref: str) -> str:
+    """Stamp the image tagged `ref`, point `ref` at the stamped one, and remove the unstamped one (BuildKit's or
+    `docker import`'s wall-clock config; it shares every layer, so only its config goes), which would otherwise be
+    left dangling by every build. Returns the stamped ID."""
+    stamped = stamp_image(client, image_id, epoch)
+    if stamped == image_id:
+        return stamped
+    client.images.get(stamped).tag(ref)
+    try:
+        if not client.images.get(image_id).tags:  # a tag that someone else put on it keeps it
+            client.images.remove(image_id, noprune=False)
+    except docker.errors.ImageNotFound:
+        pass
+    except docker.errors.APIError as exc:
+        if exc.status_code != 409:  # in use by a container: it stays, untagged
+            raise
+    return stamped
+
+
 class _Stream(io.RawIOBase):
     """A file-like view of the chunks `docker save` streams."""
 

@@ -138,5 +138,14 @@ class Engine(Protocol):
         """Lines naming the layers that differ between two images and their first differing files."""
         ...
 
+    def build_cache_ids(self) -> frozenset[str]:
+        """The IDs of the engine's build cache records now (to tell a later build's own records apart)."""
+        ...
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        """Remove the build cache records that a build of `dockerfile` made since `since` was taken (its RUN steps,
+        never cache mounts or another build's records); returns (records removed, bytes reclaimed)."""
+        ...
+
     def registry_cache_unsupported(self) -> str | None:
         """None when builds can export and import BuildKit cache to a registry; otherwise why not."""

@@ -56,6 +56,7 @@ class FakeEngine:
     last_build: BuildRequest | None = None
     imported: list[str] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)  # ref -> its config's labels
+    build_cache: dict[str, int] = field(default_factory=dict)  # build cache record ID -> its size
     sbom: bytes | None = field(default_factory=minimal_sbom)
     # The fake registry: remote ref -> digest; and per ref, the errors its next pushes raise, in order.
     registry: dict[str, str] = field(default_factory=dict)
@@ -104,6 +105,7 @@ class FakeEngine:
         if self.build_error is not None:
             raise self.build_error
         self.images[request.tag] = "sha256:new"
+        self.build_cache[f"record-{len(self.build_cache)}"] = 1000  # each build's own cache record
         return BuildResult("sha256:new", 1.0, 0, 1)
 
     def run(self, request: RunRequest) -> RunResult:
@@ -126,6 +128,17 @@ class FakeEngine:
 
     def free_disk_bytes(self) -> int | None:
         return self.free_bytes
+
+    def build_cache_ids(self) -> frozenset[str]:
+        return frozenset(self.build_cache)
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        """Drops what was added since `since` (the fake's builds add nothing unless a test puts records there)."""
+        made = [key for key in self.build_cache if key not in since]
+        self.calls.append(f"drop build cache {len(made)}")
+        for key in made:
+            del self.build_cache[key]
+        return len(made), len(made) * 1000
 
     def image_differences(self, first: str, second: str) -> list[str]:
         self.calls.append(f"diff {first} {second}")

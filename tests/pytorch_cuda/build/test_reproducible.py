@@ -72,7 +72,10 @@ def test_verify_builds_again_without_cache_under_its_own_tag(matrix: Matrix, roo
     assert engine.last_build is not None
     assert (engine.last_build.tag, engine.last_build.no_cache) == (plan.candidate + "-again", True)
     assert engine.last_build.created_epoch == COMMIT_TIME
-    assert engine.calls[-1] == f"untag {plan.candidate}-again"  # no tag of the second build is left
+    # no tag of the second build is left, nor its build cache; the first build's cache stays
+    assert engine.calls[-2:] == [f"untag {plan.candidate}-again", "drop build cache 1"]
+    assert list(engine.build_cache) == ["record-0"]
+    assert check.as_dict()["second_build_cache_removed"] == {"records": 1, "bytes": 1000}
     assert check.reproducible
     assert check.differences == ()
     assert check.as_dict()["source_date_epoch"] == matrix.project.source_date_epoch
@@ -88,7 +91,11 @@ def test_a_different_second_build_is_refused_naming_layers_and_files(
     [check] = rebuild_and_compare([outcome], engine, _hooks(tmp_path))
     assert not check.reproducible
     assert check.differences == ("layer 1: RUN true", "  etc/hello: mtime 1 != 2")
-    assert engine.calls[-2:] == ["diff sha256:new sha256:other", f"untag {outcome.plan.candidate}-again"]
+    assert engine.calls[-3:] == [
+        "diff sha256:new sha256:other",
+        f"untag {outcome.plan.candidate}-again",
+        "drop build cache 1",
+    ]
     with pytest.raises(ChecksFailedError) as info:
         require_reproducible([check])
     assert "cu128-runtime: sha256:new != sha256:other" in info.value.cause
