@@ -8,6 +8,7 @@ from typing import Any
 
 from rich.text import Text
 
+from pytorch_cuda.bake.set_overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.build.build_mutex import variant_mutex
 from pytorch_cuda.build.build_plan import BuildPlan, BuildRequest, plan_lineage
 from pytorch_cuda.build.lineage import execute_lineage
@@ -16,7 +17,6 @@ from pytorch_cuda.build.reproducible import rebuild_and_compare, require_reprodu
 from pytorch_cuda.cli import overrides
 from pytorch_cuda.cli.metadata_file import write_metadata
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
-from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
