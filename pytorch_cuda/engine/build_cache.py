@@ -87,14 +87,19 @@ def records_of_build(before: frozenset[str], after: dict[str, CacheRecord], dock
 
 
 def drop_records(client: docker.DockerClient, records: list[CacheRecord]) -> Dropped:
-    """Prune each record by its ID (children first); what is still there afterwards is reported, not forced."""
-    reclaimed = 0
-    for record in records:
-        answer = client.api.prune_builds(filters={"id": [record.id]}, all=True)  # shared ones too
-        reclaimed += int((answer or {}).get("SpaceReclaimed") or 0)
-    left = cache_records(client)
-    kept = tuple(record.id for record in records if record.id in left)
-    return Dropped(len(records) - len(kept), reclaimed, kept)
+    """Prune each record by its ID (children first), again while a round removes some (a parent goes only after
+    its last child); what is still there afterwards (in use, or the parent of a record that stays) is reported."""
+    reclaimed, pending = 0, list(records)
+    while pending:
+        for record in pending:
+            answer = client.api.prune_builds(filters={"id": [record.id]}, all=True)  # shared ones too
+            reclaimed += int((answer or {}).get("SpaceReclaimed") or 0)
+        left = cache_records(client)
+        still = [record for record in pending if record.id in left]
+        if len(still) == len(pending):
+            break
+        pending = still
+    return Dropped(len(records) - len(pending), reclaimed, tuple(record.id for record in pending))
 
 
 def drop_build_cache(client: docker.DockerClient, before: frozenset[str], dockerfile: Path) -> Dropped:
