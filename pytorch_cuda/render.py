@@ -38,6 +38,7 @@ COMMANDS = {
     "precision-check": "precision-check.sh.j2",
     "entrypoint": "entrypoint.sh.j2",
     "pytorch-cuda-info": "pytorch-cuda-info.sh.j2",
+    "clamp-mtimes": "clamp-mtimes.sh.j2",  # not installed: every RUN bind-mounts it (reproducible layers)
 }
 EXECUTABLE_FILES = frozenset(COMMANDS)
 
@@ -83,6 +84,15 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
             "layers": LAYERS,
         },
         "full_tag": full_tag(variant),
+        # Every RUN of a shipped stage: /tmp is a tmpfs (mount stubs and temporary files stay out of its layer)
+        # and its last command clamps the mtimes it made to SOURCE_DATE_EPOCH (images/bin/clamp-mtimes), which
+        # every stage declares with matrix.yaml's fixed file time as its value.
+        "reproducible": {
+            "mounts": f"--mount=type=tmpfs,target=/tmp --mount=type=bind,source={COMMANDS_DIR}/clamp-mtimes,"
+            "target=/tmp/clamp-mtimes",
+            "clamp": "bash /tmp/clamp-mtimes",
+            "epoch_arg": f"ARG SOURCE_DATE_EPOCH={matrix.project.source_date_epoch}",
+        },
         "static_labels": static_labels(matrix, variant),
     }
 

@@ -46,6 +46,9 @@ class BuildPlan:
     recheck: bool = False  # rerun the in-image checks even when this image ID passed them before
     registry: str | None = None  # push --registry HOST[/NAMESPACE]: where the tags go after the local ones
     push_candidate: bool = False  # push --candidate: push only the candidate tag; no release tag moves remotely
+    # matrix.yaml's SOURCE_DATE_EPOCH: the time of every file (the Dockerfile's ARG) and of the bootstrapped base
+    source_date_epoch: int | None = None
+    created_epoch: int | None = None  # the commit's time: the config's `created` and history
 
     @property
     def pushed_tags(self) -> TagSet:
@@ -83,6 +86,8 @@ class BuildPlan:
             "labels": self.labels,
             "checks": "conformance -m cpu (inside the candidate)" if self.run_checks else "skipped (--skip-checks)",
             "no_cache": self.no_cache,
+            "source_date_epoch": self.source_date_epoch,
+            "created_epoch": self.created_epoch,
             "push": list(self.remote_tags.all_refs) if self.remote_tags else None,
             "steps": [
                 "check that images/ matches the templates",
@@ -134,6 +139,8 @@ def make_plan(
         recheck=recheck,
         registry=registry,
         push_candidate=push_candidate,
+        source_date_epoch=matrix.project.source_date_epoch,
+        created_epoch=facts.created_epoch,
     )
 
 

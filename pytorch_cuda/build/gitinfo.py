@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -17,15 +19,19 @@ def _git(root: Path, *args: str) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def build_facts(root: Path) -> BuildFacts:
+def build_facts(root: Path, environ: Mapping[str, str] | None = None) -> BuildFacts:
     """Revision of HEAD (``-dirty`` when the tree has changes) and its commit time.
 
-    The commit time, not the wall clock, is the creation time, so a rebuild of the
-    same commit with a warm cache gives the very same image ID.
+    The commit time, not the wall clock, is the image's creation time (its config, the created label), so two
+    builds of the same commit give the very same image ID (the files' time is matrix.yaml's source_date_epoch).
+    $SOURCE_DATE_EPOCH, where set (the reproducible-builds convention: a release tarball without git), wins
+    over the commit time.
     """
     revision = _git(root, "rev-parse", "HEAD") or "unknown"
     if revision != "unknown" and _git(root, "status", "--porcelain", "--untracked-files=no"):
         revision += "-dirty"
-    stamp = _git(root, "log", "-1", "--format=%ct")
-    when = datetime.fromtimestamp(int(stamp), tz=UTC) if stamp else datetime(1970, 1, 1, tzinfo=UTC)
-    return BuildFacts(revision=revision, created=when.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    given = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "").strip()
+    stamp = given if given.isdigit() else _git(root, "log", "-1", "--format=%ct")
+    epoch = int(stamp) if stamp else 0
+    when = datetime.fromtimestamp(epoch, tz=UTC)
+    return BuildFacts(revision=revision, created=when.strftime("%Y-%m-%dT%H:%M:%SZ"), created_epoch=epoch)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildPlan
@@ -79,23 +79,14 @@ def execute(
     timed("index_probe", began)
 
     began = time.monotonic()
-    base = ensure_base(engine, plan.variant.base, log=hooks.log)
+    base = ensure_base(engine, plan.variant.base, log=hooks.log, source_date_epoch=plan.source_date_epoch)
     timed("base", began)
     hooks.log(f"base {base.ref}: {base.how} {base.detail}".rstrip())
 
     notes: list[str] = []
     cache_from, cache_to = _registry_cache(plan, engine, hooks, notes)
-    request = BuildRequest(
-        dockerfile=plan.dockerfile,
-        context=plan.context,
-        tag=plan.candidate,
-        labels=plan.labels,
-        build_args={"BASE_IMAGE_ID": base.image_id, **(build_args or {})},
-        secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
-        log_path=hooks.log_dir / f"build-{plan.variant.key}.log",
-        no_cache=plan.no_cache,
-        cache_from=cache_from,
-        cache_to=cache_to,
+    request = replace(
+        engine_request(plan, base.image_id, build_args or {}, hooks.log_dir), cache_from=cache_from, cache_to=cache_to
     )
     hooks.log_dir.mkdir(parents=True, exist_ok=True)
     hooks.log(f"building {plan.candidate} from {plan.dockerfile} (log: {request.log_path})")
@@ -149,6 +140,25 @@ def execute(
         sbom=sbom,
         published=published,
         notes=tuple(notes),
+    )
+
+
+def engine_request(
+    plan: BuildPlan, base_image_id: str, build_args: Mapping[str, str], log_dir: Path, *, again: bool = False
+) -> BuildRequest:
+    """What the engine builds for the plan; ``again``: a second build from scratch (--no-cache) under a tag of its
+    own, to compare with the first (--verify-reproducible)."""
+    suffix = "-again" if again else ""
+    return BuildRequest(
+        dockerfile=plan.dockerfile,
+        context=plan.context,
+        tag=plan.candidate + suffix,
+        labels=plan.labels,
+        build_args={"BASE_IMAGE_ID": base_image_id, **build_args},
+        secrets={PIP_CA_SECRET: plan.ca_bundle} if plan.ca_bundle else {},
+        log_path=log_dir / f"build-{plan.variant.key}{suffix}.log",
+        no_cache=plan.no_cache or again,
+        created_epoch=plan.created_epoch,
     )
 
 

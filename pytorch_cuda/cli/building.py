@@ -8,14 +8,15 @@ from typing import Any
 
 from rich.text import Text
 
+from pytorch_cuda.bake.set_overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.build.build_mutex import variant_mutex
 from pytorch_cuda.build.build_plan import BuildPlan, BuildRequest, plan_lineage
 from pytorch_cuda.build.lineage import execute_lineage
 from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks
+from pytorch_cuda.build.reproducible import rebuild_and_compare, require_reproducible
 from pytorch_cuda.cli import overrides
 from pytorch_cuda.cli.metadata_file import write_metadata
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
-from pytorch_cuda.cli.overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
 from pytorch_cuda.console.progress import make_progress
@@ -41,10 +42,17 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         epilog=examples(
             "build --target cu12",
             "build --target cu12 --flavour jupyter --dry-run --json",
+            "build --target cu12 --verify-reproducible",
             "build --target cu12 --target cu13",
             "build --target all --dry-run",
             "build --target cu12 --set cu12.labels.org.example.team=ml --metadata-file build.json",
         ),
+    )
+    build.add_argument(
+        "--verify-reproducible",
+        action="store_true",
+        help="after the build, build each variant again from scratch (--no-cache, same base) and compare the image "
+        "IDs; exit 1 naming the differing layers and files when they differ (docs/release.md)",
     )
     overrides.options(build)
     build.set_defaults(run=run, registry=None, push_candidate=False)
@@ -114,11 +122,16 @@ def run(args: argparse.Namespace, session: Session) -> int:
             return {**plans[-1].as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
         if not engine:
             engine.append(DockerEngine(connect(), find_build_client()))
-        outcomes = _execute(plans, engine[0], args, session)
+        outcomes, hooks = _execute(plans, engine[0], args, session)
         if not args.json:
             for outcome in outcomes:
                 print_outcome(session.out, outcome)
-        return _outcomes_dict(outcomes)
+        found = _outcomes_dict(outcomes)
+        if getattr(args, "verify_reproducible", False):
+            checked = rebuild_and_compare(outcomes, engine[0], hooks)
+            found["reproducibility"] = [check.as_dict() for check in checked]
+            require_reproducible(checked)
+        return found
 
     if len(targets) == 1:
         found = one(targets[0])
@@ -144,7 +157,9 @@ def _offline(index: str) -> None:
     """A dry run probes no index: it says a lock is missing, not whether it could be made from here."""
 
 
-def _execute(plans: list[BuildPlan], engine: DockerEngine, args: argparse.Namespace, session: Session) -> list[Any]:
+def _execute(
+    plans: list[BuildPlan], engine: DockerEngine, args: argparse.Namespace, session: Session
+) -> tuple[list[BuildOutcome], PipelineHooks]:
     plan = plans[-1]
     log_dir = args.log_dir or session.root() / "build-output"
     hooks = PipelineHooks(
@@ -156,7 +171,7 @@ def _execute(plans: list[BuildPlan], engine: DockerEngine, args: argparse.Namesp
     with ExitStack() as held:  # one build per variant at a time, the parents' included
         for each in plans:
             held.enter_context(variant_mutex(log_dir, each.variant.key))
-        return execute_lineage(plans, engine, hooks)
+        return execute_lineage(plans, engine, hooks), hooks
 
 
 def _outcomes_dict(outcomes: list[BuildOutcome]) -> dict[str, Any]:

@@ -6,18 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytorch_cuda.bake.set_overrides import (
-    BUILD_KEYS,
-    PLATFORM,
-    apply_to_plan,
-    check_platform,
-    parse_overrides,
-    scope_of,
-)
-
-# cli/building.py takes these from here until the reproducible-images work on it (issue 40) lands; then it imports
-# pytorch_cuda.bake.set_overrides and this list goes.
-__all__ = ["BUILD_KEYS", "apply_to_plan", "check_platform", "options", "parse_overrides", "scope_of"]
+from pytorch_cuda.bake.set_overrides import PLATFORM
 
 
 def options(parser: argparse.ArgumentParser, *, metadata: bool = True) -> None:

@@ -17,10 +17,13 @@ import docker
 import docker.errors
 import requests.exceptions
 
+from pytorch_cuda.engine.build_cache import cache_records, drop_build_cache
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
 from pytorch_cuda.engine.engine_push import push_image, registry_digest
+from pytorch_cuda.engine.image_diff import diff_images
+from pytorch_cuda.engine.image_times import stamp_and_retag
 from pytorch_cuda.engine.protocol import (
     BuildRequest,
     BuildResult,
@@ -60,6 +63,9 @@ class DockerEngine:
     def image_size(self, ref: str) -> int:
         return int(self._client.images.get(ref).attrs["Size"])
 
+    def image_labels(self, ref: str) -> dict[str, str]:
+        return dict(self._client.images.get(ref).labels or {})
+
     def pull(self, ref: str) -> str | None:
         repository, tag = parse_reference(ref).pull_args  # a digest goes where the tag goes
         try:
@@ -70,7 +76,9 @@ class DockerEngine:
             return str(exc).splitlines()[0][:300]
         return None
 
-    def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
+    def import_rootfs(
+        self, tarball: Path, ref: str, changes: Sequence[str], source_date_epoch: int | None = None
+    ) -> str:
         repository, tag = parse_reference(ref).pull_args
         # From a path, the SDK sends the file with a Content-Length; its stream variant
         # claims chunked encoding without chunking, which the engine rejects.
@@ -83,6 +91,8 @@ class DockerEngine:
                 cause=f"`docker import` of {tarball} did not produce {ref}: {str(response)[:300]}",
                 fix="check the engine's log (dockerd) and the free disk space, then build again",
             )
+        if source_date_epoch is not None:
+            image_id = stamp_and_retag(self._client, image_id, source_date_epoch, ref)
         return image_id
 
     def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
@@ -155,6 +165,8 @@ class DockerEngine:
                 cause=f"the build reported success but {request.tag} does not exist",
                 fix="check that the build client loads images into this engine (buildx: a 'docker' driver or --load)",
             )
+        if request.created_epoch is not None:  # BuildKit 0.8 stamps the wall clock on the config
+            image_id = stamp_and_retag(self._client, image_id, request.created_epoch, request.tag)
         return BuildResult(image_id, time.monotonic() - started, cached, total)
 
     def run(self, request: RunRequest) -> RunResult:
@@ -210,6 +222,20 @@ class DockerEngine:
 
     def registry_digest(self, ref: str) -> str | None:
         return registry_digest(self._client, ref)
+
+    def image_differences(self, first: str, second: str) -> list[str]:
+        lines = []
+        for layer in diff_images(self._client, first, second):
+            lines.append(f"layer {layer.index + 1}: {layer.created_by[:160]}")
+            lines += [f"  {file}" for file in layer.files]
+        return lines
+
+    def build_cache_ids(self) -> frozenset[str]:
+        return frozenset(cache_records(self._client))
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        dropped = drop_build_cache(self._client, since, dockerfile)
+        return dropped.records, dropped.bytes_reclaimed
 
     def registry_cache_unsupported(self) -> str | None:
         return self._build_client.registry_cache_gap

@@ -23,6 +23,9 @@ class BuildRequest:
     # BuildKit cache in a registry (type=registry refs); only clients that can export it get them.
     cache_from: tuple[str, ...] = ()
     cache_to: tuple[str, ...] = ()
+    # The commit's time, which the engine stamps on the image's config (its `created` and history), so that two
+    # builds of one commit give one image ID (the files' time is the Dockerfile's SOURCE_DATE_EPOCH).
+    created_epoch: int | None = None
 
 
 @dataclass(frozen=True)
@@ -96,11 +99,18 @@ class Engine(Protocol):
 
     def image_size(self, ref: str) -> int: ...
 
+    def image_labels(self, ref: str) -> dict[str, str]:
+        """The labels of the image's config (an empty dict when it has none)."""
+        ...
+
     def pull(self, ref: str) -> str | None:
         """Pull a reference; return None on success, or the reason it could not be pulled."""
 
-    def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
-        """Import a root file system tarball as an image tagged ``ref``; returns its ID."""
+    def import_rootfs(
+        self, tarball: Path, ref: str, changes: Sequence[str], source_date_epoch: int | None = None
+    ) -> str:
+        """Import a root file system tarball as an image tagged ``ref``; returns its ID. With an epoch, the
+        config's times are that epoch (not the import's wall clock): one tarball, one image ID."""
 
     def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult: ...
 
@@ -123,6 +133,19 @@ class Engine(Protocol):
 
     def registry_digest(self, ref: str) -> str | None:
         """The digest the registry serves under ref, or None when it has no such tag (RegistryError otherwise)."""
+
+    def image_differences(self, first: str, second: str) -> list[str]:
+        """Lines naming the layers that differ between two images and their first differing files."""
+        ...
+
+    def build_cache_ids(self) -> frozenset[str]:
+        """The IDs of the engine's build cache records now (to tell a later build's own records apart)."""
+        ...
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        """Remove the build cache records that a build of `dockerfile` made since `since` was taken (its RUN steps,
+        never cache mounts or another build's records); returns (records removed, bytes reclaimed)."""
+        ...
 
     def registry_cache_unsupported(self) -> str | None:
         """None when builds can export and import BuildKit cache to a registry; otherwise why not."""

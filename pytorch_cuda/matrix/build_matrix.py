@@ -32,6 +32,10 @@ class Project(Frozen):
     series: str
     default_target: Name
     default_flavour: Name
+    # SOURCE_DATE_EPOCH of every stage: the time of every file in every layer (not the commit's, which is the
+    # config's creation time), so a layer whose inputs did not change is the same bytes on every commit. From
+    # 1980 on: zip cannot store older file times.
+    source_date_epoch: int = Field(ge=315532800, description="file time of every layer (seconds since 1970)")
 
     @model_validator(mode="after")
     def _series_is_ours(self) -> Project:

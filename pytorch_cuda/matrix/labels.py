@@ -16,6 +16,8 @@ class BuildFacts:
 
     revision: str
     created: str
+    # `created` in seconds: the image config's creation time and its history's; None: not stamped
+    created_epoch: int | None = None
 
 
 def static_labels(matrix: Matrix, variant: Variant) -> dict[str, str]:

@@ -4,6 +4,7 @@ returns the lines to print and the same as JSON."""
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -51,6 +52,13 @@ def check_pinned_base(matrix_path: Path) -> str:
     return pinned_digest(matrix_path)[1]
 
 
+def _source_date_epoch() -> int | None:
+    """$SOURCE_DATE_EPOCH where set: the image's creation time when the build ran without git. A rebuild needs
+    only the commit otherwise: the files' time is its matrix.yaml's, the creation time its commit time."""
+    given = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(given) if given.isdigit() else None
+
+
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
     inputs = committed_inputs(args.matrix.parent, args.variant, strict=True)  # the locks, recorded
     if args.require_pinned_base:
@@ -70,6 +78,7 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         finished_on=now,
         materials=materials,
         locks={path: digest for path, digest in inputs.locks.items() if digest is not None},
+        source_date_epoch=_source_date_epoch(),
     )
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
     digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)

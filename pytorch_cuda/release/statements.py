@@ -50,6 +50,8 @@ class BuildRun:
     finished_on: datetime | None = None
     materials: Mapping[str, str] = field(default_factory=dict)  # URI -> sha256:HEX
     locks: Mapping[str, str] = field(default_factory=dict)  # the checkout's lock files: path -> sha256:HEX
+    # $SOURCE_DATE_EPOCH of a build without git (the creation time it stood in for); None: the commit's time
+    source_date_epoch: int | None = None
 
 
 def statement(repository: str, digest: str, predicate_type: str, predicate: Mapping[str, Any]) -> dict[str, Any]:
@@ -78,6 +80,7 @@ def provenance(run: BuildRun) -> dict[str, Any]:
         {
             "workflow": {"repository": run.source.repository, "ref": run.source.ref, "path": run.workflow},
             "variant": run.variant,
+            **({"sourceDateEpoch": str(run.source_date_epoch)} if run.source_date_epoch is not None else {}),
         }
     )
     source = run.source

@@ -32,7 +32,7 @@ def test_package_imports_only_the_standard_library_torch_and_itself() -> None:
     assert all(len(p.read_text().splitlines()) < 250 for p in PACKAGE.glob("*.py"))
 
 
-def test_every_root_variant_renders_an_executable_wrapper_and_copies_the_package() -> None:
+def test_every_root_variant_renders_an_executable_wrapper_and_installs_the_package() -> None:
     """Root flavours carry it; child flavours (jupyter, devel) are built FROM a root image that has it."""
     matrix = load_matrix(ROOT / "matrix.yaml")
     roots = [variant for variant in all_variants(matrix) if variant.flavour.parent is None]
@@ -44,9 +44,12 @@ def test_every_root_variant_renders_an_executable_wrapper_and_copies_the_package
         assert f'PYTHONPATH="{paths.SHARE_DIR}' in wrapper.content
         assert '/bin/python -m precision_check "$@"' in wrapper.content
         dockerfile = files["Dockerfile"].content
-        assert "COPY images/bin/precision-check /usr/local/bin/precision-check" in dockerfile
-        assert f"COPY precision_check {paths.PRECISION_CHECK_DIR}" in dockerfile
-        assert f"COPY examples/precision_check {paths.PRECISION_CHECK_EXAMPLES_DIR}" in dockerfile
+        # by a RUN from bind mounts of the checkout (modes and times fixed: reproducible layers), not COPY
+        assert "--mount=type=bind,source=precision_check,target=/tmp/src/precision_check" in dockerfile
+        assert "--mount=type=bind,source=examples,target=/tmp/src/examples" in dockerfile
+        assert "install -m 0755 /tmp/src/bin/precision-check /usr/local/bin/precision-check" in dockerfile
+        assert f"cp -R /tmp/src/precision_check {paths.PRECISION_CHECK_DIR} \\" in dockerfile
+        assert f"cp -R /tmp/src/examples/precision_check {paths.PRECISION_CHECK_EXAMPLES_DIR} \\" in dockerfile
     assert f"{paths.SHARE_DIR}/precision_check" == paths.PRECISION_CHECK_DIR
 
 

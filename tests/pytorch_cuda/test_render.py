@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -61,18 +62,39 @@ def test_undefined_template_value_is_a_user_error(matrix: Matrix, root: Path, tm
         render_variant(matrix, select_variant(matrix, "cu12"), copy / "templates")
 
 
+CLAMP_MOUNTS = (
+    "--mount=type=tmpfs,target=/tmp --mount=type=bind,source=images/bin/clamp-mtimes,target=/tmp/clamp-mtimes"
+)
+
+
 def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     files = {f.path.name: f.content for f in render_variant(matrix, select_variant(matrix, "cu12"), root / "templates")}
     dockerfile = files["Dockerfile"]
     assert dockerfile.startswith("# Generated from templates/runtime.Dockerfile.j2")
     assert "Do not edit" in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
-    assert "--mount=type=cache,id=uv-cu128,target=/var/cache/uv-build" in dockerfile
+    # uv's cache is a cache mount under the RUN's tmpfs /tmp, so neither it nor its mount point is in a layer
+    assert "--mount=type=cache,id=uv-cu128,target=/tmp/uv-cache,uid=1000,gid=1000" in dockerfile
+    assert "--mount=type=secret,id=pip_ca,target=/tmp/secrets/pip_ca,uid=1000" in dockerfile
     assert "target=/home/torch" not in dockerfile  # a root-owned mount point in ~/.cache turns pip's cache off
     assert dockerfile.count("--require-hashes --no-deps --no-build --compile-bytecode") == 3
     venv_stage = dockerfile.split("FROM system AS packages\n")[1].split("FROM system AS sbom-tool\n")[0]
     assert "pip install --no-input" not in venv_stage  # only uv installs the venv
-    assert "COPY images/cu128-runtime/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile
+    assert "install -m 0644 /tmp/variant/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile
+    assert "source=images/cu128-runtime,target=/tmp/variant" in dockerfile
+    assert "\nCOPY " not in dockerfile  # COPY takes the checkout's modes and times: every file arrives by RUN
+    # every RUN of a shipped stage has a tmpfs /tmp and ends by clamping its mtimes (reproducible layers)
+    shipped = [run for run in re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M) if "/tmp/clamp-mtimes" in run]
+    assert len(shipped) >= 10
+    for run in shipped:
+        assert run.startswith(f"RUN {CLAMP_MOUNTS}"), run
+        assert run.endswith("bash /tmp/clamp-mtimes"), run
+    # every stage that ships files declares matrix.yaml's fixed file time (not the commit's: the cache holds)
+    epoch = f"ARG SOURCE_DATE_EPOCH={matrix.project.source_date_epoch}\n"
+    for stage in ("system", "packages", "image", "sbom"):
+        assert re.search(rf"AS {stage}\n(?:ARG \w+\n|#.*\n)*{epoch}", dockerfile), stage
+    assert f"\nFROM image\n{epoch}" in dockerfile
+    assert "/var/log/dpkg.log /var/log/alternatives.log /var/cache/ldconfig/aux-cache" in dockerfile
     assert "/etc/ssl" not in dockerfile  # the CA only ever arrives as a secret
     assert "python3-dev" in dockerfile
     assert "g++" in dockerfile
@@ -110,7 +132,7 @@ def test_layer_order_puts_the_bulk_first(root: Path) -> None:
     dockerfile = (root / "images/cu128-runtime/Dockerfile").read_text()
     order = [dockerfile.index(f"-r /tmp/layer-{n}") for n in ("1-nvidia", "2-torch", "3-python")]
     assert order == sorted(order)
-    assert dockerfile.index("-r /tmp/layer-3-python") < dockerfile.index("COPY conformance")
+    assert dockerfile.index("-r /tmp/layer-3-python") < dockerfile.index("cp -R /tmp/src/conformance")
 
 
 def test_variants_share_one_template(root: Path) -> None:
@@ -119,8 +141,10 @@ def test_variants_share_one_template(root: Path) -> None:
     assert "FROM" not in runtime
 
 
-def test_the_commands_are_rendered_once_and_every_root_dockerfile_copies_them(matrix: Matrix, root: Path) -> None:
-    """The four commands are the same bytes for every variant: one file each under images/bin/, no copies."""
+def test_the_commands_are_rendered_once_and_every_root_dockerfile_installs_them(matrix: Matrix, root: Path) -> None:
+    """The commands are the same bytes for every variant: one file each under images/bin/, no copies. Each is
+    installed by a RUN from the bind-mounted images/bin/ (mode 0755 whatever the checkout's), but clamp-mtimes,
+    which every RUN bind-mounts and which no layer holds."""
     files = render_all(matrix, root / "templates")
     commands = [f for f in files if f.path.name in COMMANDS]
     assert sorted(str(f.path) for f in commands) == sorted(str(COMMANDS_DIR / name) for name in COMMANDS)
@@ -129,9 +153,13 @@ def test_the_commands_are_rendered_once_and_every_root_dockerfile_copies_them(ma
     roots = [f for f in files if f.path.name == "Dockerfile" and f.path.parent.name.endswith("-runtime")]
     assert len(roots) == 3
     for dockerfile in roots:
-        for name in COMMANDS:
-            assert f"COPY images/bin/{name} /usr/local/bin/" in dockerfile.content
-        assert f"COPY {dockerfile.path.parent}/manifest.json" in dockerfile.content  # still the variant's own
+        assert "--mount=type=bind,source=images/bin,target=/tmp/src/bin" in dockerfile.content
+        for name in set(COMMANDS) - {"clamp-mtimes"}:
+            assert f"install -m 0755 /tmp/src/bin/{name} /usr/local/bin/" in dockerfile.content, name
+        assert "clamp-mtimes /usr/local/bin" not in dockerfile.content
+        assert "source=images/bin/clamp-mtimes,target=/tmp/clamp-mtimes" in dockerfile.content
+        # still the variant's own manifest
+        assert f"source={dockerfile.path.parent}/manifest.json,target=/tmp/src/manifest.json" in dockerfile.content
 
 
 def test_render_removes_a_file_it_no_longer_renders_and_keeps_the_locks(
@@ -153,7 +181,9 @@ def test_render_removes_a_file_it_no_longer_renders_and_keeps_the_locks(
 def test_every_rendered_file_says_it_is_generated(matrix: Matrix, root: Path) -> None:
     """Each file but JSON (no comments there; .gitattributes marks images/ generated) opens with a header naming
     what made it; a shell command's header follows its #! line."""
-    for file in render_all(matrix, root / "templates"):
+    files = render_all(matrix, root / "templates")
+    assert COMMANDS_DIR / "clamp-mtimes" in {file.path for file in files}
+    for file in files:
         if file.path.suffix == ".json":
             continue
         lines = file.content.splitlines()

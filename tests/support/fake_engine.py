@@ -55,6 +55,8 @@ class FakeEngine:
     calls: list[str] = field(default_factory=list)
     last_build: BuildRequest | None = None
     imported: list[str] = field(default_factory=list)
+    labels: dict[str, dict[str, str]] = field(default_factory=dict)  # ref -> its config's labels
+    build_cache: dict[str, int] = field(default_factory=dict)  # build cache record ID -> its size
     sbom: bytes | None = field(default_factory=minimal_sbom)
     # The fake registry: remote ref -> digest; and per ref, the errors its next pushes raise, in order.
     registry: dict[str, str] = field(default_factory=dict)
@@ -75,6 +77,9 @@ class FakeEngine:
     def image_size(self, ref: str) -> int:
         return 7_500_000_000
 
+    def image_labels(self, ref: str) -> dict[str, str]:
+        return dict(self.labels.get(ref, {}))
+
     def pull(self, ref: str) -> str | None:
         self.calls.append(f"pull {ref}")
         digest = ref.partition("@")[2]
@@ -85,7 +90,9 @@ class FakeEngine:
             self.images[ref] = "sha256:pulled"
         return self.pull_error
 
-    def import_rootfs(self, tarball: Path, ref: str, changes: Sequence[str]) -> str:
+    def import_rootfs(
+        self, tarball: Path, ref: str, changes: Sequence[str], source_date_epoch: int | None = None
+    ) -> str:
         self.calls.append(f"import {ref}")
         self.imported.append(tarball.read_text())
         self.images[ref] = "sha256:imported"
@@ -98,6 +105,7 @@ class FakeEngine:
         if self.build_error is not None:
             raise self.build_error
         self.images[request.tag] = "sha256:new"
+        self.build_cache[f"record-{len(self.build_cache)}"] = 1000  # each build's own cache record
         return BuildResult("sha256:new", 1.0, 0, 1)
 
     def run(self, request: RunRequest) -> RunResult:
@@ -120,6 +128,21 @@ class FakeEngine:
 
     def free_disk_bytes(self) -> int | None:
         return self.free_bytes
+
+    def build_cache_ids(self) -> frozenset[str]:
+        return frozenset(self.build_cache)
+
+    def drop_build_cache(self, since: frozenset[str], dockerfile: Path) -> tuple[int, int]:
+        """Drops what was added since `since` (the fake's builds add nothing unless a test puts records there)."""
+        made = [key for key in self.build_cache if key not in since]
+        self.calls.append(f"drop build cache {len(made)}")
+        for key in made:
+            del self.build_cache[key]
+        return len(made), len(made) * 1000
+
+    def image_differences(self, first: str, second: str) -> list[str]:
+        self.calls.append(f"diff {first} {second}")
+        return [] if first == second else ["layer 1: RUN true", "  etc/hello: mtime 1 != 2"]
 
     def seed_registry(self, ref: str, image_id: str) -> str:
         """Put an image in the fake registry under ref, as an earlier push would have; returns its digest."""

@@ -15,5 +15,5 @@ FACTS = BuildFacts("abc", "2026-12-02T00:00:00Z")
 
 def cu12_plan(matrix: Matrix, root: Path, variant: Variant | None = None, **flags: Any) -> BuildPlan:
     """The plan of the cu12 runtime (or of `variant`), with no CA bundle unless `flags` name one."""
-    settings: dict[str, Any] = {"build_id": "t", "ca_bundle": None, "ca_source": None, **flags}
-    return make_plan(matrix, variant or select_variant(matrix, "cu12"), root=root, facts=FACTS, **settings)
+    settings: dict[str, Any] = {"build_id": "t", "ca_bundle": None, "ca_source": None, "facts": FACTS, **flags}
+    return make_plan(matrix, variant or select_variant(matrix, "cu12"), root=root, **settings)

@@ -64,7 +64,10 @@ def _assert_nothing_moved_and_a_rerun_resumes(
     assert tag_ids(client, list(built.result["tags"])) == before
     again = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
-    assert json.loads(again.stdout)["image_id"] == built.result["image_id"]  # resumed: the same image
+    answer = json.loads(again.stdout)
+    assert answer["image_id"] == built.result["image_id"]  # resumed: the same image
+    # and on the same base, as it is: a base bootstrapped again (its recorded recipe misread) is no resume
+    assert answer["base"]["how"] != "bootstrapped", answer["base"]
     assert rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
     assert candidate_tags(client) == []
 

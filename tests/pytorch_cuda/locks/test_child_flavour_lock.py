@@ -51,7 +51,8 @@ def test_every_child_dockerfile_installs_only_hash_locked_packages(matrix: Matri
         for flag in ("--require-hashes", "--no-deps", "--no-build", "--compile-bytecode", "--no-config"):
             assert flag in flavour_install, (variant.key, flag)
         assert f"source=images/{variant.key}/requirements-flavour.lock" in flavour_install
-        assert "--mount=type=secret,id=pip_ca,uid=1000" in flavour_install
+        assert "--mount=type=secret,id=pip_ca,target=/tmp/secrets/pip_ca,uid=1000" in flavour_install
+        assert flavour_install.endswith("&& bash /tmp/clamp-mtimes"), variant.key  # its mtimes: SOURCE_DATE_EPOCH
         assert f"--mount=type=cache,id=uv-{variant.target_name}," in flavour_install
         assert "&& pip check" in flavour_install
         assert "--index-url" not in flavour_install
