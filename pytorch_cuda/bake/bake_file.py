@@ -10,8 +10,8 @@ from typing import Any
 
 from pytorch_cuda.bake.bake_set import apply_sets
 from pytorch_cuda.bake.set_overrides import BAKE_KEYS, PLATFORM, parse_overrides, scope_of
-from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildRequest, plan_lineage
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.image_build.build_plan import PIP_CA_SECRET, BuildRequest, plan_lineage
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.target_selection import expand_targets, group_members
 from pytorch_cuda.matrix.variants import all_variants

@@ -9,8 +9,8 @@ import fnmatch
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from pytorch_cuda.build.build_plan import BuildPlan
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.image_build.build_plan import BuildPlan
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import LABEL_PREFIX
 from pytorch_cuda.matrix.target_selection import did_you_mean, group_members

@@ -9,11 +9,6 @@ from typing import Any
 from rich.text import Text
 
 from pytorch_cuda.bake.set_overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
-from pytorch_cuda.build.build_mutex import variant_mutex
-from pytorch_cuda.build.build_plan import BuildPlan, BuildRequest, plan_lineage
-from pytorch_cuda.build.lineage import execute_lineage
-from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks
-from pytorch_cuda.build.reproducible import rebuild_and_compare, require_reproducible
 from pytorch_cuda.cli import overrides
 from pytorch_cuda.cli.metadata_file import write_metadata
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
@@ -24,6 +19,11 @@ from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.connection import connect
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.image_build.build_mutex import variant_mutex
+from pytorch_cuda.image_build.build_plan import BuildPlan, BuildRequest, plan_lineage
+from pytorch_cuda.image_build.lineage import execute_lineage
+from pytorch_cuda.image_build.pipeline import BuildOutcome, PipelineHooks
+from pytorch_cuda.image_build.reproducible import rebuild_and_compare, require_reproducible
 from pytorch_cuda.locks.resolving import require_lock
 from pytorch_cuda.matrix.target_selection import expand_targets
 from pytorch_cuda.network.index_probe import probe_index

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from pytorch_cuda.build.content_hash import hash_image
 from pytorch_cuda.cli.options import Session, SharedOptions
 from pytorch_cuda.console.output import dumps
+from pytorch_cuda.image_build.content_hash import hash_image
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:

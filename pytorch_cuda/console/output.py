@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from pytorch_cuda.build.pipeline import BuildOutcome
+from pytorch_cuda.image_build.pipeline import BuildOutcome
 from pytorch_cuda.locks.writing import LockChange
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.tags import tag_set

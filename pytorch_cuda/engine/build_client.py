@@ -8,7 +8,7 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytorch_cuda.engine.protocol import BuildRequest
+from pytorch_cuda.engine.protocol import EngineBuild
 from pytorch_cuda.errors import EngineError
 
 CANDIDATE_CLIENTS = ("docker", "/usr/bin/docker", "/usr/local/bin/docker")
@@ -35,7 +35,7 @@ class BuildClient:
     # None when this client exports and imports BuildKit cache to a registry; otherwise why it cannot.
     registry_cache_gap: str | None = DOCKER_BUILD_NO_CACHE_EXPORT
 
-    def command(self, request: BuildRequest) -> list[str]:
+    def command(self, request: EngineBuild) -> list[str]:
         argv = [*self.argv, "--progress=plain", "-f", str(request.dockerfile), "-t", request.tag]
         for key, value in sorted(request.labels.items()):
             argv += ["--label", f"{key}={value}"]

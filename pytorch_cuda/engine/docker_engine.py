@@ -25,8 +25,8 @@ from pytorch_cuda.engine.engine_push import push_image, registry_digest
 from pytorch_cuda.engine.image_diff import diff_images
 from pytorch_cuda.engine.image_times import stamp_and_retag
 from pytorch_cuda.engine.protocol import (
-    BuildRequest,
     BuildResult,
+    EngineBuild,
     ProgressEvent,
     ProgressSink,
     PushResult,
@@ -95,7 +95,7 @@ class DockerEngine:
             image_id = stamp_and_retag(self._client, image_id, source_date_epoch, ref)
         return image_id
 
-    def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+    def build(self, request: EngineBuild, on_progress: ProgressSink) -> BuildResult:
         argv = self._build_client.command(request)
         env = {**os.environ, **self._build_client.env}
         parser = BuildKitParser()

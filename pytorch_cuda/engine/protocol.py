@@ -11,7 +11,7 @@ from pytorch_cuda.retry import TransientError
 
 
 @dataclass(frozen=True)
-class BuildRequest:
+class EngineBuild:
     dockerfile: Path
     context: Path
     tag: str
@@ -112,7 +112,7 @@ class Engine(Protocol):
         """Import a root file system tarball as an image tagged ``ref``; returns its ID. With an epoch, the
         config's times are that epoch (not the import's wall clock): one tarball, one image ID."""
 
-    def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult: ...
+    def build(self, request: EngineBuild, on_progress: ProgressSink) -> BuildResult: ...
 
     def run(self, request: RunRequest) -> RunResult:
         """Run ``request.command`` in ``request.ref``, networkless, and read back the files it names."""

@@ -17,11 +17,11 @@ import docker
 import pytest
 
 from fault_coverage.image_variants import IMAGE_FAULTS, SITE
-from pytorch_cuda.build.build_plan import make_plan
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import ChecksFailedError
+from pytorch_cuda.image_build.build_plan import make_plan
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.tags import TagSet

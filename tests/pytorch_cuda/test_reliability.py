@@ -8,11 +8,11 @@ import pytest
 import requests.exceptions
 
 from pytorch_cuda import cli
-from pytorch_cuda.build.build_mutex import variant_mutex
-from pytorch_cuda.build.build_plan import BuildPlan
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import BuildBusyError, ChecksFailedError, EngineError, MatrixError, UserError
+from pytorch_cuda.image_build.build_mutex import variant_mutex
+from pytorch_cuda.image_build.build_plan import BuildPlan
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
 from pytorch_cuda.steps.in_image_checks import CheckReport

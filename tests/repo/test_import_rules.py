@@ -182,12 +182,6 @@ def test_a_name_used_twice_is_seen(tmp_path: Path) -> None:
 NAMED_PACKAGES = ("pytorch_cuda", "pytorch_cuda_contract", "conformance")
 # A module's command line is `main` by Python's convention (python -m), not a name with a meaning of its own.
 CONVENTIONAL = frozenset({"main"})
-# Names this round cannot rename, each with why.
-NOT_YET_RENAMED = {
-    # build/build_plan.py's request (target, flavour, options) and engine/protocol.py's (one docker build): both
-    # files are being changed for reproducible images (issue 40); renaming one now would collide with that work.
-    "BuildRequest": frozenset({"pytorch_cuda/build", "pytorch_cuda/engine"}),
-}
 
 
 def _defined(node: ast.stmt) -> list[str]:
@@ -215,7 +209,7 @@ def names_in_two_packages(root: Path = ROOT) -> dict[str, list[str]]:
     return {
         name: sorted(packages)
         for name, packages in exported_names(root).items()
-        if len(packages) > 1 and name not in CONVENTIONAL and NOT_YET_RENAMED.get(name) != frozenset(packages)
+        if len(packages) > 1 and name not in CONVENTIONAL
     }
 
 
@@ -232,15 +226,13 @@ def test_a_class_or_function_in_two_packages_is_seen(tmp_path: Path) -> None:
     _write(tmp_path, "pytorch_cuda/release/promoting.py", "class promote:\n    pass\n\ndef _private() -> None: ...\n")
     _write(tmp_path, "conformance/support/a.py", "def main() -> int:\n    return 0\n")
     _write(tmp_path, "pytorch_cuda/cli/b.py", "def main() -> int:\n    return 0\n")
-    _write(tmp_path, "pytorch_cuda/build/plan.py", "class BuildRequest: ...\n")
-    _write(tmp_path, "pytorch_cuda/engine/protocol.py", "class BuildRequest: ...\n")
+    _write(tmp_path, "pytorch_cuda/image_build/plan.py", "class BuildRequest: ...\n")
+    _write(tmp_path, "pytorch_cuda/engine/protocol.py", "class EngineBuild: ...\n")
     _write(tmp_path, "pytorch_cuda/matrix/fleet.py", "class Runner: ...\nLABEL = 'gpu'\nT = 1\n")
     _write(tmp_path, "pytorch_cuda/locks/writing.py", "Runner = Callable[[list[str]], int]\nLABEL = 'x'\nT = 2\n")
     assert names_in_two_packages(tmp_path) == {
         "promote": ["pytorch_cuda/release", "pytorch_cuda/steps"],
         "Runner": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # a type alias counts; UPPER_CASE values do not
     }
-    _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # a third one is not allowed
-    assert names_in_two_packages(tmp_path)["BuildRequest"] == [
-        "pytorch_cuda/build", "pytorch_cuda/engine", "pytorch_cuda/locks"
-    ]  # fmt: skip
+    _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # the same name in another package
+    assert names_in_two_packages(tmp_path)["BuildRequest"] == ["pytorch_cuda/image_build", "pytorch_cuda/locks"]

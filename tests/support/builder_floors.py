@@ -28,7 +28,7 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 5: the writers of committed files and pages: images/, pin bumps, the site, the CI job matrix
     ("render.py", "bump", "site", "ci_jobs.py"),
     # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks
-    ("build", "audit", "render_outputs.py"),
+    ("image_build", "audit", "render_outputs.py"),
     # 7: what a person sees of a build; the bake file and the --set overrides of a build
     ("console", "bake"),
     # 8: the command line: parses and prints

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from pytorch_cuda.engine.protocol import (
-    BuildRequest,
     BuildResult,
+    EngineBuild,
     ProgressEvent,
     ProgressSink,
     PushResult,
@@ -53,7 +53,7 @@ class FakeEngine:
     fail_tag_on: str | None = None
     free_bytes: int | None = 100 * 1024**3
     calls: list[str] = field(default_factory=list)
-    last_build: BuildRequest | None = None
+    last_build: EngineBuild | None = None
     imported: list[str] = field(default_factory=list)
     labels: dict[str, dict[str, str]] = field(default_factory=dict)  # ref -> its config's labels
     build_cache: dict[str, int] = field(default_factory=dict)  # build cache record ID -> its size
@@ -98,7 +98,7 @@ class FakeEngine:
         self.images[ref] = "sha256:imported"
         return "sha256:imported"
 
-    def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+    def build(self, request: EngineBuild, on_progress: ProgressSink) -> BuildResult:
         self.calls.append(f"build {request.tag}")
         self.last_build = request
         on_progress(ProgressEvent("step", "[1/1] RUN true"))

@@ -18,7 +18,7 @@ import docker
 from pytorch_cuda.engine.build_cache import cache_records, drop_records
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.engine.protocol import BuildRequest
+from pytorch_cuda.engine.protocol import EngineBuild
 
 
 def identical_rebuild_leaks(client: docker.DockerClient, base_ref: str) -> bool | None:
@@ -38,9 +38,7 @@ def identical_rebuild_leaks(client: docker.DockerClient, base_ref: str) -> bool 
         tag = f"pytorch-cuda-leak-probe:{token}"
         try:
             for ref, again in ((tag, False), (f"{tag}-again", True)):
-                engine.build(
-                    BuildRequest(dockerfile, context, ref, {}, no_cache=again, created_epoch=0), lambda _: None
-                )
+                engine.build(EngineBuild(dockerfile, context, ref, {}, no_cache=again, created_epoch=0), lambda _: None)
         finally:
             engine.untag(f"{tag}-again")
             engine.untag(tag)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.build.build_plan import BuildPlan, make_plan
+from pytorch_cuda.image_build.build_plan import BuildPlan, make_plan
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.variants import Variant, select_variant

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.build import build_plan
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.image_build import build_plan
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.target_selection import expand_targets
 from tests.support.fake_engine import FakeEngine, conformance_results

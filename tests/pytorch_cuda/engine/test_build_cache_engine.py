@@ -20,7 +20,7 @@ import pytest
 from pytorch_cuda.engine.build_cache import cache_records, drop_records
 from pytorch_cuda.engine.build_client import find_build_client
 from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.engine.protocol import BuildRequest
+from pytorch_cuda.engine.protocol import EngineBuild
 from tests.support.integration import BuiltImage
 
 pytestmark = pytest.mark.integration
@@ -46,8 +46,8 @@ def test_the_second_builds_records_are_removed_and_the_first_builds_stay(
     engine = DockerEngine(client, find_build_client())
     tag = f"pytorch-cuda-cachetest:{token}"
 
-    def request(ref: str, *, no_cache: bool) -> BuildRequest:
-        return BuildRequest(dockerfile, tmp_path, ref, {LABEL: token}, no_cache=no_cache, created_epoch=EPOCH)
+    def request(ref: str, *, no_cache: bool) -> EngineBuild:
+        return EngineBuild(dockerfile, tmp_path, ref, {LABEL: token}, no_cache=no_cache, created_epoch=EPOCH)
 
     first_records: list[str] = []
     try:

@@ -9,7 +9,7 @@ from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.build_failure import explain_build_failure
 from pytorch_cuda.engine.buildkit_log import BuildKitParser, RunningSteps, minutes
 from pytorch_cuda.engine.connection import explain_connection_error
-from pytorch_cuda.engine.protocol import BuildRequest
+from pytorch_cuda.engine.protocol import EngineBuild
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
 
@@ -18,7 +18,7 @@ PEM = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
 
 def test_classic_buildkit_command(tmp_path: Path) -> None:
     client = BuildClient("docker-build", ("/usr/bin/docker", "build"), {"DOCKER_BUILDKIT": "1"})
-    request = BuildRequest(
+    request = EngineBuild(
         dockerfile=tmp_path / "Dockerfile",
         context=tmp_path,
         tag="r:candidate",
@@ -34,7 +34,7 @@ def test_classic_buildkit_command(tmp_path: Path) -> None:
 
 def test_buildx_command_loads_into_the_engine(tmp_path: Path) -> None:
     client = BuildClient("buildx", ("docker", "buildx", "build", "--load"))
-    argv = client.command(BuildRequest(tmp_path / "D", tmp_path, "r:t", {}))
+    argv = client.command(EngineBuild(tmp_path / "D", tmp_path, "r:t", {}))
     assert argv[:4] == ["docker", "buildx", "build", "--load"]
     assert "--secret" not in argv
 

@@ -12,7 +12,7 @@ from pytorch_cuda.engine.build_client import (
     BuildClient,
 )
 from pytorch_cuda.engine.engine_push import read_push_stream, registry_error
-from pytorch_cuda.engine.protocol import BuildRequest, RegistryError, TransientRegistryError
+from pytorch_cuda.engine.protocol import EngineBuild, RegistryError, TransientRegistryError
 
 DIGEST = "sha256:" + "7b" * 32
 REF = "127.0.0.1:5000/ci/pytorch-cuda:v2.9"
@@ -81,7 +81,7 @@ def test_a_stream_without_a_digest_is_an_error() -> None:
 
 
 def test_registry_cache_flags_only_where_the_client_exports_it() -> None:
-    request = BuildRequest(
+    request = EngineBuild(
         dockerfile=Path("Dockerfile"),
         context=Path("."),
         tag="x:candidate",

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.build import build_plan
 from pytorch_cuda.cli import building
 from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.image_build import build_plan
 from pytorch_cuda.locks.child_flavour import child_lock_problem, flavour_lock_path, lock_defects, refresh_child_lock
 from pytorch_cuda.locks.file_format import PYPI_INDEX, parse_lock
 from pytorch_cuda.locks.resolving import require_lock, stale_locks

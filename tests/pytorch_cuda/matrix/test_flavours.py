@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.build.build_plan import BuildPlan
-from pytorch_cuda.build.lineage import PARENT_BUILD_ARG, execute_lineage
-from pytorch_cuda.build.pipeline import PipelineHooks
-from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink
+from pytorch_cuda.engine.protocol import BuildResult, EngineBuild, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, MatrixError, UserError
+from pytorch_cuda.image_build.build_plan import BuildPlan
+from pytorch_cuda.image_build.lineage import PARENT_BUILD_ARG, execute_lineage
+from pytorch_cuda.image_build.pipeline import PipelineHooks
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.flavours import flavour_packages, lineage, parent_ref
 from pytorch_cuda.matrix.tags import tag_set
@@ -157,7 +157,7 @@ def test_child_is_built_from_the_checked_parent(matrix: Matrix, root: Path, tmp_
     builds: list[dict[str, str]] = []
 
     class RecordingEngine(FakeEngine):
-        def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+        def build(self, request: EngineBuild, on_progress: ProgressSink) -> BuildResult:
             builds.append(dict(request.build_args))
             return super().build(request, on_progress)
 

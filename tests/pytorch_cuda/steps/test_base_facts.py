@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytorch_cuda.build.build_plan import make_plan
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
+from pytorch_cuda.image_build.build_plan import make_plan
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from pytorch_cuda.matrix.pinned_base import BOOTSTRAP_LABEL

@@ -5,7 +5,7 @@ from __future__ import annotations
 import platform
 from pathlib import Path
 
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.inductor_cache import CACHE_ENV, MOUNT_POINT, cpu_key, host_cache, volume_name

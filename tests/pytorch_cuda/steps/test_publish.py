@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.engine.protocol import RegistryError, TransientRegistryError
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.tags import TagSet
 from pytorch_cuda.matrix.variants import select_variant

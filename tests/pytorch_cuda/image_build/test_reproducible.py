@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.build.build_plan import BuildPlan
-from pytorch_cuda.build.gitinfo import build_facts
-from pytorch_cuda.build.pipeline import PipelineHooks, engine_request, execute
-from pytorch_cuda.build.reproducible import rebuild_and_compare, require_reproducible
-from pytorch_cuda.engine.protocol import BuildRequest, BuildResult, ProgressSink
+from pytorch_cuda.engine.protocol import BuildResult, EngineBuild, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError
+from pytorch_cuda.image_build.build_plan import BuildPlan
+from pytorch_cuda.image_build.gitinfo import build_facts
+from pytorch_cuda.image_build.pipeline import PipelineHooks, engine_request, execute
+from pytorch_cuda.image_build.reproducible import rebuild_and_compare, require_reproducible
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.labels import BuildFacts
 from tests.support.fake_engine import FakeEngine
@@ -28,7 +28,7 @@ COMMIT_TIME = 1796515200
 class DriftingEngine(FakeEngine):
     """The second build (its tag ends in -again) gives another image, as a run-dependent file would."""
 
-    def build(self, request: BuildRequest, on_progress: ProgressSink) -> BuildResult:
+    def build(self, request: EngineBuild, on_progress: ProgressSink) -> BuildResult:
         result = super().build(request, on_progress)
         if request.tag.endswith("-again"):
             self.images[request.tag] = "sha256:other"

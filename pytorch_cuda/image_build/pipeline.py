@@ -7,10 +7,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from pytorch_cuda.build.build_plan import PIP_CA_SECRET, BuildPlan
 from pytorch_cuda.engine.build_failure import HashMismatchError
-from pytorch_cuda.engine.protocol import BuildRequest, Engine, ProgressSink
+from pytorch_cuda.engine.protocol import Engine, EngineBuild, ProgressSink
 from pytorch_cuda.errors import ChecksFailedError, EngineError
+from pytorch_cuda.image_build.build_plan import PIP_CA_SECRET, BuildPlan
 from pytorch_cuda.locks.resolving import installed_lock
 from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
@@ -145,11 +145,11 @@ def execute(
 
 def engine_request(
     plan: BuildPlan, base_image_id: str, build_args: Mapping[str, str], log_dir: Path, *, again: bool = False
-) -> BuildRequest:
+) -> EngineBuild:
     """What the engine builds for the plan; ``again``: a second build from scratch (--no-cache) under a tag of its
     own, to compare with the first (--verify-reproducible)."""
     suffix = "-again" if again else ""
-    return BuildRequest(
+    return EngineBuild(
         dockerfile=plan.dockerfile,
         context=plan.context,
         tag=plan.candidate + suffix,

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytorch_cuda.build.content_hash import ImageContent, content_hash, hash_image, image_content
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.image_build.content_hash import ImageContent, content_hash, hash_image, image_content
 
 ROOT = Path(__file__).resolve().parents[3]
 LAYERS = (f"sha256:{'a' * 64}", f"sha256:{'b' * 64}")

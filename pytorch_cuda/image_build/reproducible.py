@@ -13,10 +13,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pytorch_cuda.build.lineage import PARENT_BUILD_ARG
-from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks, engine_request
 from pytorch_cuda.engine.protocol import Engine
 from pytorch_cuda.errors import ChecksFailedError
+from pytorch_cuda.image_build.lineage import PARENT_BUILD_ARG
+from pytorch_cuda.image_build.pipeline import BuildOutcome, PipelineHooks, engine_request
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytorch_cuda.build.gitinfo import build_facts
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.image_build.gitinfo import build_facts
 from pytorch_cuda.locks.resolving import require_lock, stale_locks
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.flavours import lineage

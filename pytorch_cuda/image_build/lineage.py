@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pytorch_cuda.build.build_plan import BuildPlan
-from pytorch_cuda.build.pipeline import BuildOutcome, PipelineHooks, execute
 from pytorch_cuda.engine.protocol import Engine
+from pytorch_cuda.image_build.build_plan import BuildPlan
+from pytorch_cuda.image_build.pipeline import BuildOutcome, PipelineHooks, execute
 
 PARENT_BUILD_ARG = "PARENT_IMAGE"
 

@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.build.build_plan import BuildPlan
-from pytorch_cuda.build.pipeline import PipelineHooks, execute
 from pytorch_cuda.engine.build_failure import HashMismatchError
 from pytorch_cuda.errors import ChecksFailedError, EngineError
+from pytorch_cuda.image_build.build_plan import BuildPlan
+from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.steps.base_image import bootstrap_command, ensure_base
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
