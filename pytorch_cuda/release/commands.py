@@ -10,10 +10,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.oci.registry_client import open_image, reference
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
 from pytorch_cuda.release.build_inputs import committed_inputs
-from pytorch_cuda.oci.registry_client import open_image, reference
 from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
