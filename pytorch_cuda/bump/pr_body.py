@@ -94,16 +94,3 @@ def pr_body(plan: Mapping[str, Any], urls: ProjectUrls, *, command: str = "build
     if plan.get("notes"):
         lines += ["", "<details><summary>Notes</summary>", "", *[f"- {n}" for n in plan["notes"]], "", "</details>"]
     return "\n".join(lines) + "\n"
-
-
-def project_urls(ca: Path | None) -> ProjectUrls:
-    """A package's project_urls from PyPI's JSON API; {} where PyPI does not answer (the body links PyPI)."""
-
-    def urls(name: str) -> dict[str, str]:
-        try:
-            info = json.loads(fetch_bytes(f"https://pypi.org/pypi/{name}/json", ca, "application/json")[1])["info"]
-        except (UserError, ValueError, KeyError):
-            return {}
-        return {str(k): str(v) for k, v in (info.get("project_urls") or {}).items()}
-
-    return urls
