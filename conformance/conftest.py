@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Final
 
 import pytest
 
+from conformance.support import SUITE_SOURCE
 from conformance.support.probes.fp32_policy import fp32_policy_snapshot
 from conformance.support.probes.gpu_gate import gate_on_gpus, refuse_without_gpu
 from conformance.support.processes.background import (
@@ -38,7 +39,6 @@ if TYPE_CHECKING:
 # Before any test can start a process: NVLink multicast off (see support/processes/env.py).
 DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
 
-SUITE_DIR: Final = Path(__file__).resolve().parent
 MARKERS: Final = {
     "cpu": "runs without a GPU (CI runs `-m cpu`)",
     "gpu": "needs one visible GPU; skips without one under -m, fails with --require-gpu; a run with no -m stops",
@@ -103,7 +103,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def _in_suite(item: pytest.Item) -> bool:
-    return SUITE_DIR in Path(str(item.path)).resolve().parents
+    return SUITE_SOURCE in Path(str(item.path)).resolve().parents
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

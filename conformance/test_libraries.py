@@ -31,7 +31,7 @@ from conformance.support.results.recorder import RecordNote
 from pytorch_cuda_contract.manifest import BARE_HOST_TARGET, Manifest
 
 LDCONFIG_FALLBACKS = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
-PROBE = Path(__file__).resolve().parent / "support" / "probes" / "probe_libs.py"
+LIBRARIES_PROBE = Path(__file__).resolve().parent / "support" / "probes" / "probe_libs.py"
 
 
 def _library_root(manifest: Manifest | None) -> str:
@@ -48,7 +48,7 @@ def test_cuda_libraries_loaded_once(
     copies of cuBLAS/cuBLASLt/cuDNN/NCCL, cuDNN pieces from several folders, or (with a manifest) libraries outside
     `<venv>/lib/pythonX.Y/site-packages/nvidia`."""
     result = subprocess.run(
-        [sys.executable, str(PROBE), str(tmp_path / "store")],
+        [sys.executable, str(LIBRARIES_PROBE), str(tmp_path / "store")],
         capture_output=True,
         text=True,
         timeout=180,

@@ -15,8 +15,7 @@ from conformance.support.expectations.ratios import RATIO_DTYPES, expected_ratio
 from conformance.support.probes.env_limits import tf32_disabled
 from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote
 from conformance.support.workloads.gemm_bench import GemmBench, dtype_verdict
-from conformance.support.workloads.mamf import DTYPES as MAMF_DTYPES
-from conformance.support.workloads.mamf import SEARCH_BUDGET_S, search_mamf
+from conformance.support.workloads.mamf import MAMF_DTYPES, SEARCH_BUDGET_S, search_mamf
 from pytorch_cuda_contract.gpu import EVERY_DTYPE_FROM, is_native
 from pytorch_cuda_contract.peaks import lookup_peak
 

@@ -6,6 +6,8 @@ import textwrap
 
 EXIT_USER_ERROR = 2
 EXIT_CHECKS_FAILED = 1
+# a partial answer: some of what was asked could not be reached (bump: a target's index; audit: an advisory database)
+EXIT_PARTIAL = 4
 
 
 class UserError(Exception):

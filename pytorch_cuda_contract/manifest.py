@@ -21,7 +21,7 @@ from pytorch_cuda_contract.base_record import BaseRecordError, BaseSection
 
 DEFAULT_MANIFEST_PATH: Final = Path(paths.MANIFEST_PATH)
 MANIFEST_ENV_VAR: Final = paths.MANIFEST_ENV
-SUPPORTED_SCHEMA: Final = 1
+MANIFEST_SCHEMA: Final = 1
 PIN_NAMES: Final = ("torch", "cuda", "cudnn", "nccl", "triton")
 # The target of an expectations file for a bare GPU host: it pins versions, but it cannot speak for the host's own
 # system libraries (a CUDA toolkit, cuDNN and NCCL packages), which an image's manifest can.
@@ -140,8 +140,8 @@ def parse_manifest(data: object) -> Manifest:
     if not isinstance(data, dict):
         raise ManifestError("top level must be a JSON object")
     schema = data.get("schema")
-    if schema != SUPPORTED_SCHEMA:
-        raise ManifestError(f"unsupported schema {schema!r} (this suite reads schema {SUPPORTED_SCHEMA})")
+    if schema != MANIFEST_SCHEMA:
+        raise ManifestError(f"unsupported schema {schema!r} (this suite reads schema {MANIFEST_SCHEMA})")
     pins_data = data.get("pins", {})
     if not isinstance(pins_data, dict):
         raise ManifestError("'pins' must be an object")
@@ -159,7 +159,7 @@ def parse_manifest(data: object) -> Manifest:
     if packages is not None and not (isinstance(packages, dict) and all(isinstance(v, str) for v in packages.values())):
         raise ManifestError("'flavour_packages' must map package names to versions (strings)")
     return Manifest(
-        schema=SUPPORTED_SCHEMA,
+        schema=MANIFEST_SCHEMA,
         project=_required_str(data, "project"),
         target=_required_str(data, "target"),
         flavour=_optional_str(data, "flavour", "") or "",

@@ -9,3 +9,8 @@
 Formats other parts read (paths, manifest, results file, metric fields, GPU capabilities) live in
 ``pytorch_cuda_contract``, not here.
 """
+
+from pathlib import Path
+from typing import Final
+
+SUITE_SOURCE: Final = Path(__file__).resolve().parent.parent  # the suite's folder (conformance/), where it runs from

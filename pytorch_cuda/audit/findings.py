@@ -11,11 +11,11 @@ from pytorch_cuda.audit.lock_pins import LockedPin
 from pytorch_cuda.audit.python_audit import PythonAudit
 from pytorch_cuda.audit.triage import SETTLED, Decision, Triage
 from pytorch_cuda.bump.debian_archive import DebianUpdate
+from pytorch_cuda.errors import EXIT_PARTIAL
 
 Action = Literal["pull-request", "issue"]
 EXIT_CLEAN = 0
 EXIT_FINDINGS = 1  # like failed checks: the lane opens a pull request or an issue
-EXIT_PARTIAL = 4  # no finding, but some pins no advisory database answered for (as bump's exit 4)
 
 
 @dataclass(frozen=True)

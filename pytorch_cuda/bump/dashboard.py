@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-MARKER = "<!-- pytorch-cuda dependency dashboard -->"
+DASHBOARD_MARKER = "<!-- pytorch-cuda dependency dashboard -->"
 LABEL = "dependency-dashboard"
 _BOX = re.compile(r"^\s*[-*] \[[xX]\] .*<!-- bump-dashboard: (?P<ask>[a-z-]+)(?: (?P<pin>[\w.-]+))? -->\s*$")
 
@@ -107,7 +107,7 @@ def render(plan: Mapping[str, Any], *, failed: Sequence[str] = (), run: str = ""
     ]
     checked = [t["target"] for t in plan.get("targets", []) if t.get("checked")]
     lines = [
-        MARKER,
+        DASHBOARD_MARKER,
         "This issue is the dependency dashboard: bump.yml rewrites it after every run of `build.py bump` "
         "(docs/bump.md). Tick a box to ask the next run for it.",
         "",

@@ -17,7 +17,7 @@ from pytorch_cuda.locks.debian_record import DebianRecord
 from pytorch_cuda.matrix.bases import Bootstrap
 from pytorch_cuda.matrix.debian_suites import Suite, base_suites
 
-ARCHITECTURES = ("amd64", "all")
+DEBIAN_ARCHITECTURES = ("amd64", "all")
 Fetch = Callable[[str], bytes]  # URL -> body
 
 
@@ -46,7 +46,7 @@ def newest(index: bytes, wanted: Iterable[str]) -> dict[str, Version]:
     found: dict[str, Version] = {}
     for paragraph in Packages.iter_paragraphs(BytesIO(text), use_apt_pkg=False, fields=_FIELDS):
         name = paragraph.get("Package", "")
-        if name not in names or paragraph.get("Architecture") not in ARCHITECTURES:
+        if name not in names or paragraph.get("Architecture") not in DEBIAN_ARCHITECTURES:
             continue
         version = Version(paragraph["Version"])
         if name not in found or version > found[name]:

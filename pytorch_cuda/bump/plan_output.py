@@ -11,10 +11,10 @@ from rich.table import Table
 from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.bump.group_prs import GroupPullRequest
 from pytorch_cuda.bump.groups import PinAdvisory, fixes, group_of
+from pytorch_cuda.errors import EXIT_PARTIAL
 from pytorch_cuda.locks.writing import LockChange
 
 EXIT_REBUILD_NEEDED = 3
-EXIT_PARTIAL = 4  # a target's index was unreachable: that target was left out, the others were checked
 
 
 def bump_exit_status(plan: BumpPlan) -> int:

@@ -16,7 +16,6 @@ from pytorch_cuda.bump.debian_plan import with_debian
 from pytorch_cuda.bump.group_prs import plan_pull_requests
 from pytorch_cuda.bump.groups import GROUPS, advisories_from, only
 from pytorch_cuda.bump.plan_output import (
-    EXIT_PARTIAL,
     EXIT_REBUILD_NEEDED,
     bump_exit_status,
     group_lines,
@@ -28,7 +27,7 @@ from pytorch_cuda.bump.record_debian import record_from_image
 from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.errors import UserError
+from pytorch_cuda.errors import EXIT_PARTIAL, UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv

@@ -41,4 +41,4 @@ WATCHED: Final[tuple[Watched, ...]] = (
     *_rows("matmul search (MAMF)", 0.02, ("mamf.bf16.tflops", "mamf.fp16.tflops")),
 )
 BY_METRIC: Final = {w.metric: w for w in WATCHED}
-SECTIONS: Final = tuple(dict.fromkeys(w.section for w in WATCHED))
+WATCHED_SECTIONS: Final = tuple(dict.fromkeys(w.section for w in WATCHED))

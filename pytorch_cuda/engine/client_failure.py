@@ -22,7 +22,7 @@ _LOST_CONNECTION = re.compile(
 # is cut ("#5 2.458 Reading package lists...unexpected EOF"): glued, with no ": " before it as in a step's own error.
 _GLUED_TO_A_STEP = re.compile(r"(?<![\s:])(unexpected EOF)$", re.IGNORECASE)
 _SHELL_SIGNALS = frozenset({signal.SIGKILL, signal.SIGTERM, signal.SIGHUP, signal.SIGSEGV, signal.SIGABRT})
-RERUN = "build again: the steps that finished are in the build cache and do not run again"
+BUILD_AGAIN = "build again: the steps that finished are in the build cache and do not run again"
 
 
 def ended_by_signal(exit_code: int) -> signal.Signals | None:
@@ -46,7 +46,7 @@ def killed_client(exit_code: int, client: str, step: str, where: str) -> EngineE
         step,
         f", before the build finished; its connection to the Docker daemon went with it, so the daemon cancelled "
         f"the build and no image was tagged{where}",
-        fix=f"{RERUN}; if you did not stop it yourself, find what did (the kernel's OOM killer: `dmesg | grep -i "
+        fix=f"{BUILD_AGAIN}; if you did not stop it yourself, find what did (the kernel's OOM killer: `dmesg | grep -i "
         "oom`; a CI job's time limit) and give the build more memory or time",
     )
 
@@ -65,7 +65,7 @@ def lost_connection(log_text: str, client: str, step: str, where: str) -> Engine
         step,
         f" ({said[:200]}), so the build stopped and no image was tagged{where}",
         fix="check that the engine is up (`docker info`; its log: `journalctl -u docker`: a restart, a crash, the "
-        f"OOM killer) and, with a remote DOCKER_HOST, the network or SSH link to it; then {RERUN}",
+        f"OOM killer) and, with a remote DOCKER_HOST, the network or SSH link to it; then {BUILD_AGAIN}",
     )
 
 

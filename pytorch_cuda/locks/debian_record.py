@@ -14,7 +14,7 @@ from pathlib import Path
 from pytorch_cuda.errors import UserError
 from pytorch_cuda_contract.paths import BASE_RECORD_PATH
 
-HEADER = (
+RECORD_HEADER = (
     "# The Debian packages (dpkg) of the {base} base's images, as the image {image} recorded them in {record}\n"
     "# (its base: {base_id}). Written by `build.py bump --record-debian IMAGE`; `build.py bump`\n"
     "# compares them with the Debian archive (docs/bump.md). Do not edit.\n"
@@ -41,7 +41,7 @@ def is_debian_record(relative: Path) -> bool:
 
 
 def format_record(base: str, image: str, base_id: str, packages: Mapping[str, str]) -> str:
-    header = HEADER.format(base=base, image=image, base_id=base_id, record=BASE_RECORD_PATH)
+    header = RECORD_HEADER.format(base=base, image=image, base_id=base_id, record=BASE_RECORD_PATH)
     return header + "".join(f"{name} {packages[name]}\n" for name in sorted(packages))
 
 

@@ -20,7 +20,7 @@ from pytorch_cuda.matrix.policy_section import PolicySection
 from pytorch_cuda.matrix.validation_errors import format_validation_error
 from pytorch_cuda.matrix.value_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
-SUPPORTED_SCHEMA = 1
+MATRIX_YAML_SCHEMA = 1
 TORCH_SERIES = "2.9"
 ALL_TARGETS = "all"  # the built-in group: every target of the matrix
 
@@ -197,10 +197,10 @@ def load_matrix(path: Path) -> Matrix:
             cause=f"{path} must hold a mapping at the top level", fix="start from the committed matrix.yaml"
         )
     schema = data.get("schema")
-    if schema != SUPPORTED_SCHEMA:
+    if schema != MATRIX_YAML_SCHEMA:
         raise MatrixError(
-            cause=f"at key 'schema' of {path} the value {schema!r} is not supported (allowed: {SUPPORTED_SCHEMA})",
-            fix=f"set 'schema: {SUPPORTED_SCHEMA}' or use the version of pytorch-cuda that wrote this matrix",
+            cause=f"at key 'schema' of {path} the value {schema!r} is not supported (allowed: {MATRIX_YAML_SCHEMA})",
+            fix=f"set 'schema: {MATRIX_YAML_SCHEMA}' or use the version of pytorch-cuda that wrote this matrix",
         )
     try:
         return Matrix.model_validate(data)

@@ -10,7 +10,7 @@ from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.variants import Variant
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.base_record import BaseSection
-from pytorch_cuda_contract.manifest import SUPPORTED_SCHEMA, Manifest, Pins
+from pytorch_cuda_contract.manifest import MANIFEST_SCHEMA, Manifest, Pins
 
 MANIFEST_PATH = paths.MANIFEST_PATH
 VENV_PATH = paths.VENV_PATH
@@ -29,7 +29,7 @@ def wheel_names(variant: Variant) -> dict[str, str]:
 def build_manifest(matrix: Matrix, variant: Variant) -> Manifest:
     target = variant.target
     return Manifest(
-        schema=SUPPORTED_SCHEMA,
+        schema=MANIFEST_SCHEMA,
         project=matrix.project.name,
         target=variant.target_name,
         flavour=variant.flavour_name,

@@ -10,7 +10,8 @@ import matplotlib as mpl
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-DTYPES: Final = ("fp32", "tf32", "fp16", "bf16")
+from pytorch_cuda_contract.advice import DTYPES
+
 AMP_DTYPES: Final = ("fp32", "fp16", "bf16")
 COLOURS: Final = ("#2563eb", "#ea580c", "#16a34a", "#9333ea", "#dc2626", "#0891b2")
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pytorch_cuda.precision_report.diff_baseline import mismatches
 from pytorch_cuda_contract.results_file import ConformanceResults, Metric
 
-SECTIONS: tuple[tuple[str, float, tuple[str, ...]], ...] = (
+DIFF_SECTIONS: tuple[tuple[str, float, tuple[str, ...]], ...] = (
     (
         "GEMM",
         0.05,
@@ -127,6 +127,6 @@ def _tests(old: ConformanceResults, new: ConformanceResults) -> list[ChangeRow]:
 
 
 def diff_results(old: ConformanceResults, new: ConformanceResults) -> Diff:
-    metrics = [_metric_row(s, floor, name, old, new) for s, floor, names in SECTIONS for name in names]
+    metrics = [_metric_row(s, floor, name, old, new) for s, floor, names in DIFF_SECTIONS for name in names]
     kept = tuple(row for row in metrics if row.status)
     return Diff(old, new, kept, tuple(_verdicts(old, new)), tuple(_tests(old, new)), mismatches(old, new))

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from pytorch_cuda_contract.results_file import ConformanceResults
 
-BARE = "bare host (no image)"
+NO_IMAGE = "bare host (no image)"
 
 
 def variant_of(results: ConformanceResults) -> str:
@@ -16,7 +16,7 @@ def variant_of(results: ConformanceResults) -> str:
     content = results.manifest.get("content")
     if isinstance(content, dict) and content.get("target"):
         return f"{content['target']}-{content.get('flavour') or 'runtime'}"
-    return BARE
+    return NO_IMAGE
 
 
 def gpu_class(results: ConformanceResults) -> str:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from pytorch_cuda.precision_report.charts import DTYPES
 from pytorch_cuda.precision_report.view import decorate, flag, frac, pct, pivot, times
-from pytorch_cuda_contract.advice import fmt
+from pytorch_cuda_contract.advice import DTYPES, fmt
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

@@ -7,8 +7,8 @@ from typing import Any, Final
 
 import jinja2
 
-from pytorch_cuda.precision_report.charts import DTYPES, all_charts
-from pytorch_cuda_contract.advice import fmt
+from pytorch_cuda.precision_report.charts import all_charts
+from pytorch_cuda_contract.advice import DTYPES, fmt
 
 CHART_CAPTIONS: Final = (
     ("gemm", "GEMM TFLOP/s per dtype against the datasheet peak"),

@@ -16,7 +16,7 @@ from pytorch_cuda.release.keys import public_key
 from pytorch_cuda.release.trusted_root import TrustedRoot, load_root
 
 POLICY_FILE = "release-policy.yaml"
-SUPPORTED_SCHEMA = 1
+POLICY_SCHEMA = 1
 Uri = Annotated[str, Field(min_length=1, pattern=r"^[a-z][a-z0-9+.-]*://\S+$")]
 
 
@@ -79,7 +79,7 @@ def load_policy(path: Path) -> LoadedPolicy:
             cause=f"at key {where!r} of {path}: {first['msg']} (found {first.get('input')!r})",
             fix="correct that key; docs/release.md describes every key of the policy",
         ) from exc
-    if policy.schema_ != SUPPORTED_SCHEMA:
+    if policy.schema_ != POLICY_SCHEMA:
         raise PolicyError(
             cause=f"at key 'schema' of {path} the value {policy.schema_} is not supported (allowed: 1)",
             fix="use a build.py as new as the policy",

@@ -18,7 +18,7 @@ from pytorch_cuda.run_store import StoreError, read_store
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.pages import render_pages
 
-MARKER: Final = ".pytorch-cuda-site"
+SITE_MARKER: Final = ".pytorch-cuda-site"
 
 
 @dataclass(frozen=True)
@@ -30,9 +30,9 @@ class Built:
 def _replace(out: Path, staged: Path) -> None:
     """Put the staged site at ``out``: a folder that is neither empty nor an earlier site is refused."""
     if out.exists():
-        if not out.is_dir() or (any(out.iterdir()) and not (out / MARKER).exists()):
+        if not out.is_dir() or (any(out.iterdir()) and not (out / SITE_MARKER).exists()):
             raise StoreError(
-                f"--out {out} exists and is not a site this command built (no {MARKER}), so it is left alone",
+                f"--out {out} exists and is not a site this command built (no {SITE_MARKER}), so it is left alone",
                 "pass a new or empty folder, or the folder of an earlier `build.py site`",
             )
         shutil.rmtree(out)
@@ -52,6 +52,6 @@ def build_site(store: Path, out: Path) -> Built:
             path = staged / relative
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
-        (staged / MARKER).write_text("built by build.py site; replaced whole on every build\n", encoding="utf-8")
+        (staged / SITE_MARKER).write_text("built by build.py site; replaced whole on every build\n", encoding="utf-8")
         _replace(out, staged)
     return Built(tuple(sorted(files)), sum(len(c.last_flags()) for c in cells))

@@ -12,7 +12,7 @@ from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import RunSubject, Stored
 from pytorch_cuda.run_store.run_identity import HistoryKey
 from pytorch_cuda.site.expected import slug
-from pytorch_cuda.site.history import CHARTED, CONFIRMED, Flag, Series, flags, series
+from pytorch_cuda.site.history import ALERT_STATUSES, CHARTED, Flag, Series, flags, series
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,7 +81,7 @@ class Cell:
         best = max(scored, key=lambda t: (t[0], t[1]), default=None)
         return best[2] if best is not None and best[0] > 0 else None
 
-    def last_flags(self, statuses: tuple[str, ...] = CONFIRMED) -> list[Flag]:
+    def last_flags(self, statuses: tuple[str, ...] = ALERT_STATUSES) -> list[Flag]:
         """What the home page and the nightly's issues report: the latest nightly run's confirmed findings and
         newly failing tests (a suspect waits for the next run; fault, control and partial runs are on the GPU
         page only)."""

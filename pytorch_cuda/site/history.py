@@ -11,12 +11,14 @@ from typing import Final
 
 from pytorch_cuda.decay import DecayFinding, Judged, Noise
 from pytorch_cuda.decay.judge import order
-from pytorch_cuda.decay.watched import BY_METRIC, SECTIONS, WATCHED
+from pytorch_cuda.decay.watched import BY_METRIC, WATCHED, WATCHED_SECTIONS
 from pytorch_cuda.run_store import Stored
 
-CHARTED: Final = tuple((section, tuple(w.metric for w in WATCHED if w.section == section)) for section in SECTIONS)
+CHARTED: Final = tuple(
+    (section, tuple(w.metric for w in WATCHED if w.section == section)) for section in WATCHED_SECTIONS
+)
 REPORTED: Final = ("confirmed", "suspect")  # drawn as regressions on the charts
-CONFIRMED: Final = ("confirmed", "failed", "error")  # what the home page and the nightly's issues report
+ALERT_STATUSES: Final = ("confirmed", "failed", "error")  # what the home page and the nightly's issues report
 
 
 @dataclass(frozen=True)

@@ -185,12 +185,20 @@ CONVENTIONAL = frozenset({"main"})
 
 
 def _defined(node: ast.stmt) -> list[str]:
-    """The public names a top-level statement defines: a class, a function, or a type alias (``Runner =
-    Callable[...]``, ``Name: TypeAlias = ...``: a CamelCase name; UPPER_CASE constants are values, not types)."""
+    """The public names a top-level statement defines: a class, a function, a type alias (``Runner =
+    Callable[...]``, ``Name: TypeAlias = ...``) or a constant (``SUITE_DIR: Final = ...``). A constant that only
+    passes another module's on under its own name (``RESULTS_PATH = paths.RESULTS_PATH``) names the same thing."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         return [node.name]
     targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
-    return [t.id for t in targets if isinstance(t, ast.Name) and t.id[:1].isupper() and not t.id.isupper()]
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    return [
+        t.id
+        for t in targets
+        if isinstance(t, ast.Name)
+        and t.id[:1].isupper()
+        and not (isinstance(value, ast.Attribute) and value.attr == t.id)
+    ]
 
 
 def exported_names(root: Path = ROOT) -> dict[str, set[str]]:
@@ -228,11 +236,13 @@ def test_a_class_or_function_in_two_packages_is_seen(tmp_path: Path) -> None:
     _write(tmp_path, "pytorch_cuda/cli/b.py", "def main() -> int:\n    return 0\n")
     _write(tmp_path, "pytorch_cuda/image_build/plan.py", "class BuildRequest: ...\n")
     _write(tmp_path, "pytorch_cuda/engine/protocol.py", "class EngineBuild: ...\n")
-    _write(tmp_path, "pytorch_cuda/matrix/fleet.py", "class Runner: ...\nLABEL = 'gpu'\nT = 1\n")
-    _write(tmp_path, "pytorch_cuda/locks/writing.py", "Runner = Callable[[list[str]], int]\nLABEL = 'x'\nT = 2\n")
+    _write(tmp_path, "pytorch_cuda/matrix/fleet.py", "class Runner: ...\nLABEL = 'gpu'\nPATH = paths.PATH\n")
+    _write(tmp_path, "pytorch_cuda/locks/writing.py", "Runner = Callable[[list[str]], int]\nLABEL = 'x'\n")
+    _write(tmp_path, "pytorch_cuda_contract/paths.py", "PATH: Final = '/etc/x'\n")
     assert names_in_two_packages(tmp_path) == {
         "promote": ["pytorch_cuda/release", "pytorch_cuda/steps"],
-        "Runner": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # a type alias counts; UPPER_CASE values do not
+        "Runner": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # a type alias counts
+        "LABEL": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # and a constant; passing one on does not
     }
     _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # the same name in another package
     assert names_in_two_packages(tmp_path)["BuildRequest"] == ["pytorch_cuda/image_build", "pytorch_cuda/locks"]

@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from conformance.support import SUITE_SOURCE
 from conformance.support.expectations import bounds, ratios
 from conformance.support.expectations.measured_floors import floor_rows
 
-SUITE: Final = Path(__file__).resolve().parents[2]
-ROOT: Final = SUITE.parent
+ROOT: Final = SUITE_SOURCE.parent
 BLOCK: Final = re.compile(r"(<!-- suite:start [^>]*-->\n).*?(<!-- suite:end -->)", re.DOTALL)
-MARKERS: Final = ("cpu", "gpu", "multigpu")
+MARKER_NAMES: Final = ("cpu", "gpu", "multigpu")
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ def _module_markers(tree: ast.Module) -> list[str]:
     return []
 
 
-def checks(suite: Path = SUITE) -> list[Check]:
+def checks(suite: Path = SUITE_SOURCE) -> list[Check]:
     """Every check of the suite, in file and source order."""
     found = []
     for path in sorted(suite.glob("test_*.py")):
@@ -79,7 +79,7 @@ def checks(suite: Path = SUITE) -> list[Check]:
             if not (isinstance(node, ast.FunctionDef) and node.name.startswith("test_")):
                 continue
             marks = _mark_names(node.decorator_list) + module_marks
-            shown = [m for m in MARKERS if m in marks] + (["informational"] if "informational" in marks else [])
+            shown = [m for m in MARKER_NAMES if m in marks] + (["informational"] if "informational" in marks else [])
             doc = (ast.get_docstring(node) or "").split("\n\n")[0]
             found.append(Check(path.stem, node.name, _param_ids(node.decorator_list), ", ".join(shown),
                                " ".join(doc.split())))  # fmt: skip
@@ -97,7 +97,7 @@ def check_table(found: Sequence[Check]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def constants(module: str, suite: Path = SUITE) -> dict[str, Any]:
+def constants(module: str, suite: Path = SUITE_SOURCE) -> dict[str, Any]:
     """The literal top-level constants of ``conformance/<module>.py`` (read, not imported)."""
     tree = ast.parse((suite / f"{module}.py").read_text(encoding="utf-8"))
     found: dict[str, Any] = {}

@@ -17,7 +17,7 @@ from typing import Final
 
 from pytorch_cuda_contract.driver import DriverRequirement
 
-PROBE: Final = Path(__file__).resolve().parent / "gpu_probe.py"
+GPU_PROBE: Final = Path(__file__).resolve().parent / "gpu_probe.py"
 CU_ERRORS: Final[dict[int, str]] = {
     2: "CUDA_ERROR_OUT_OF_MEMORY",
     3: "CUDA_ERROR_NOT_INITIALIZED",
@@ -117,7 +117,9 @@ def diagnose(
 @functools.lru_cache(maxsize=1)
 def run_probe() -> dict[str, object]:
     try:
-        result = subprocess.run([sys.executable, str(PROBE)], capture_output=True, text=True, timeout=60, check=False)
+        result = subprocess.run(
+            [sys.executable, str(GPU_PROBE)], capture_output=True, text=True, timeout=60, check=False
+        )
         lines = result.stdout.strip().splitlines()
         if result.returncode != 0 or not lines:
             return {"error": f"exit {result.returncode}: {result.stderr.strip()[-500:]}"}

@@ -8,20 +8,20 @@ import socket
 from pathlib import Path
 from typing import Final
 
+from conformance.support import SUITE_SOURCE
 from pytorch_cuda_contract.manifest import ManifestLookup
 
 IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
 IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"
 HOST_ENV: Final = "PYTORCH_CUDA_HOST"  # the nightly sets it to the runner's name (a container's hostname is its id)
-SUITE_DIR: Final = Path(__file__).resolve().parents[2]
 
 
 def suite_digest() -> str | None:
     """sha256 over the suite's own Python files (names and contents), None if unreadable."""
     digest = hashlib.sha256()
     try:
-        for path in sorted(SUITE_DIR.rglob("*.py")):
-            digest.update(str(path.relative_to(SUITE_DIR)).encode() + b"\0" + path.read_bytes() + b"\0")
+        for path in sorted(SUITE_SOURCE.rglob("*.py")):
+            digest.update(str(path.relative_to(SUITE_SOURCE)).encode() + b"\0" + path.read_bytes() + b"\0")
     except OSError:
         return None
     return f"sha256:{digest.hexdigest()}"

@@ -15,7 +15,7 @@ from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.advice import Assessment, assess, fmt
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, load_results
 
-HEADER = ("dtype", "native?", "GEMM TFLOP/s", "% of peak", "x fp32", "error vs fp64")
+SUMMARY_HEADER = ("dtype", "native?", "GEMM TFLOP/s", "% of peak", "x fp32", "error vs fp64")
 
 
 def _pct(value: float | None) -> str:
@@ -64,7 +64,7 @@ def _gpu_title(a: Assessment) -> str:
 def render_text(results: ConformanceResults, a: Assessment) -> str:
     lines = [f"== precision summary ({_gpu_title(a)}) ==", f"tests: {status_line(results)}"]
     if a.dtypes:
-        lines += ["", *_table(HEADER, dtype_rows(a))]
+        lines += ["", *_table(SUMMARY_HEADER, dtype_rows(a))]
     if any(r.step_ms is not None for r in a.amp):
         lines += ["", *_table(AMP_HEADER, amp_rows(a))]
     lines += ["", "recommendation:"]
@@ -80,7 +80,7 @@ def render_summary_markdown(results: ConformanceResults, a: Assessment) -> str:
     torch = results.environment.get("torch") or "?"
     lines = [f"## Precision summary: {_gpu_title(a)}", "", f"torch {torch}; tests: {status_line(results)}", ""]
     if a.dtypes:
-        lines += [*_md_table(HEADER, dtype_rows(a)), ""]
+        lines += [*_md_table(SUMMARY_HEADER, dtype_rows(a)), ""]
     if any(r.step_ms is not None for r in a.amp):
         lines += [*_md_table(AMP_HEADER, amp_rows(a)), ""]
     lines += ["### Recommendation", ""]

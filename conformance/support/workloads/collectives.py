@@ -31,7 +31,7 @@ UNSUPPORTED_OP_ERRORS: Final = (
     "PreMulSum requires NCCL>=2.11.1",
     "PreMulSum Data type must be",  # a torch whose NCCL PREMUL_SUM lacks the dtype (bf16 before 2.x)
 )
-DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+COLLECTIVE_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 
 
 def allreduce_inputs(rank: int, numel: int, device: torch.device) -> torch.Tensor:
@@ -125,7 +125,7 @@ def _all_reduce_check(
     rank: int, job: DistJob, device: torch.device, *, dtype_name: str, op: str, unsupported: list[str]
 ) -> list[str]:
     """One all_reduce against the float64 reference: the mismatches (an unexpected exception is one)."""
-    numel, dtype, label = NUMEL, DTYPES[dtype_name], f"{dtype_name}/{op}"
+    numel, dtype, label = NUMEL, COLLECTIVE_DTYPES[dtype_name], f"{dtype_name}/{op}"
     tensor = allreduce_inputs(rank, numel, device).to(dtype)
     before = tensor.clone()
     failures: list[str] = []
@@ -154,7 +154,7 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
     op_runs: list[str] = []
     unsupported: list[str] = []
     ops = REDUCE_OPS + (("premul_sum",) if job.backend == "nccl" else ())
-    for dtype_name in DTYPES:
+    for dtype_name in COLLECTIVE_DTYPES:
         for op in ops:
             if (dtype_name, op) == ("bf16", "premul_sum"):
                 continue  # observed apart: see _bf16_premul_observation

@@ -30,7 +30,7 @@ SEARCH_K: tuple[int, ...] = (4096, 8192, 12288, 16384)
 SEARCH_BUDGET_S = 6.0
 # 5 warm-up and 20 timed calls per shape: about 3 s per dtype for the 64 shapes on an H100.
 WARMUP, ITERATIONS = 5, 20
-DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
+MAMF_DTYPES: dict[str, torch.dtype] = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
 Shape = tuple[int, int, int]
 TimeShape = Callable[[Shape], list[float]]  # shape -> per-call times (ms)
@@ -99,7 +99,7 @@ def search_mamf(
     """The MAMF of one dtype; ``fixed`` is the suite's own GEMM (TFLOP/s, shape), a candidate like the others."""
     grid = search_grid()
     started = time.monotonic()
-    timer = cuda_shape_timer(device, DTYPES[dtype_name])
+    timer = cuda_shape_timer(device, MAMF_DTYPES[dtype_name])
     timed = search_pass(grid, timer, budget_s)
     (tflops, shape), source = best_of(timed[0], fixed)
     torch.cuda.empty_cache()

@@ -13,12 +13,12 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from pytorch_cuda.audit.audit_markdown import markdown, summary_lines
-from pytorch_cuda.audit.findings import EXIT_CLEAN, EXIT_FINDINGS, EXIT_PARTIAL, AuditResult, python_findings
+from pytorch_cuda.audit.findings import EXIT_CLEAN, EXIT_FINDINGS, AuditResult, python_findings
 from pytorch_cuda.audit.fixing import lowest_fix
 from pytorch_cuda.audit.lock_pins import LockedPin, find_locks, read_pins
 from pytorch_cuda.audit.python_audit import Service, audit_pins
 from pytorch_cuda.cli.main import main
-from pytorch_cuda.errors import UserError
+from pytorch_cuda.errors import EXIT_PARTIAL, UserError
 from pytorch_cuda_sbom.vex import VexEntry, vex_document
 
 ROOT = Path(__file__).resolve().parents[3]

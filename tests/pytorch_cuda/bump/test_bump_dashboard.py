@@ -13,7 +13,7 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.bump import debian_plan
-from pytorch_cuda.bump.dashboard import MARKER, requests
+from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
 from tests.pytorch_cuda.bump.test_bump_partial import _cu130_down
@@ -53,7 +53,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str
 def test_the_dashboard_of_a_dry_run(dry_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--failed", "candidate build: exit 1 (run 7)", "--made-by", "bump.yml run 7"]
     body = _run(capsys, "dashboard", "--plan", str(dry_run), *argv)
-    assert body.startswith(MARKER)
+    assert body.startswith(DASHBOARD_MARKER)
     assert "Last run: bump.yml run 7; result **rebuild needed**; targets checked: `cu128`, `cu126`." in body
     assert "## Pending (5)" in body
     assert "| `targets.cu128.torch` | 2.9.1 | **2.9.2** | patch | policy ==2.9.* |" in body
