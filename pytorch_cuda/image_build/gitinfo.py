@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pytorch_cuda.matrix.labels import BuildFacts
+from pytorch_cuda.matrix.labels import BuildFacts, given_source_date_epoch
 
 
 def _git(root: Path, *args: str) -> str | None:
@@ -30,8 +30,8 @@ def build_facts(root: Path, environ: Mapping[str, str] | None = None) -> BuildFa
     revision = _git(root, "rev-parse", "HEAD") or "unknown"
     if revision != "unknown" and _git(root, "status", "--porcelain", "--untracked-files=no"):
         revision += "-dirty"
-    given = (os.environ if environ is None else environ).get("SOURCE_DATE_EPOCH", "").strip()
-    stamp = given if given.isdigit() else _git(root, "log", "-1", "--format=%ct")
+    given = given_source_date_epoch(os.environ if environ is None else environ)
+    stamp = _git(root, "log", "-1", "--format=%ct") if given is None else str(given)
     epoch = int(stamp) if stamp else 0
     when = datetime.fromtimestamp(epoch, tz=UTC)
     return BuildFacts(revision=revision, created=when.strftime("%Y-%m-%dT%H:%M:%SZ"), created_epoch=epoch)

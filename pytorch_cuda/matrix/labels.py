@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pytorch_cuda.matrix.build_matrix import Matrix
@@ -18,6 +19,13 @@ class BuildFacts:
     created: str
     # `created` in seconds: the image config's creation time and its history's; None: not stamped
     created_epoch: int | None = None
+
+
+def given_source_date_epoch(environ: Mapping[str, str]) -> int | None:
+    """$SOURCE_DATE_EPOCH where set to whole seconds (the reproducible-builds convention for a build without git:
+    it stands in for the commit's time); None otherwise."""
+    given = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    return int(given) if given.isdigit() else None
 
 
 def static_labels(matrix: Matrix, variant: Variant) -> dict[str, str]:

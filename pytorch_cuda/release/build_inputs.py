@@ -8,7 +8,6 @@ checkout it runs from and compares (provenance_inputs.py).
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -19,6 +18,7 @@ from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.flavours import lineage
 from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.references import parse_reference
+from pytorch_cuda.release.cosign_layout import sha256
 
 # A lock file the Dockerfile bind-mounts or copies: `source=images/....lock`, `COPY images/....lock ...`.
 LOCK_REFERENCE = re.compile(r"(?<![\w/.-])images/[A-Za-z0-9._/-]+\.lock\b")
@@ -50,10 +50,6 @@ class BuildInputs:
     base: PinnedBase | None  # None: the checkout pins no published base
     base_name: str
     locks: Mapping[str, str | None]  # path relative to the checkout -> sha256:HEX (None: not committed here)
-
-
-def sha256_file(path: Path) -> str:
-    return "sha256:" + hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def _variant(root: Path, key: str) -> tuple[list[Variant], Variant]:
@@ -89,7 +85,7 @@ def committed_inputs(root: Path, key: str, *, strict: bool = False) -> BuildInpu
     chain, variant = _variant(root, key)
     locks: dict[str, str | None] = {}
     for path in lock_paths(root, chain):
-        locks[path] = sha256_file(root / path) if (root / path).is_file() else None
+        locks[path] = sha256((root / path).read_bytes()) if (root / path).is_file() else None
         if strict and locks[path] is None:
             raise BuildInputsError(
                 cause=f"{key}'s Dockerfile reads {path}, which is not in {root}: the variant is not locked here",

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.labels import given_source_date_epoch
 from pytorch_cuda.oci.registry_client import open_image, reference
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
@@ -52,13 +53,6 @@ def check_pinned_base(matrix_path: Path) -> str:
     return pinned_digest(matrix_path)[1]
 
 
-def _source_date_epoch() -> int | None:
-    """$SOURCE_DATE_EPOCH where set: the image's creation time when the build ran without git. A rebuild needs
-    only the commit otherwise: the files' time is its matrix.yaml's, the creation time its commit time."""
-    given = os.environ.get("SOURCE_DATE_EPOCH", "").strip()
-    return int(given) if given.isdigit() else None
-
-
 def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
     inputs = committed_inputs(args.matrix.parent, args.variant, strict=True)  # the locks, recorded
     if args.require_pinned_base:
@@ -78,7 +72,8 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         finished_on=now,
         materials=materials,
         locks={path: digest for path, digest in inputs.locks.items() if digest is not None},
-        source_date_epoch=_source_date_epoch(),
+        # $SOURCE_DATE_EPOCH: the creation time of a build without git; else a rebuild needs only the commit
+        source_date_epoch=given_source_date_epoch(os.environ),
     )
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
     digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)

@@ -22,7 +22,9 @@ from pytorch_cuda_contract.peaks import lookup_peak
 class MeasuredFloor:
     metric: str
     floor: float
-    lowest_untouched: float  # the lowest value of the committed untouched runs of the SKU
+    # the lowest value of the committed runs it is measured on: the SKU's untouched runs, or for a
+    # METRIC.deterministic floor the deterministic-algorithms control's
+    lowest_run: float
     fault: str  # a real fault that crosses it, with what it gave
 
 
@@ -100,7 +102,7 @@ def tighter(
         return lower, why
     return measured.floor, (
         f"measured floor {measured.floor:g} for {spec.gpu}{_setting(key)} (lowest {_runs(key)} "
-        f"{measured.lowest_untouched:g}; crossed by {measured.fault}); {why}"
+        f"{measured.lowest_run:g}; crossed by {measured.fault}); {why}"
     )
 
 
@@ -116,7 +118,7 @@ def floor_rows() -> list[tuple[str, str, str, str]]:
     """docs/conformance-bounds.md's rows: each measured floor, the lowest untouched run, its slack and its fault."""
     return [
         (f"`{f.metric.removesuffix(DETERMINISTIC)}` on {sku}" + _setting(f.metric),
-         f"lowest {_runs(f.metric)} {f.lowest_untouched:g}",
-         f"≥ {f.floor:g} (slack {f.lowest_untouched / f.floor:.2f}×)", f.fault)
+         f"lowest {_runs(f.metric)} {f.lowest_run:g}",
+         f"≥ {f.floor:g} (slack {f.lowest_run / f.floor:.2f}×)", f.fault)
         for sku, floors in MEASURED_FLOORS.items() for f in floors.values()
     ]  # fmt: skip
