@@ -73,6 +73,7 @@ def outcome_dict(outcome: BuildOutcome) -> dict[str, Any]:
         "image_id": outcome.image_id,
         "size_bytes": outcome.size_bytes,
         "tags": list(outcome.plan.tags.all_refs),
+        "candidate": outcome.plan.candidate,  # the temporary tag the build landed on, removed once the tags moved
         "moved": [{"ref": m.ref, "previous": m.previous_id, "now": m.new_id} for m in outcome.moves],
         "base": {"ref": outcome.base.ref, "how": outcome.base.how, "id": outcome.base.image_id},
         "build_seconds": round(outcome.build_seconds, 1),

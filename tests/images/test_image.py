@@ -33,7 +33,11 @@ def test_every_tag_points_at_the_built_image(built: BuiltImage, client: docker.D
     assert built.result["tags"][0] == "pytorch-cuda:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
     for ref in (*built.result["tags"], "pytorch-cuda:v2.9"):
         assert client.images.get(ref).id == image_id, ref
-    leftovers = [t for image in client.images.list("pytorch-cuda") for t in image.tags if ":candidate-" in t]
+    # this build's candidate tag is gone; other lanes' builds run beside this test on the same engine, and their
+    # candidates (the same image ID, since builds are reproducible) come and go while they run
+    candidate = built.result["candidate"]
+    assert candidate.startswith("pytorch-cuda:candidate-cu128-runtime-")
+    leftovers = [t for image in client.images.list("pytorch-cuda") for t in image.tags if t == candidate]
     assert leftovers == []
 
 
