@@ -11,6 +11,8 @@ from typing import Final, Literal
 PATCHES: Final = Path(__file__).resolve().parent / "patches"
 EVERY_MARKER: Final = "cpu or gpu or multigpu"
 UNTOUCHED: Final = "untouched"  # the control every matrix is read against
+DETERMINISTIC: Final = "torch.use_deterministic_algorithms(True)"  # what the suite's skips under it name
+DETERMINISTIC_WORKSPACE: Final = ":4096:8"  # the cuBLAS workspace PyTorch's reproducibility notes ask for
 TIMED_SUFFIX: Final = ".timed"  # a control's run of the timed checks, with the GPU to itself: CASE.timed.json
 # What a fault changes. "environment" (a variable, a library on the loader's path, a busy GPU, a small /dev/shm, an
 # installed package) and "setting" (a public torch switch flipped at start, as a framework or a startup hook does)
@@ -42,9 +44,13 @@ class Injection:
     image_variant: str | None = None  # Dockerfile instructions run as root on top of the built image (the Docker
     # integration tier builds and checks these variants; this harness, on a bare GPU host, does not)
     uid: int | None = None  # run the suite as this uid and gid (no passwd entry), from a readable copy of the suite
+    deterministic: bool = False  # reproducible training as PyTorch's notes advise, under the rest of the injection:
+    # torch.use_deterministic_algorithms(True) at start (before the patch, if any), CUBLAS_WORKSPACE_CONFIG=:4096:8
 
     def describe(self) -> str:
         parts = [f"{key}={value}" for key, value in self.env.items()]
+        if self.deterministic:
+            parts.append(f"{DETERMINISTIC} at start with CUBLAS_WORKSPACE_CONFIG={DETERMINISTIC_WORKSPACE}")
         if self.patch:
             parts.append(f"sitecustomize fault_coverage/patches/{self.patch}.py")
         if self.expectations:

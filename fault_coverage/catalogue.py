@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Final
 
-from fault_coverage.case_model import Case, Injection, env, expecting, patch
+from fault_coverage.case_model import DETERMINISTIC, Case, Injection, env, expecting, patch
 from fault_coverage.host_faults import HOST_FAULTS
 from fault_coverage.image_variants import IMAGE_FAULTS
 
@@ -21,7 +21,6 @@ from fault_coverage.image_variants import IMAGE_FAULTS
 TIMED: Final = "throughput or gemm_ratio or fp32_highest or dtype_verdicts or amp_step_speedup"
 UNTIMED: Final = f"not ({TIMED})"
 
-DETERMINISTIC: Final = "torch.use_deterministic_algorithms(True)"
 CONTROLS: Final = (
     Case("untouched", "control", "the suite as a user runs it, nothing changed", Injection(), alone=True),
     Case(
@@ -39,7 +38,7 @@ CONTROLS: Final = (
         "deterministic-algorithms", "control",
         "reproducible training as PyTorch's notes advise: torch.use_deterministic_algorithms(True) at start with "
         "CUBLAS_WORKSPACE_CONFIG=:4096:8",
-        Injection(env={"CUBLAS_WORKSPACE_CONFIG": ":4096:8"}, patch="deterministic_algorithms"),
+        Injection(deterministic=True),
         skips=(("test_sdpa_backend_matches_reference[fp16-cudnn]", DETERMINISTIC),
                ("test_sdpa_backend_matches_reference[bf16-cudnn]", DETERMINISTIC)),
     ),
@@ -201,6 +200,16 @@ COMPILE_AND_AMP_FAULTS: Final = (
          trips=("test_autocast_op_dtype_policy", "test_amp_memory_saving", "test_amp_step_speedup",
                 "test_fp16_gradient_underflow_survives_with_scaling"),
          select="autocast or amp_step or amp_memory or grad_scaler or underflow", markers="gpu", alone=True),
+    # The same faults under reproducible training, where the suite reads its METRIC.deterministic floors
+    Case("deterministic-sdpa-fused-off", "fault",
+         "the fused attention kernels switched off under torch.use_deterministic_algorithms(True)",
+         Injection(deterministic=True, patch="sdpa_fused_off", patch_kind="setting"),
+         trips=("test_sdpa_throughput_default_dispatch[fp16]", "test_sdpa_throughput_default_dispatch[bf16]"),
+         select="sdpa_throughput", markers="gpu", alone=True),
+    Case("deterministic-autocast-disabled", "fault",
+         "autocast a no-op under torch.use_deterministic_algorithms(True)",
+         Injection(deterministic=True, patch="autocast_disabled"), trips=("test_amp_step_speedup",),
+         select="amp_step", markers="gpu", alone=True),
     Case("grad-scaler-disabled", "fault",
          "a GradScaler that ignores enabled=True (scale 1.0, no backoff, never skips an inf step)",
          patch("grad_scaler_disabled"),

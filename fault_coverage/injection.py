@@ -14,10 +14,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-from fault_coverage.case_model import Injection
+from fault_coverage.case_model import DETERMINISTIC_WORKSPACE, Injection
 from fault_coverage.host_expectations import drifted, write
 
 SUITE_TREES: Final = ("conformance", "pytorch_cuda_contract")  # what the suite imports from the checkout
+DETERMINISTIC_START: Final = "import torch\n\ntorch.use_deterministic_algorithms(True)\n"  # before the patch, if any
 BUSY_GPU_SCRIPT: Final = """
 import sys, torch
 a = torch.randn(8192, 8192, device="cuda", dtype=torch.bfloat16)
@@ -101,13 +102,18 @@ def _suite_copy(root: Path, scratch: Path) -> Path:
 def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(injection.env)
+    body = [DETERMINISTIC_START] if injection.deterministic else []
+    if injection.deterministic:
+        env["CUBLAS_WORKSPACE_CONFIG"] = DETERMINISTIC_WORKSPACE
     patch = injection.patch_file()
     if patch is not None:
         if not patch.is_file():
             raise InjectionError(f"the patch {patch} does not exist")
+        body.append(patch.read_text(encoding="utf-8"))
+    if body:
         site = scratch / "site"
         site.mkdir()
-        shutil.copy2(patch, site / "sitecustomize.py")
+        (site / "sitecustomize.py").write_text("\n".join(body), encoding="utf-8")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(site), env.get("PYTHONPATH", "")]))
     if injection.preload_copy:
         env["LD_PRELOAD"] = str(_copy_libraries(injection.preload_copy, scratch))

@@ -28,6 +28,23 @@ def test_a_patch_becomes_the_first_sitecustomize_on_pythonpath(monkeypatch: pyte
     assert not site.exists()  # removed afterwards
 
 
+def test_deterministic_mode_starts_the_sitecustomize_before_the_patch_and_sets_the_workspace(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CUBLAS_WORKSPACE_CONFIG", ":0:0")
+    with prepared(Injection(deterministic=True, patch="sdpa_fused_off", patch_kind="setting"), ROOT) as setup:
+        site = Path(setup.env["PYTHONPATH"].split(":")[0])
+        body = (site / "sitecustomize.py").read_text()
+        assert body.index("torch.use_deterministic_algorithms(True)") < body.index("enable_flash_sdp(False)")
+        assert setup.env["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        compile(body, "sitecustomize.py", "exec")  # one module: the two parts joined stay valid Python
+    with prepared(Injection(deterministic=True), ROOT) as alone:
+        assert (
+            "use_deterministic_algorithms(True)"
+            in (Path(alone.env["PYTHONPATH"].split(":")[0]) / "sitecustomize.py").read_text()
+        )
+
+
 def test_env_shm_and_uid_make_the_prefix_and_a_readable_copy_of_the_suite() -> None:
     injection = Injection(env={"NVIDIA_TF32_OVERRIDE": "1"}, shm_mib=16, uid=12345)
     with prepared(injection, ROOT) as setup:
