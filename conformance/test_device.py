@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from conformance.support.probes.devices import judge_arch, list_gpus
+from conformance.support.probes.devices import judge_arch, kernel_launch_problem, list_gpus
 from conformance.support.results.recorder import RecordNote
 from conformance.support.workloads.numerics import normalized_error, seeded_randn
 
@@ -34,7 +34,8 @@ def test_cuda_initialises(record_note: RecordNote) -> None:
 
 def test_every_gpu_arch_has_kernels(record_note: RecordNote) -> None:
     """Fails when no `sm_XY` cubin, no binary-compatible `sm_XZ` (same major, lower minor) and no `compute_AB` PTX ≤
-    XY. The last two pass with a note."""
+    XY (the last two pass with a note), or when the driver finds no kernel image it can run (the arch list is what
+    torch was built for, not what this driver and GPU can load)."""
     arch_list = torch.cuda.get_arch_list()
     problems = []
     for gpu in list_gpus():
@@ -43,4 +44,6 @@ def test_every_gpu_arch_has_kernels(record_note: RecordNote) -> None:
             record_note(f"cuda:{gpu.index} {gpu.name}: {verdict.message}")
         if not verdict.ok:
             problems.append(f"cuda:{gpu.index} {gpu.name}: {verdict.message}")
+        elif (launch := kernel_launch_problem(gpu.index)) is not None:
+            problems.append(f"cuda:{gpu.index} {gpu.name}: no kernel of this image runs here: {launch}")
     assert not problems, "; ".join(problems)

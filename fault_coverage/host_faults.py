@@ -78,6 +78,11 @@ HOST_FAULTS: Final = (
     Case("arch-list-without-device", "fault", "a torch build without kernels for this GPU's architecture",
          patch("arch_list_without_device", "replaced value"), trips=("test_every_gpu_arch_has_kernels",),
          select="every_gpu_arch or cuda_initialises", markers="gpu"),
+    Case("compiled-kernels-ignored", "fault",
+         "no kernel image the GPU can run: the driver ignores the compiled kernels (CUDA_FORCE_PTX_JIT=1) and finds "
+         "no PTX to JIT for this GPU, as with an image built without this GPU's architecture",
+         env(CUDA_FORCE_PTX_JIT="1"), trips=("test_every_gpu_arch_has_kernels", "test_cuda_initialises"),
+         select="every_gpu_arch or cuda_initialises", markers="gpu"),
     Case("fp16-reduction-in-fp16", "fault",
          "cuBLAS reducing fp16 GEMMs in fp16 though torch forbids it (partial sums overflow at 65504)",
          patch("fp16_reduction_in_fp16"), trips=("test_fp16_reduction_does_not_overflow_at_65504",),

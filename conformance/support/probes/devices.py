@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import Final
 
 import torch
 
@@ -110,3 +111,20 @@ def judge_arch(capability: tuple[int, int], arch_list: list[str]) -> ArchVerdict
         f"torch {torch.__version__} has no kernels for {wanted} (arch list: {', '.join(arch_list)}); "
         f"use a torch build/image that includes {wanted}",
     )
+
+
+PTX_JIT_VARIABLE: Final = "CUDA_FORCE_PTX_JIT"  # the driver ignores the compiled kernels (SASS) and JITs the PTX
+
+
+def kernel_launch_problem(index: int) -> str | None:
+    """None when an elementwise kernel runs on GPU ``index``; else why not. The arch list is what torch was built
+    for; the driver may still find no kernel image this GPU can run (the SASS ignored under CUDA_FORCE_PTX_JIT=1
+    and no PTX old enough to JIT, a wheel built for other architectures)."""
+    try:
+        value = torch.ones(4, device=torch.device("cuda", index)).add_(1).sum().item()
+    except RuntimeError as exc:  # torch.AcceleratorError is a RuntimeError
+        reason = str(exc).splitlines()[0]
+        if os.environ.get(PTX_JIT_VARIABLE):
+            reason += f" ({PTX_JIT_VARIABLE}={os.environ[PTX_JIT_VARIABLE]} is set: the compiled kernels are ignored)"
+        return reason
+    return None if value == 8.0 else f"an elementwise kernel returned {value}, not 8.0"
