@@ -75,7 +75,7 @@ FAULTS: Final = (
     Case(
         "cudnn-off", "fault", "cuDNN switched off at start: convolutions fall back to torch's slow native kernels",
         patch("cudnn_off", "setting"),
-        trips=("test_cudnn_conv_throughput[fp16]", "test_cudnn_conv_throughput[bf16]"),
+        trips=("test_cudnn_conv_throughput",),
         select="conv_throughput or libraries_loaded or gemm_throughput", markers="gpu", alone=True,
     ),
     Case(
@@ -117,26 +117,19 @@ FAULTS: Final = (
     Case(
         "cublas-workspace-none", "fault",
         "cuBLAS left without a workspace (CUBLAS_WORKSPACE_CONFIG=:0:0, a reproducibility setting copied wrong)",
-        env(CUBLAS_WORKSPACE_CONFIG=":0:0"), select="gemm_throughput or gemm_ratio or fp32_highest or dtype_verdicts",
-        markers="gpu", alone=True,
-        gap="no single run can tell it: cuBLAS without a workspace picks other kernels, which may stay within the "
-        "throughput floors; the history of runs must catch a slower GEMM (issue 37)",
+        env(CUBLAS_WORKSPACE_CONFIG=":0:0"), trips=("test_gemm_throughput[tf32]",),
+        select="gemm_throughput or gemm_ratio or fp32_highest or dtype_verdicts", markers="gpu", alone=True,
     ),
     Case(
         "cudnn-v8-api-disabled", "fault", "torch's cuDNN v8 (graph) API switched off (TORCH_CUDNN_V8_API_DISABLED=1)",
-        env(TORCH_CUDNN_V8_API_DISABLED="1"),
+        env(TORCH_CUDNN_V8_API_DISABLED="1"), trips=("test_cudnn_conv_throughput",),
         select="conv_throughput or conv_forward_backward or conv_fp32", markers="gpu", alone=True,
-        gap="no single run can tell it: a torch built with cuDNN 9 may ignore the variable, and the legacy API's "
-        "kernels, where it is read, may stay within the conv floors; the history must catch a slower conv (issue 37)",
     ),
     Case(
         "launch-blocking", "fault",
         "a debugging setting left on: every kernel launch synchronous (CUDA_LAUNCH_BLOCKING=1)",
-        env(CUDA_LAUNCH_BLOCKING="1"), select="amp_step or compiled_matches_eager or gemm_throughput",
-        markers="gpu", alone=True,
-        gap="no single run can tell it: the step-time checks skip naming CUDA_LAUNCH_BLOCKING=1 (a launch-bound "
-        "ratio is not measurable under it) and the 8192^3 GEMM floors are not launch-bound; the history must catch "
-        "the slower steps (issue 37)",
+        env(CUDA_LAUNCH_BLOCKING="1"), trips=("test_amp_step_speedup",),
+        select="amp_step or compiled_matches_eager or gemm_throughput", markers="gpu", alone=True,
     ),
     Case(
         "tiny-dev-shm", "fault", "a container with a 16 MiB /dev/shm (Docker's default is 64 MiB): DataLoader "
