@@ -90,6 +90,11 @@ def test_fp16_reduction_does_not_overflow_at_65504(
     assert bool((exact == 0).all()), (
         "fp16 addmm with allow_fp16_reduced_precision_reduction=False overflowed (exact result 0, got values "
         f"max |out| {float(exact.float().abs().max())}): cuBLAS reduces in fp16; check TORCH/cuBLAS overrides"
+        + (
+            " (torch.backends.cuda.matmul.allow_fp16_accumulation is True: fp16 GEMMs keep fp16 partial sums)"
+            if getattr(torch.backends.cuda.matmul, "allow_fp16_accumulation", False)
+            else ""
+        )
     )
 
 
