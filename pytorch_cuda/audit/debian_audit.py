@@ -11,10 +11,9 @@ from pathlib import Path
 
 from pytorch_cuda.audit.findings import Finding, debian_findings
 from pytorch_cuda.bump.debian_advisories import advisory_ids
-from pytorch_cuda.bump.debian_archive import DebianUpdate, check_archive
+from pytorch_cuda.bump.debian_archive import DebianUpdate, check_bases
 from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.locks.debian_record import load_record, record_path
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import security_mirror
 
@@ -25,23 +24,21 @@ def audit_debian(
     """Each base's recorded Debian packages against its archive's -security suite: the findings (with the CVE/DSA
     ids of each security update) appended to `findings`; the number of packages audited, and the notes."""
     count, notes = 0, []
-    for name, base in matrix.bases.items():
-        record = load_record(root, name)
-        where = str(record_path(root, name).relative_to(root))
-        if record is None:
-            notes.append(f"base {name}: no Debian package record ({where}); its packages are not audited")
-            continue
-        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}-security")
-        try:
-            updates = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
-        except EngineError as exc:
-            raise EngineError(
-                cause=f"{exc.cause}; the Debian -security check needs the base's archive",
-                fix="run audit where the mirror matrix.yaml names answers, or leave Debian out with --no-debian",
-            ) from exc
-        ids = _advisory_ids([u for u in updates if u.security], security_mirror(str(base.bootstrap.mirror)), ca, notes)
-        findings += debian_findings(updates, where, ids)
-        count += len(record.packages)
+    checks = check_bases(matrix, root, lambda url: fetch_bytes(url, ca)[1], log, against="-security")
+    try:  # the loop's own steps raise no EngineError: a changelog that cannot be read is a note (_advisory_ids)
+        for base in checks:
+            if base.updates is None:
+                notes.append(f"base {base.name}: no Debian package record ({base.where}); its packages are not audited")
+                continue
+            security = [u for u in base.updates if u.security]
+            ids = _advisory_ids(security, security_mirror(str(base.bootstrap.mirror)), ca, notes)
+            findings += debian_findings(base.updates, base.where, ids)
+            count += base.packages
+    except EngineError as exc:
+        raise EngineError(
+            cause=f"{exc.cause}; the Debian -security check needs the base's archive",
+            fix="run audit where the mirror matrix.yaml names answers, or leave Debian out with --no-debian",
+        ) from exc
     return count, notes
 
 

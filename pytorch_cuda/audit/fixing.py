@@ -9,19 +9,19 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.version import Version
 
 from pytorch_cuda.audit.findings import Finding
+from pytorch_cuda.bump.apply_plan import refreshing_uv, relock_roots
 from pytorch_cuda.bump.matrix_edit import set_scalar
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.child_flavour import own_lock_path
-from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange, Resolver, find_uv, run_uv
+from pytorch_cuda.locks.writing import LockChange, Resolver, find_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.network.index_probe import probe_index
-from pytorch_cuda.render import render_all, write_rendered
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,26 @@ class PinMove:
     old: str
     new: str
     advisory: str
+
+
+@dataclass(frozen=True)
+class FixReport:
+    """What `audit --fix` did: the pins it moved, what the locks changed, and notes (a host tool upgraded, the
+    Debian findings that only a rebuild takes)."""
+
+    moves: tuple[PinMove, ...]
+    changes: tuple[LockChange, ...]
+    notes: tuple[str, ...]
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "pins": [
+                {"pin": m.pin, "package": m.package, "old": m.old, "new": m.new, "advisory": m.advisory}
+                for m in self.moves
+            ],
+            "locks": [{"lock": str(c.path), "changes": list(c.changes)} for c in self.changes],
+            "notes": list(self.notes),
+        }
 
 
 def lowest_fix(finding: Finding) -> str | None:
@@ -69,18 +89,9 @@ def apply_fixes(
     image_fixes = [f for f in findings if f.ecosystem == "pypi" and any(lock.startswith("images/") for lock in f.locks)]
     changes: list[LockChange] = []
     if image_fixes:
-        write_rendered(render_all(matrix, root / "templates"), root)
         roots = [v for v in all_variants(matrix) if v.flavour.parent is None and own_lock_path(root, v).exists()]
         log("fix: re-locking " + ", ".join(v.key for v in roots))
-        changes, failures = refresh_locks(
-            matrix,
-            roots,
-            root,
-            Resolver(ca, probe=lambda i: probe_index(i, ca), run=lambda argv, env: run_uv([*argv, "--refresh"], env)),
-        )
-        if failures:
-            raise failures[0]
-        write_rendered(render_all(matrix, root / "templates", root), root)
+        changes = relock_roots(matrix, root, roots, Resolver(ca, probe=lambda i: probe_index(i, ca), run=refreshing_uv))
     host = sorted(
         {
             f.package
@@ -91,6 +102,22 @@ def apply_fixes(
     if host:
         _relock_host_tools(root, host, log)
     return moves, changes, [f"requirements/: {name} upgraded by uv lock" for name in host]
+
+
+def fix_findings(
+    matrix_path: Path, root: Path, findings: Sequence[Finding], ca: Path | None, log: Callable[[str], None]
+) -> FixReport:
+    """Apply the fixes the findings allow (a Python finding with a fixed version); name the Debian ones, which a
+    rebuild from a fresh base takes."""
+    fixable = [f for f in findings if f.action == "pull-request" and f.ecosystem == "pypi"]
+    moves, changes, notes = apply_fixes(matrix_path, root, fixable, ca, log)
+    debian = [f.package for f in findings if f.ecosystem == "deb"]
+    if debian:
+        notes.append(
+            f"Debian -security has newer {', '.join(debian)}: a rebuild from a fresh base takes them "
+            "(the bump workflow, dispatched by the security lane)"
+        )
+    return FixReport(tuple(moves), tuple(changes), tuple(notes))
 
 
 def _relock_host_tools(root: Path, packages: list[str], log: Callable[[str], None]) -> None:

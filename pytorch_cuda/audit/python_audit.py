@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.audit.lock_pins import LockedPin
+from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.errors import EngineError
 
 PYPI_JSON = "https://pypi.org/pypi"
@@ -131,6 +132,20 @@ def _from_project_json(name: str, version: str, service: Service, fetch: FetchJs
         if not v.get("withdrawn")
     ]
     return [Advisory(name, version, ids, fixes, text, "PyPI project JSON") for ids, fixes, text in _merge(entries)]
+
+
+def pypi_json(ca: Path | None) -> FetchJson:
+    """A JSON API read over HTTPS (with `ca`): None for a 404, one EngineError paragraph where it does not answer."""
+
+    def fetch_json(url: str) -> Any:
+        try:
+            return json.loads(fetch_bytes(url, ca, accept="application/json")[1])
+        except EngineError as exc:
+            if getattr(exc.__cause__, "code", None) == 404:
+                return None
+            raise
+
+    return fetch_json
 
 
 def audit_pins(

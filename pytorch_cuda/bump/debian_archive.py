@@ -5,16 +5,18 @@ version order (python-debian). A newer one means the image should be rebuilt; fr
 from __future__ import annotations
 
 import lzma
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from io import BytesIO
+from pathlib import Path
 
 from debian.deb822 import Packages
 from debian.debian_support import Version
 
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.locks.debian_record import DebianRecord
+from pytorch_cuda.locks.debian_record import DebianRecord, load_record, record_path
 from pytorch_cuda.matrix.bases import Bootstrap
+from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import Suite, base_suites
 
 DEBIAN_ARCHITECTURES = ("amd64", "all")
@@ -91,3 +93,32 @@ def check_archive(record: DebianRecord, bootstrap: Bootstrap, fetch: Fetch) -> l
             found |= {name: v for name, v in index.items() if name not in found or v > found[name]}
         archive[suite] = found
     return updates(record.packages, archive)
+
+
+@dataclass(frozen=True)
+class BaseCheck:
+    """One base of matrix.yaml against Debian's archive: its committed Debian package record (`where`, relative to
+    the checkout), how many packages it names, and what the archive has newer; `updates` is None where no record
+    is committed (nothing was checked)."""
+
+    name: str
+    bootstrap: Bootstrap
+    where: str
+    packages: int
+    updates: tuple[DebianUpdate, ...] | None
+
+
+def check_bases(
+    matrix: Matrix, root: Path, fetch: Fetch, log: Callable[[str], None], *, against: str = ""
+) -> Iterator[BaseCheck]:
+    """Each base's committed record against its archive, one base at a time (bump's plan and audit's findings):
+    logged before its archive is read (`against`: what the line says after the mirror, e.g. "-security")."""
+    for name, base in matrix.bases.items():
+        record = load_record(root, name)
+        where = str(record_path(root, name).relative_to(root))
+        if record is None:
+            yield BaseCheck(name, base.bootstrap, where, 0, None)
+            continue
+        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}{against}")
+        found = check_archive(record, base.bootstrap, fetch)
+        yield BaseCheck(name, base.bootstrap, where, len(record.packages), tuple(found))

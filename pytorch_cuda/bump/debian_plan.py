@@ -9,9 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from pytorch_cuda.bump.bump_plan import BumpPlan
-from pytorch_cuda.bump.debian_archive import check_archive
+from pytorch_cuda.bump.debian_archive import DebianUpdate, check_bases
 from pytorch_cuda.bump.simple_index import fetch_bytes
-from pytorch_cuda.locks.debian_record import load_record, record_path
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import base_suites
 
@@ -20,23 +19,18 @@ def with_debian(  # noqa: PLR0917 - the plan's parts and where it logs
     plan: BumpPlan, notes: list[str], matrix: Matrix, root: Path, ca: Path | None, log: Callable[[str], None]
 ) -> BumpPlan:
     """The plan with each base's recorded Debian packages checked against the archive (or a note: no record)."""
-    updates = []
-    for name, base in matrix.bases.items():
-        record = load_record(root, name)
-        where = record_path(root, name).relative_to(root)
-        if record is None:
+    updates: list[DebianUpdate] = []
+    # an archive that does not answer stays exit 2: no Debian verdict without it (docs/bump.md)
+    for base in check_bases(matrix, root, lambda url: fetch_bytes(url, ca)[1], log):
+        if base.updates is None:
             notes.append(
-                f"base {name}: no Debian package record ({where}): write one with `build.py bump "
+                f"base {base.name}: no Debian package record ({base.where}): write one with `build.py bump "
                 "--record-debian IMAGE` from a built image; the Debian archive is not checked"
             )
-            continue
-        log(f"base {name}: {len(record.packages)} Debian packages against {base.bootstrap.mirror}")
-        # an archive that does not answer stays exit 2: no Debian verdict without it (docs/bump.md)
-        found = check_archive(record, base.bootstrap, lambda url: fetch_bytes(url, ca)[1])
-        if not found:
+        elif not base.updates:
             names = ", ".join(suite.name for suite in base_suites(base.bootstrap))
             notes.append(
-                f"base {name}: the {len(record.packages)} Debian packages of {where} are the newest in {names}"
+                f"base {base.name}: the {base.packages} Debian packages of {base.where} are the newest in {names}"
             )
-        updates += found
+        updates += base.updates or ()
     return replace(plan, notes=tuple(notes), debian=tuple(updates))

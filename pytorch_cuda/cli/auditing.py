@@ -4,31 +4,19 @@ base's recorded Debian packages against Debian's `-security` suite; JSON, Markdo
 from __future__ import annotations
 
 import argparse
-import json
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
-from pytorch_cuda import __version__
-from pytorch_cuda.audit.audit_markdown import markdown, summary_lines
+from pytorch_cuda.audit.audit_files import AuditFiles, write_audit_files
+from pytorch_cuda.audit.audit_markdown import summary_lines
 from pytorch_cuda.audit.debian_audit import audit_debian
-from pytorch_cuda.audit.findings import (
-    AuditResult,
-    Finding,
-    apply_triage,
-    python_findings,
-    stale_decisions,
-)
-from pytorch_cuda.audit.fixing import apply_fixes
+from pytorch_cuda.audit.findings import AuditResult, apply_triage, python_findings, stale_decisions
+from pytorch_cuda.audit.fixing import fix_findings
 from pytorch_cuda.audit.lock_pins import read_all, unlocked
-from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, run_pip_audit
-from pytorch_cuda.audit.triage import TRIAGE_FILE, Triage, load_triage
-from pytorch_cuda.bump.simple_index import fetch_bytes
+from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, pypi_json, run_pip_audit
+from pytorch_cuda.audit.triage import TRIAGE_FILE, load_triage
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from pytorch_cuda_sbom.vex import VexEntry, embed, vex_document
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -93,17 +81,8 @@ def audit(args: argparse.Namespace, session: Session) -> int:
     pins = read_all(root, locks)
     lock_names = tuple(dict.fromkeys(p.lock for p in pins))
     log(f"{len(pins)} pins in {len(lock_names)} locks")
-
-    def fetch_json(url: str) -> Any:
-        try:
-            return json.loads(fetch_bytes(url, ca_path, accept="application/json")[1])
-        except EngineError as exc:
-            if getattr(exc.__cause__, "code", None) == 404:
-                return None
-            raise
-
     service = Service(args.service, args.osv_url, args.pypi_json)
-    python = audit_pins(pins, service, run_pip_audit, fetch_json, log)
+    python = audit_pins(pins, service, run_pip_audit, pypi_json(ca_path), log)
     findings = python_findings(python, pins)
     debian, notes = (0, []) if args.no_debian else audit_debian(session.matrix(args), root, ca_path, findings, log)
     triage = load_triage(args.triage or root / TRIAGE_FILE)
@@ -114,66 +93,15 @@ def audit(args: argparse.Namespace, session: Session) -> int:
         tuple(open_findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes),
         tuple(settled),
     )  # fmt: skip
-    _write_outputs(args, result, triage)
-    fixed = _fix(args, session, root, result, ca_path, log) if args.fix and result.findings else None
+    write_audit_files(result, triage, AuditFiles(args.vex, args.sbom, args.markdown_pr, args.markdown_issue))
+    fixed = None
+    if args.fix and result.findings:
+        fixed = fix_findings(args.matrix or root / "matrix.yaml", root, result.findings, ca_path, log)
+        if not args.json:
+            print_lock_changes(session.out, list(fixed.changes))
     if args.json:
-        print(dumps(result.as_json() | ({"fixed": fixed} if fixed is not None else {})))
+        print(dumps(result.as_json() | ({"fixed": fixed.as_json()} if fixed is not None else {})))
     else:
         for line in summary_lines(result):
             session.out.print(line, highlight=False, markup=False)
     return result.exit_status
-
-
-def _fix(  # noqa: PLR0917 - the command's parts
-    args: argparse.Namespace, session: Session, root: Path, result: AuditResult, ca: Path | None, log: Any
-) -> dict[str, Any]:
-    fixable = [f for f in result.findings if f.action == "pull-request" and f.ecosystem == "pypi"]
-    moves, changes, notes = apply_fixes(args.matrix or root / "matrix.yaml", root, fixable, ca, log)
-    if not args.json:
-        print_lock_changes(session.out, changes)
-    debian = [f.package for f in result.findings if f.ecosystem == "deb"]
-    if debian:
-        notes.append(
-            f"Debian -security has newer {', '.join(debian)}: a rebuild from a fresh base takes them "
-            "(the bump workflow, dispatched by the security lane)"
-        )
-    return {
-        "pins": [
-            {"pin": m.pin, "package": m.package, "old": m.old, "new": m.new, "advisory": m.advisory} for m in moves
-        ],
-        "locks": [{"lock": str(c.path), "changes": list(c.changes)} for c in changes],
-        "notes": notes,
-    }
-
-
-def _write_outputs(args: argparse.Namespace, result: AuditResult, triage: Triage) -> None:
-    if args.vex or args.sbom:
-        every = [*result.findings, *(f for f, _ in result.triaged)]
-        entries = [
-            VexEntry(f.purl, f.package, f.version, f.ids, f.fix_versions, f.description, f.source, _analysis(f, triage))
-            for f in every
-        ]
-        stamp = datetime.now(UTC).replace(microsecond=0).isoformat().replace("+00:00", "Z")
-        vex = vex_document(entries, __version__, stamp)
-        if args.vex:
-            args.vex.parent.mkdir(parents=True, exist_ok=True)
-            args.vex.write_text(json.dumps(vex, indent=2) + "\n", encoding="utf-8")
-        if args.sbom:
-            sbom = json.loads(_read(args.sbom))
-            args.sbom.write_text(json.dumps(embed(sbom, vex), indent=2) + "\n", encoding="utf-8")
-    for path, action in ((args.markdown_pr, "pull-request"), (args.markdown_issue, "issue")):
-        if path:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(markdown(result, action), encoding="utf-8")
-
-
-def _analysis(finding: Finding, triage: Triage) -> dict[str, str] | None:
-    decision = triage.decision(finding.package, finding.ids)
-    return decision.analysis() if decision else None
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise UserError(cause=f"cannot read the SBOM {path} ({error.strerror})", fix="pass the image's SBOM") from None

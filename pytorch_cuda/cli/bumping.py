@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from pytorch_cuda.bump.apply_plan import apply_plan
 from pytorch_cuda.bump.base_digest import plan_bases
-from pytorch_cuda.bump.bump_plan import BumpPlan, network_sources, plan_bump
+from pytorch_cuda.bump.bump_plan import network_sources, plan_bump
 from pytorch_cuda.bump.bump_policy import approved, parse_policy
 from pytorch_cuda.bump.debian_plan import with_debian
 from pytorch_cuda.bump.group_prs import plan_pull_requests
@@ -24,19 +24,14 @@ from pytorch_cuda.bump.plan_output import (
 )
 from pytorch_cuda.bump.pr_body import pr_body, pypi_project_urls
 from pytorch_cuda.bump.record_debian import record_from_image
-from pytorch_cuda.bump.release_age import matrix_lock_cutoff
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import EXIT_PARTIAL, UserError
-from pytorch_cuda.locks.child_flavour import own_lock_path
-from pytorch_cuda.locks.resolving import refresh_locks
-from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
-from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
-from pytorch_cuda.matrix.variants import all_variants, select_variant
+from pytorch_cuda.locks.writing import LockChange
+from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from pytorch_cuda.network.index_probe import probe_index
 from pytorch_cuda.oci.image_config import resolve_tag
-from pytorch_cuda.render import render_all, write_rendered
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -133,19 +128,9 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
     if (plan.moved or plan.moved_bases) and not args.dry_run:
-        path = args.matrix or root / "matrix.yaml"
-        before = _snapshot(path, root)
         log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
-        try:
-            gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
-            changes = _apply(
-                plan, path, root, checked, Resolver(ca_path, lambda i: probe_index(i, ca_path), _fresh_uv, gate)
-            )
-        except UserError as error:
-            _restore(before, root)
-            raise type(error)(
-                cause=f"{error.cause}; matrix.yaml and images/ are put back as they were", fix=error.fix
-            ) from error
+        path = args.matrix or root / "matrix.yaml"
+        changes = apply_plan(plan, matrix, path, root, checked, ca_path, ignore_release_age=args.ignore_release_age)
     document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups)
     if args.pr_body:
         args.pr_body.write_text(pr_body(document, pypi_project_urls(ca_path)))
@@ -179,37 +164,3 @@ def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, 
     else:
         session.out.print(f"{path.relative_to(root)}: {count} Debian packages of {image}", highlight=False)
     return 0
-
-
-def _apply(plan: BumpPlan, path: Path, root: Path, targets: list[str], resolver: Resolver) -> list[LockChange]:
-    """Rewrite matrix.yaml, render, re-lock the selected targets' locked variants (parent, then children)."""
-    path.write_text(plan.rewrite(path.read_text(encoding="utf-8")), encoding="utf-8")
-    matrix = load_matrix(path)
-    write_rendered(render_all(matrix, root / "templates"), root)
-    locked = [v for v in all_variants(matrix) if v.target_name in targets and own_lock_path(root, v).exists()]
-    roots = [v for v in locked if v.flavour.parent is None] if plan.moved else []
-    changes: list[LockChange] = []
-    if roots:
-        changes, failures = refresh_locks(matrix, roots, root, resolver)
-        if failures:
-            raise failures[0]
-    write_rendered(render_all(matrix, root / "templates", root), root)  # the locks' layer slices
-    return changes
-
-
-def _snapshot(matrix_path: Path, root: Path) -> dict[Path, bytes]:
-    files = [matrix_path, *(p for p in (root / "images").rglob("*") if p.is_file())]
-    return {path: path.read_bytes() for path in files}
-
-
-def _restore(snapshot: dict[Path, bytes], root: Path) -> None:
-    """Put matrix.yaml and images/ back as they were before a bump that failed half-way."""
-    for path in (p for p in (root / "images").rglob("*") if p.is_file() and p not in snapshot):
-        path.unlink()
-    for path, data in snapshot.items():
-        path.write_bytes(data)
-
-
-def _fresh_uv(argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """uv, told to refresh its cached index pages: the versions bump just found may be newer than them."""
-    return run_uv([*argv, "--refresh"], env)

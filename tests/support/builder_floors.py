@@ -21,12 +21,13 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     ("matrix", "engine", "network", "oci"),
     # 2: the hash locks (and the Debian package record committed beside them)
     ("locks",),
-    # 3: what a build does with an image, what a release does with a digest, where results are stored
-    ("steps", "release", "run_store"),
+    # 3: images/ from templates/ (the flow's step after matrix.yaml; bump and audit --fix re-render through it), what
+    # a build does with an image, what a release does with a digest, where results are stored
+    ("render.py", "steps", "release", "run_store"),
     # 4: reading results: one run's precision report, the stored runs' noise, drift and regressions
     ("precision_report", "decay"),
-    # 5: the writers of committed files and pages: images/, pin bumps, the site, the CI job matrix
-    ("render.py", "bump", "site", "ci_jobs.py"),
+    # 5: the writers of committed files and pages: pin bumps, the site, the CI job matrix
+    ("bump", "site", "ci_jobs.py"),
     # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks
     ("image_build", "audit", "render_outputs.py"),
     # 7: what a person sees of a build; the bake file and the --set overrides of a build

@@ -34,11 +34,12 @@ TIMINGS = ROOT / "build-output" / "integration-timings.json"
 # scripts/test-lanes.sh runs this tier in two lanes side by side, `-m "integration and engine_builds"` and
 # `-m "integration and not engine_builds"` (and the suite's own tests inside the image in a third, once the first of
 # those ends). The tests that run build.py on this checkout's cu12 variants hold its build lock
-# (build-output/build-*.lock) and leave pytorch-cuda:candidate-* tags while they run, and several assert that no
-# candidate tag is left: they are the engine_builds lane, one after another, marked where they are (their modules'
-# pytestmark, or the test). The other lane only runs containers of the built image, derives images of its own names,
-# or serves a loopback index or registry of its own; the engine_builds lane's builds point the release tags at the
-# same image again (same content, same ID).
+# (build-output/build-*.lock) and leave pytorch-cuda:candidate-* tags while they run, and several assert that their own
+# build left its candidate tag behind nowhere (tests/support/image_tags.py: the tag its progress named; other builds on
+# the engine, another checkout's included, come and go meanwhile): they are the engine_builds lane, one after another,
+# marked where they are (their modules' pytestmark, or the test). The other lane only runs containers of the built
+# image, derives images of its own names, or serves a loopback index or registry of its own; the engine_builds lane's
+# builds point the release tags at the same image again (same content, same ID).
 ENGINE_BUILDS = "engine_builds"
 BUILD_LOCK = "integration-builds"  # held by every build.py this tier runs on this checkout, and by engine_builds tests
 
@@ -72,8 +73,7 @@ def host_lock(name: str) -> Iterator[None]:
 @pytest.fixture(autouse=True)
 def _one_build_at_a_time(request: pytest.FixtureRequest) -> Iterator[None]:
     """An engine_builds test holds the build lock while it runs: the other lane runs build.py only once, in the
-    `built` fixture, and must not do so in the middle of a test that counts candidate tags or holds build.py's
-    own lock."""
+    `built` fixture, and must not do so in the middle of a test that holds build.py's own lock."""
     if request.node.get_closest_marker(ENGINE_BUILDS) is None:
         yield
         return

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_plan
+from pytorch_cuda.bump import debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
 from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
@@ -36,7 +36,7 @@ def _files(index: str, name: str) -> list[IndexFile]:
 def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_plan, "check_archive", lambda *_: [])
+    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     capsys.readouterr()
     assert cli.main(["bump", "--dry-run", "--json"]) == 4  # partial: cu130's index is down
     path = tmp_path / "bump.json"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.bump.debian_archive import check_archive, newest, updates
+from pytorch_cuda.bump.debian_archive import check_archive, check_bases, newest, updates
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.debian_record import (
     DebianRecord,
@@ -18,7 +18,7 @@ from pytorch_cuda.locks.debian_record import (
     is_debian_record,
     parse_record,
 )
-from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.debian_suites import base_suites, deb_lines
 from pytorch_cuda.steps.base_image import bootstrap_command
 from tests.support.loopback_debian import packages_index
@@ -81,6 +81,38 @@ def test_check_archive_reads_the_three_suites_and_refuses_what_is_no_index() -> 
     assert [u.package for u in check_archive(record, BOOTSTRAP, served.__getitem__)] == ["libzstd1"]
     with pytest.raises(EngineError, match="is not a Debian Packages index"):
         check_archive(record, BOOTSTRAP, lambda url: b"\xfd7zXZ\x00 not xz")
+
+
+def test_check_bases_reads_each_recorded_base_once_logged_and_notes_an_unrecorded_one(
+    matrix: Matrix, tmp_path: Path
+) -> None:
+    """bump's plan and audit's findings walk the bases alike: one base at a time, its line logged before its
+    archive is read; a base with no committed record is named, and its archive never asked."""
+    twin = matrix.model_copy(update={"bases": {"trixie": matrix.bases["trixie"], "bookworm": matrix.bases["trixie"]}})
+    (tmp_path / "images").mkdir()
+    (tmp_path / "images/debian-trixie.lock").write_text("".join(f"{n} {v}\n" for n, v in INSTALLED.items()))
+    security = lzma.compress(packages_index({"libzstd1": "1.5.7+dfsg-1+deb13u1"}))
+    said: list[str] = []
+
+    def fetch(url: str) -> bytes:
+        said.append(f"fetch {url.split('/dists/')[1].split('/', maxsplit=1)[0]}")
+        return security if "-security/" in url else packages_index(INSTALLED)
+
+    checks = check_bases(twin, tmp_path, fetch, said.append, against="-security")
+    first = next(checks)
+    assert (first.name, first.where, first.packages) == ("trixie", "images/debian-trixie.lock", len(INSTALLED))
+    assert [(u.package, u.security) for u in first.updates or ()] == [("libzstd1", True)]
+    assert said == [
+        f"base trixie: {len(INSTALLED)} Debian packages against {BOOTSTRAP.mirror}-security",
+        "fetch trixie",
+        "fetch trixie-updates",
+        "fetch trixie-security",
+    ]
+    unrecorded = next(checks)
+    assert (unrecorded.name, unrecorded.where, unrecorded.packages) == ("bookworm", "images/debian-bookworm.lock", 0)
+    assert unrecorded.updates is None
+    assert len(said) == 4  # nothing logged or fetched for it
+    assert next(checks, None) is None
 
 
 def test_the_record_round_trips_and_a_bad_line_is_one_paragraph() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_plan
+from pytorch_cuda.bump import debian_archive
 from pytorch_cuda.bump.base_digest import BaseMove
 from pytorch_cuda.bump.bump_plan import BumpPlan, Move, TargetCheck
 from pytorch_cuda.bump.debian_archive import DebianUpdate
@@ -149,7 +149,7 @@ def test_bump_reads_an_audits_advisories_and_plans_the_groups_in_its_json(
 ) -> None:
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_plan, "check_archive", lambda *_: [])
+    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     monkeypatch.setattr(bumping, "pypi_project_urls", lambda ca: lambda name: {})  # no PyPI JSON API in a unit test
     audit = tmp_path / "audit.json"
     finding = {"ecosystem": "pypi", "package": "numpy", "version": "2.5.5", "id": "GHSA-numpy", "fix_versions": []}

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_plan
+from pytorch_cuda.bump import debian_archive
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
 from pytorch_cuda.bump.simple_index import IndexFile
@@ -53,7 +53,7 @@ def test_bump_without_target_gives_every_target_in_one_json(
 ) -> None:
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_cu130_down, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_plan, "check_archive", lambda *_: [])
+    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     assert cli.main(["bump", "--dry-run", "--json"]) == 4
     out, err = capsys.readouterr()
     found = json.loads(out)

@@ -1,7 +1,8 @@
 """A build that fails half-way on the real engine: a killed build client, a cut daemon connection, a download
 that does not match the lock.
 
-Each exits 2 with one paragraph (cause and fix), leaves no candidate tag and moves no release tag; a build
+Each exits 2 with one paragraph (cause and fix), leaves its candidate tag nowhere (the one its progress named:
+other builds' candidates come and go on the shared engine meanwhile) and moves no release tag; a build
 severed from the daemon resumes from the build cache when run again, and the wrong download fails in the one
 layer that installs the package, with the heavy layers taken from the cache.
 """
@@ -23,7 +24,7 @@ import pytest
 
 from tests.support.background_build import FIRST_RUN_STEP, WatchedBuild, error_paragraph, rebuilt_run_steps
 from tests.support.checkout import scratch_checkout
-from tests.support.image_tags import candidate_tags, tag_ids
+from tests.support.image_tags import built_candidates, left_behind, tag_ids
 from tests.support.integration import ROOT, BuiltImage, record_timing
 from tests.support.processes import kill_build_client
 from tests.support.socket_proxy import SocketProxy, engine_socket
@@ -33,6 +34,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.engine_builds]
 BUILD_FLAGS = ["--target", "cu12", "--progress", "plain"]
 BUILD = [sys.executable, str(ROOT / "build.py"), *BUILD_FLAGS]
 LOCK = Path("images/cu128-runtime/requirements.lock")
+OWN_CANDIDATE = "pytorch-cuda:candidate-cu128-runtime"  # and -<build id>: --target cu12 builds the runtime alone
 # A small pure-Python package of the last layer, and the sha256 of its one wheel on PyPI
 # (jinja2-3.1.6-py3-none-any.whl). Only the wheel's hash goes wrong: the sdist's still matches, and
 # uv, unless it installs with --no-build, quietly builds that sdist instead and the build passes.
@@ -40,10 +42,20 @@ PACKAGE = "jinja2"
 PACKAGE_WHEEL_SHA256 = "85ece4451f492d0c13c5dd7c13a64681a86afae63a5f347908daf103ce6d2f67"
 
 
-def _sever_during_build(sever: Callable[[WatchedBuild], str], env: dict[str, str]) -> tuple[dict[str, str], str]:
+def _own_candidates(progress: str) -> list[str]:
+    """The candidate tags the build.py runs of --target cu12 built into, as their progress named them."""
+    candidates = built_candidates(progress)
+    assert {c.rpartition("-")[0] for c in candidates} == {OWN_CANDIDATE}, candidates
+    return candidates
+
+
+def _sever_during_build(
+    sever: Callable[[WatchedBuild], str], env: dict[str, str]
+) -> tuple[dict[str, str], str, list[str]]:
     """Start a --no-cache build, and once it is inside its first RUN step, sever it from the daemon.
 
-    Asserts that build.py exits 2 without a traceback; returns its --json answer and its error paragraph."""
+    Asserts that build.py exits 2 without a traceback; returns its --json answer, its error paragraph and the
+    candidate tag it built into."""
     with WatchedBuild([*BUILD, "--no-cache", "--json"], env=env) as build:
         build.wait_for(FIRST_RUN_STEP, 600)  # apt-get installing the system packages (--no-cache runs it again)
         time.sleep(3)  # inside it, downloading and unpacking (the step takes about 14 s)
@@ -54,13 +66,13 @@ def _sever_during_build(sever: Callable[[WatchedBuild], str], env: dict[str, str
     assert "Traceback" not in progress, progress[-3000:]
     paragraph = error_paragraph(progress)
     print(f"\n{severed}; build.py said:\n{paragraph}", file=sys.stderr)
-    return json.loads(build.stdout), paragraph
+    return json.loads(build.stdout), paragraph, _own_candidates(progress)
 
 
 def _assert_nothing_moved_and_a_rerun_resumes(
-    built: BuiltImage, client: docker.DockerClient, before: dict[str, str | None]
+    built: BuiltImage, client: docker.DockerClient, before: dict[str, str | None], candidates: list[str]
 ) -> None:
-    assert candidate_tags(client) == []
+    assert left_behind(client, candidates) == []
     assert tag_ids(client, list(built.result["tags"])) == before
     again = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
@@ -69,7 +81,7 @@ def _assert_nothing_moved_and_a_rerun_resumes(
     # and on the same base, as it is: a base bootstrapped again (its recorded recipe misread) is no resume
     assert answer["base"]["how"] != "bootstrapped", answer["base"]
     assert rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
-    assert candidate_tags(client) == []
+    assert left_behind(client, [*candidates, answer["candidate"]]) == []
 
 
 def test_killed_build_client_exits_2_moves_no_tag_and_a_rerun_resumes(
@@ -83,7 +95,7 @@ def test_killed_build_client_exits_2_moves_no_tag_and_a_rerun_resumes(
         killed.extend(kill_build_client(build.process.pid))
         return f"killed the build client ({' '.join(killed[:2])}) with SIGKILL"
 
-    error, paragraph = _sever_during_build(kill, dict(os.environ))
+    error, paragraph, candidates = _sever_during_build(kill, dict(os.environ))
     assert error["error"] == "EngineError"
     assert f"the build client (`{' '.join(killed[:2])}" in error["cause"], error
     assert "killed by signal 9 (SIGKILL)" in error["cause"]
@@ -91,7 +103,7 @@ def test_killed_build_client_exits_2_moves_no_tag_and_a_rerun_resumes(
     assert error["fix"].startswith("build again"), error
     assert "killed by signal 9 (SIGKILL)" in paragraph
     assert " Fix: build again" in paragraph
-    _assert_nothing_moved_and_a_rerun_resumes(built, client, before)
+    _assert_nothing_moved_and_a_rerun_resumes(built, client, before, candidates)
     record_timing("killed_build_client_seconds", round(time.monotonic() - started, 1))
 
 
@@ -115,14 +127,14 @@ def test_cut_daemon_connection_exits_2_moves_no_tag_and_a_rerun_resumes(
             assert lines, "the build client opened no connection through the proxy"
             return f"cut the build client's {len(lines)} connections to the daemon ({', '.join(lines)})"
 
-        error, paragraph = _sever_during_build(cut, {**os.environ, "DOCKER_HOST": proxy.docker_host})
+        error, paragraph, candidates = _sever_during_build(cut, {**os.environ, "DOCKER_HOST": proxy.docker_host})
     assert error["error"] == "EngineError"
     assert "lost its connection to the Docker daemon" in error["cause"], error
     assert "no image was tagged" in error["cause"]
     assert "docker info" in error["fix"], error
     assert "lost its connection to the Docker daemon" in paragraph
     assert " Fix: " in paragraph
-    _assert_nothing_moved_and_a_rerun_resumes(built, client, before)
+    _assert_nothing_moved_and_a_rerun_resumes(built, client, before, candidates)
     record_timing("cut_daemon_connection_seconds", round(time.monotonic() - started, 1))
 
 
@@ -175,9 +187,11 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
         assert stale[0].startswith("stale: images/cu128-jupyter/requirements-flavour.lock: stale:"), stale
         wrong_hash_build = [*scratch_build, *BUILD_FLAGS, "--json"]
         failed = subprocess.run(wrong_hash_build, capture_output=True, text=True, timeout=1800)
+        progress = failed.stderr
         if _network_failure(failed.stdout):  # the index did not answer: that is not what this test is about
             print(f"\nthe wrong-hash build failed on the network first, once more:\n{failed.stdout}", file=sys.stderr)
             failed = subprocess.run(wrong_hash_build, capture_output=True, text=True, timeout=1800)
+            progress += failed.stderr
     said = f"build.py's progress ended with:\n{failed.stderr[-3000:]}"
     assert failed.returncode == 2, said
     assert "Traceback" not in failed.stderr, said
@@ -194,6 +208,6 @@ def test_download_not_matching_the_lock_exits_2_and_moves_no_tag(
     rebuilt = rebuilt_run_steps(failed.stderr)
     assert len(rebuilt) == 1, (rebuilt, said)
     assert "layer-3-python.lock" in rebuilt[0], (rebuilt, said)
-    assert candidate_tags(client) == [], said
+    assert left_behind(client, _own_candidates(progress)) == [], said  # each run's, the one retried too
     assert tag_ids(client, refs) == before, said
     record_timing("download_not_matching_the_lock_seconds", round(time.monotonic() - started, 1))

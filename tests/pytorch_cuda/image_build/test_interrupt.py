@@ -1,4 +1,5 @@
-"""Ctrl-C and a second concurrent build, on the real engine: no candidate tag, no moved alias, a rerun resumes.
+"""Ctrl-C and a second concurrent build, on the real engine: the build's own candidate tag gone (other builds'
+come and go on the shared engine meanwhile), no moved alias, a rerun resumes.
 
 The test sends build.py the SIGINT a terminal's Ctrl-C would, once its progress shows the step to interrupt
 (a fixed timer raced the build on a slow machine; a background job of a non-interactive shell would ignore
@@ -17,7 +18,7 @@ import docker
 import pytest
 
 from tests.support.background_build import FIRST_RUN_STEP, WatchedBuild, rebuilt_run_steps
-from tests.support.image_tags import candidate_tags, tag_ids
+from tests.support.image_tags import built_candidates, left_behind, tag_ids
 from tests.support.integration import ROOT, BuiltImage
 
 pytestmark = [pytest.mark.integration, pytest.mark.engine_builds]
@@ -59,13 +60,16 @@ def test_ctrl_c_moves_no_tag_and_a_rerun_resumes(
     assert status == 130, progress[-2000:]
     assert "interrupted; no tag was moved" in progress
     assert stopped_s < 60, f"it took {stopped_s:.0f} s to stop after Ctrl-C"  # it stopped, rather than finishing
-    assert candidate_tags(client) == []
+    candidates = built_candidates(progress)
+    assert [c.rpartition("-")[0] for c in candidates] == ["pytorch-cuda:candidate-cu128-runtime"], candidates
+    assert left_behind(client, candidates) == []
     assert tag_ids(client, refs) == before
     again = subprocess.run([*BUILD, "--json"], capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stderr[-2000:]
     result = json.loads(again.stdout)
     assert result["image_id"] == built.result["image_id"]  # resumed: the same image
     assert rebuilt_run_steps(again.stderr) == [], again.stderr[-3000:]  # every RUN step came from the cache
+    assert left_behind(client, [result["candidate"]]) == []
 
 
 def test_a_second_build_of_the_same_target_refuses(built: BuiltImage, client: docker.DockerClient) -> None:
