@@ -12,5 +12,5 @@
 - record_debian: `bump --record-debian IMAGE` writes images/debian-<base>.lock (its format: locks/debian_record.py).
 - debian_archive: those against the suite, -updates and -security Packages indexes, in Debian's version order;
   check_bases walks each base's record for bump's plan (debian_plan) and audit's findings alike.
-- table: what bump prints (or its JSON) and its exit status (0 current, 3 rebuild needed).
+- plan_output: what bump prints (or its JSON) and its exit status (0 current, 3 rebuild needed).
 """
