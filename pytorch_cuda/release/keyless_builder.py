@@ -164,12 +164,14 @@ class ProvenBuilder:
     log_index: int  # its Rekor entry
 
 
-def _statement(payload: bytes, digest: str) -> None:
-    """The Statement is SLSA provenance v1 whose subjects include `digest` (sha256:<hex>)."""
+def check_statement(payload_type: str, payload: bytes, digest: str) -> None:
+    """The envelope holds an in-toto Statement, SLSA provenance v1, whose subjects include `digest`."""
 
     def refuse(field: str, expected: str, found: object, why: str = "") -> KeylessRefusalError:
         return KeylessRefusalError(Reason(f"keyless provenance {field}", expected, str(found), why))
 
+    if payload_type != IN_TOTO_PAYLOAD:
+        raise refuse("payloadType", IN_TOTO_PAYLOAD, payload_type)
     try:
         document: dict[str, Any] = json.loads(payload)
     except ValueError as exc:
@@ -180,8 +182,12 @@ def _statement(payload: bytes, digest: str) -> None:
         raise refuse("predicateType", PROVENANCE_PREDICATE, document.get("predicateType"), "not a provenance")
     hexes = [str((s.get("digest") or {}).get("sha256")) for s in document.get("subject") or [] if isinstance(s, dict)]
     if digest.removeprefix("sha256:") not in hexes:
-        raise refuse("subject[].digest.sha256", digest.removeprefix("sha256:"), ", ".join(hexes) or "none",
-                     "an attestation of another artifact")  # fmt: skip
+        raise refuse(
+            "subject[].digest.sha256",
+            digest.removeprefix("sha256:"),
+            ", ".join(hexes) or "none",
+            "an attestation of another artifact",
+        )
 
 
 def verify_bundle(data: bytes, digest: str, identity: BuilderIdentity, root: SigstoreRoot) -> ProvenBuilder:
@@ -201,9 +207,7 @@ def verify_bundle(data: bytes, digest: str, identity: BuilderIdentity, root: Sig
         reason = Reason("keyless bundle", expected, f"{type(exc).__name__}: {exc}",
                         "forged, altered, or from a Sigstore instance this root does not trust")  # fmt: skip
         raise KeylessRefusalError(reason) from exc
-    if payload_type != IN_TOTO_PAYLOAD:
-        raise KeylessRefusalError(Reason("keyless bundle payloadType", IN_TOTO_PAYLOAD, payload_type))
-    _statement(payload, digest)
+    check_statement(payload_type, payload, digest)
     cert = bundle.signing_certificate
     names = cert.extensions.get_extension_for_class(SubjectAlternativeName).value
     try:

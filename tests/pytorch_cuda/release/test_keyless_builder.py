@@ -17,6 +17,7 @@ from pytorch_cuda.release.keyless_builder import (
     KeylessRefusalError,
     SigstoreRoot,
     SigstoreRootError,
+    check_statement,
     load_sigstore_root,
     verify_bundle,
 )
@@ -87,6 +88,36 @@ def test_another_identity_is_refused_naming_the_claim(root: SigstoreRoot, change
 def test_another_digest_is_refused(root: SigstoreRoot) -> None:
     message = refusal(BUNDLE.read_bytes(), root, digest="sha256:" + "a" * 64)
     assert message == (f"keyless provenance subject[].digest.sha256: expected {'a' * 64}, found {SUBJECT[7:]}")
+
+
+def statement(**changes: object) -> bytes:
+    """The fixture's own Statement (what its envelope signs), with `changes`."""
+    document = json.loads(base64.b64decode(json.loads(BUNDLE.read_bytes())["dsseEnvelope"]["payload"]))
+    return json.dumps({**document, **changes}).encode()
+
+
+@pytest.mark.parametrize(
+    ("payload_type", "payload", "message"),
+    [
+        ("application/json", statement(), "keyless provenance payloadType: expected application/vnd.in-toto+json, "
+         "found application/json"),
+        ("application/vnd.in-toto+json", statement(_type="https://in-toto.io/Statement/v0.1"),
+         "keyless provenance _type: expected https://in-toto.io/Statement/v1, found https://in-toto.io/Statement/v0.1"),
+        ("application/vnd.in-toto+json", statement(predicateType="https://cyclonedx.org/bom"),
+         "keyless provenance predicateType: expected https://slsa.dev/provenance/v1, found https://cyclonedx.org/bom"),
+        ("application/vnd.in-toto+json", statement(subject=[]),
+         f"keyless provenance subject[].digest.sha256: expected {SUBJECT[7:]}, found none"),
+        ("application/vnd.in-toto+json", b"not json", "keyless provenance payload: expected an in-toto Statement "
+         "(JSON), found Expecting value: line 1 column 1 (char 0)"),
+    ],
+)  # fmt: skip
+def test_the_statement_must_be_slsa_provenance_of_the_digest(payload_type: str, payload: bytes, message: str) -> None:
+    """What GitHub's workflow also signs for the same digest (actions/attest-sbom: a CycloneDX predicate) or an
+    older Statement is not a provenance of the digest; the fixture's own Statement is."""
+    check_statement("application/vnd.in-toto+json", statement(), SUBJECT)
+    with pytest.raises(KeylessRefusalError) as refused:
+        check_statement(payload_type, payload, SUBJECT)
+    assert str(refused.value) == message
 
 
 def test_a_subject_rewritten_to_another_digest_breaks_the_signature(root: SigstoreRoot) -> None:
