@@ -28,10 +28,7 @@ if TYPE_CHECKING:  # sigstore is imported only where a policy names a keyless bu
 
 BUNDLE_TYPE = "application/vnd.dev.sigstore.bundle"  # v0.3: ...bundle.v0.3+json; v0.2: ...bundle+json;version=0.2
 MOST_BUNDLES = 16  # referrers read per digest: an attacker may list many
-UNPROVEN = (
-    "builder unproven: release-policy.yaml names no keyless_builder, so the line above is what the release key's "
-    "holder signed, not what a workflow proved (docs/release.md, 'The builder')"
-)
+UNPROVEN = "builder unproven: the policy names no keyless_builder, so the line above is the release key holder's claim"
 KEYLESS_FIX = (
     "do not use this image: nothing shows that the release workflow built it (an image signed with the release "
     "key elsewhere, e.g. on a laptop, is refused here by design). A release is attested by release.yml's "

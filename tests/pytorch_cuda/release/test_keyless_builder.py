@@ -21,6 +21,7 @@ from pytorch_cuda.release.keyless_builder import (
     load_sigstore_root,
     verify_bundle,
 )
+from pytorch_cuda.release.release_policy import load_policy
 from tests.support.integration import ROOT
 
 BUNDLE = ROOT / "tests" / "fixtures" / "sigstore" / "reusable-workflow-attestation.sigstore.json"
@@ -180,3 +181,20 @@ def test_a_missing_or_malformed_root_is_bad_input(tmp_path: Path) -> None:
 
 def test_a_malformed_bundle_is_refused(root: SigstoreRoot) -> None:
     assert refusal(b"{}", root).startswith("keyless bundle: expected a Sigstore bundle, found InvalidBundle")
+
+
+def test_the_committed_policy_requires_the_release_workflow_against_the_committed_root() -> None:
+    loaded = load_policy(ROOT / "release-policy.yaml")
+    keyless = loaded.policy.keyless_builder
+    assert keyless is not None
+    assert (keyless.signer_workflow, keyless.issuer) == (
+        "pytorch-cuda/pytorch-cuda/.github/workflows/release.yml",
+        "https://token.actions.githubusercontent.com",
+    )
+    root = load_sigstore_root(ROOT / keyless.trusted_root)
+    p = loaded.policy
+    identity = BuilderIdentity(p.source_repository, p.workflow, p.ref_pattern, keyless.signer_workflow, keyless.issuer)
+    assert identity.signer("refs/tags/v2.9.1") == (
+        "https://github.com/pytorch-cuda/pytorch-cuda/.github/workflows/release.yml@refs/tags/v2.9.1"
+    )
+    assert refusal(BUNDLE.read_bytes(), root, identity).startswith("keyless certificate source repository")
