@@ -34,7 +34,7 @@ def sha(data: bytes) -> str:
 class Registry:
     """What a registry without the referrers API serves: the `sha256-<hex>` index, manifests and blobs."""
 
-    def __init__(self, bundles: list[bytes]) -> None:
+    def __init__(self, bundles: list[bytes], *, api: bool = False) -> None:
         self.manifests: dict[str, bytes] = {}
         self.blobs = {sha(b): b for b in bundles}
         listed = []
@@ -44,14 +44,16 @@ class Registry:
             self.manifests[f"{REPOSITORY}@{sha(raw)}"] = raw
             listed.append({"digest": sha(raw), "artifactType": BUNDLE_TYPE, "size": len(raw)})
         index = json.dumps({"schemaVersion": 2, "manifests": listed}).encode()
-        self.manifests[f"{REPOSITORY}:{SUBJECT.replace(':', '-')}"] = index
+        self.api = index if api else None  # a registry with the referrers API lists them there, not in a tag
+        if not api:
+            self.manifests[f"{REPOSITORY}:{SUBJECT.replace(':', '-')}"] = index
 
     def manifest(self, text: str) -> RegistryManifest | None:
         raw = self.manifests.get(text)
         return None if raw is None else RegistryManifest(text, "application/vnd.oci.image.manifest.v1+json", raw)
 
     def referrers_api(self, text: str, digest: str) -> bytes | None:
-        return None
+        return self.api if digest == SUBJECT else None
 
     def blob(self, ref: object, digest: str, limit: int = 0) -> bytes:
         return self.blobs[digest]
@@ -86,6 +88,12 @@ def test_the_bundle_among_the_referrers_proves_the_builder(tmp_path: Path) -> No
     proven = prove(Registry([b"{}", BUNDLE]), policy(tmp_path))  # a broken bundle first: the next one counts
     assert proven is not None
     assert proven.signer == ("https://github.com/bdehamer/workflows/.github/workflows/attest.yml@refs/heads/main")
+
+
+def test_the_referrers_api_s_listing_is_read_too(tmp_path: Path) -> None:
+    proven = prove(Registry([BUNDLE], api=True), policy(tmp_path))
+    assert proven is not None
+    assert proven.commit == COMMIT
 
 
 def test_a_provenance_naming_another_commit_is_refused(tmp_path: Path) -> None:
