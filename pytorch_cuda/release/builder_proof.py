@@ -15,6 +15,7 @@ bundle proves it, verify (and promote) refuse with exit 1.
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING, Any
 
 from pytorch_cuda.errors import UserError
@@ -23,7 +24,7 @@ from pytorch_cuda.release.cosign_layout import tag_for
 from pytorch_cuda.release.failures import Reason, VerificationFailedError
 from pytorch_cuda.release.release_policy import LoadedPolicy
 
-if TYPE_CHECKING:  # sigstore is imported only where a policy names a keyless builder (about 0.3 s)
+if TYPE_CHECKING:  # sigstore is imported only where a policy names a keyless builder (0.1-0.2 s)
     from pytorch_cuda.release.keyless_builder import ProvenBuilder
 
 BUNDLE_TYPE = "application/vnd.dev.sigstore.bundle"  # v0.3: ...bundle.v0.3+json; v0.2: ...bundle+json;version=0.2
@@ -50,6 +51,7 @@ def _bundle_manifests(client: RegistryClient, repository: str, digest: str) -> l
             except (ValueError, AttributeError):
                 continue
     found = [str(m.get("digest")) for m in listed if str(m.get("artifactType", "")).startswith(BUNDLE_TYPE)]
+    found = [d for d in found if re.fullmatch(r"sha256:[0-9a-f]{64}", d)]
     return list(dict.fromkeys(found))[:MOST_BUNDLES]
 
 
@@ -83,8 +85,8 @@ def prove_builder(
     refusals: list[str] = []
     candidates = _bundle_manifests(client, repository, digest)
     for candidate in candidates:
-        manifest = client.manifest(f"{repository}@{candidate}")
         try:
+            manifest = client.manifest(f"{repository}@{candidate}")
             if manifest is None or manifest.digest != candidate:
                 raise ValueError("the registry does not serve it")
             proven = verify_bundle(_bundle(client, repository, manifest), digest, identity, root)
