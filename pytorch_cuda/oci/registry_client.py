@@ -178,6 +178,15 @@ class RegistryClient:
         media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
         return RegistryManifest(text, media_type, response.content)
 
+    def referrers_api(self, text: str, digest: str) -> bytes | None:
+        """The image index the registry's referrers API (OCI distribution 1.1) lists for `digest`, or None where
+        it has no such API (GHCR and Distribution 2.8 answer 404: read the `sha256-<hex>` tag instead)."""
+        ref = reference(text)
+        url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/referrers/{digest}"
+        response = self._get(url, {"Accept": MANIFEST_TYPES[0]}, f"the referrers of {digest}")
+        kind = response.headers.get("Content-Type", "").split(";")[0].strip()
+        return response.content if response.status_code == 200 and kind == MANIFEST_TYPES[0] else None
+
     def blob(self, ref: ImageReference, digest: str, limit: int = 64 << 20) -> bytes:
         """A blob, checked against its digest (an attachment's blob is small; larger ones are refused)."""
         url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/blobs/{digest}"

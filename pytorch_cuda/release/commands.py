@@ -8,6 +8,7 @@ import os
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.labels import given_source_date_epoch
@@ -15,11 +16,15 @@ from pytorch_cuda.oci.registry_client import open_image, reference
 from pytorch_cuda.release import keys
 from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
 from pytorch_cuda.release.build_inputs import committed_inputs
+from pytorch_cuda.release.builder_proof import UNPROVEN
 from pytorch_cuda.release.release_policy import load_policy
 from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
 from pytorch_cuda.release.trusted_root import make_root, write_root
 from pytorch_cuda.release.verify import verify_image
+
+if TYPE_CHECKING:
+    from pytorch_cuda.release.keyless_builder import ProvenBuilder
 
 Outcome = tuple[list[str], dict[str, object]]
 
@@ -94,6 +99,14 @@ def refresh(args: argparse.Namespace) -> Outcome:
     return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
 
 
+def _proof(keyless: ProvenBuilder | None) -> str:
+    if keyless is None:
+        return UNPROVEN
+    return (
+        f"proven by GitHub's keyless attestation: {keyless.signer}, run {keyless.run}, Rekor entry {keyless.log_index}"
+    )
+
+
 def verify(args: argparse.Namespace) -> Outcome:
     v = verify_image(args.image, load_policy(args.policy))
     b = v.built
@@ -102,6 +115,7 @@ def verify(args: argparse.Namespace) -> Outcome:
         f"  cosign signature by key {v.keyid[:16]}; SBOM ({v.sbom_components} component"
         f"{'' if v.sbom_components == 1 else 's'}) and SLSA provenance attested",
         f"  built by {b.builder_id} from {b.source_ref} at {b.commit}",
+        f"  {_proof(b.keyless)}",
         f"  {b.variant} built on {b.base} from the {b.locks} locks this checkout commits",
         f"  release index v{v.index_version}: {', '.join(v.tags)} -> this digest",
         f"pull {v.pull}",

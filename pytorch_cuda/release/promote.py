@@ -65,7 +65,8 @@ def require_signed(tested: str, policy: LoadedPolicy) -> None:
             cause=f"{tested} is not signed and attested as {policy.path.name} requires, so no tag was moved: "
             f"{reason.field}: expected {reason.expected}, found {reason.found}",
             fix="sign the tested digest first (`build.py release sign REPO@sha256:... --key K ...`; release.yml "
-            "signs before it promotes), then promote",
+            "signs before it promotes) and, where the policy names a keyless_builder, attest it in that workflow "
+            "(actions/attest-build-provenance with push-to-registry: true), then promote",
         ) from failure
 
 

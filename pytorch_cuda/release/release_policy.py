@@ -24,6 +24,21 @@ class PolicyError(UserError):
     """release-policy.yaml is missing, malformed, or names a key that cannot be read. Exit status 2."""
 
 
+class KeylessBuilder(BaseModel):
+    """The builder, proven without a key anyone holds: the Sigstore bundle (SLSA provenance) that GitHub's
+    actions/attest-build-provenance made in `signer_workflow`, verified offline against `trusted_root`. Its
+    certificate must also name the policy's `source_repository`, `workflow` and a ref matching `ref_pattern`
+    (pytorch_cuda/release/keyless_builder.py)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    # OWNER/REPO/PATH of the workflow whose OIDC token got the certificate (its SAN, up to `@ref`): as
+    # `gh attestation verify --signer-workflow` reads it
+    signer_workflow: Annotated[str, Field(pattern=r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/\.github/workflows/[^@\s]+$")]
+    issuer: Uri  # the OIDC issuer the certificate names (GitHub Actions: https://token.actions.githubusercontent.com)
+    trusted_root: Annotated[str, Field(min_length=1)]  # Sigstore's trusted root, committed (relative to the policy)
+
+
 class ReleasePolicy(BaseModel):
     """release-policy.yaml: every field is required; `verify` checks each against what was signed."""
 
@@ -38,6 +53,7 @@ class ReleasePolicy(BaseModel):
     keys: Annotated[list[str], Field(min_length=1)]
     root: Annotated[str, Field(min_length=1)]  # the release index's TUF root, committed (relative to the policy)
     index_tag: Annotated[str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$")] = "release-index"
+    keyless_builder: KeylessBuilder | None  # required; null: verify says the builder is unproven
 
     def ref_allowed(self, ref: str) -> bool:
         return fnmatch.fnmatchcase(ref, self.ref_pattern)

@@ -8,6 +8,8 @@
    locks this checkout commits for its variant (provenance_inputs.py);
 4. the signed release index (TUF, rooted in the committed root): the one reference rule (`_bound`), no role
    expired or older than one this machine has seen, and the index names this repository.
+Between 3 and 4 (builder_proof.py): where the policy names a keyless builder, a Sigstore bundle among the digest's
+referrers proves that the release workflow built it, from the commit and ref the provenance names.
 Each failure names the field, the expected value and the value found (failures.py); exit status 1.
 """
 
@@ -17,12 +19,13 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.oci.registry_client import RegistryClient, RegistryManifest, open_image, reference
 from pytorch_cuda.release import release_index
+from pytorch_cuda.release.builder_proof import prove_builder
 from pytorch_cuda.release.cosign_layout import (
     DSSE_ENVELOPE,
     PREDICATE_ANNOTATION,
@@ -37,6 +40,9 @@ from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
 from pytorch_cuda.release.provenance_inputs import InputMismatchError, checked_inputs, inputs_fix
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.statements import IN_TOTO_PAYLOAD, PROVENANCE_PREDICATE, SBOM_PREDICATE, STATEMENT_TYPE
+
+if TYPE_CHECKING:
+    from pytorch_cuda.release.keyless_builder import ProvenBuilder
 
 
 @dataclass(frozen=True)
@@ -174,6 +180,7 @@ class CheckedProvenance:
     variant: str
     base: str  # docker://REPO@sha256:MANIFEST
     locks: int
+    keyless: ProvenBuilder | None = None  # the builder proven by its keyless attestation; None: unproven
 
 
 class ReferenceRuleError(UserError):
@@ -181,7 +188,8 @@ class ReferenceRuleError(UserError):
 
 
 def signed(image: str, policy: LoadedPolicy) -> tuple[_Check, str, dict[str, Any], CheckedProvenance]:
-    """Steps 1-3 (repository, signature, attestations) of `image`; promote runs them before a tag moves."""
+    """Steps 1-3 (repository, signature, attestations, the keyless builder) of `image`; promote runs them before a
+    tag moves."""
     ref = reference(image)
     if ref.repository != policy.policy.repository:
         why = f"{policy.path.name} covers one repository"
@@ -193,7 +201,9 @@ def signed(image: str, policy: LoadedPolicy) -> tuple[_Check, str, dict[str, Any
     layers = check.attachment("att").get("layers") or []
     sbom = check.statement(layers, SBOM_PREDICATE)
     check.equal("SBOM predicate bomFormat", "CycloneDX", sbom.get("bomFormat"))
-    return check, keyid, sbom, check.provenance(check.statement(layers, PROVENANCE_PREDICATE))
+    built = check.provenance(check.statement(layers, PROVENANCE_PREDICATE))
+    keyless = prove_builder(check.client, image, check.target.digest, policy, commit=built.commit, ref=built.source_ref)
+    return check, keyid, sbom, replace(built, keyless=keyless)
 
 
 def _bound(check: _Check, targets: dict[str, str], tag: str | None, digest: str | None) -> tuple[str, ...]:

@@ -135,6 +135,13 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     uses = [s.get("uses", "") for s in publish["steps"]]
     assert any(u.startswith("actions/attest-build-provenance@") for u in uses)
     assert any(u.startswith("actions/attest-sbom@") for u in uses)
+    # the keyless provenance that verify and promote require (release-policy.yaml keyless_builder): of the tested
+    # digest, pushed as its referrer, before any tag moves
+    provenance = next(i for i, u in enumerate(uses) if u.startswith("actions/attest-build-provenance@"))
+    assert provenance < promote_at
+    given = publish["steps"][provenance]["with"]
+    assert given["push-to-registry"] is True
+    assert given["subject-digest"] == "${{ steps.candidate.outputs.digest }}"
     assert publish["permissions"]["id-token"] == "write"
     assert "$GITHUB_STEP_SUMMARY" in run
 

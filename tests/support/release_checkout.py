@@ -78,9 +78,17 @@ def pin_base(folder: Path, published: str, config: str) -> None:
     matrix.write_text(matrix.read_text().replace(upstream, f"    upstream: {published}\n    digest: {config}\n", 1))
 
 
-def make_checkout(folder: Path, repository: str, *, pinned: bool = True) -> Checkout:
+def without_keyless_builder(policy: str) -> str:
+    """The policy with `keyless_builder: null`: no keyless attestation required (none can be made here)."""
+    head, found, _ = policy.partition("\nkeyless_builder:\n")
+    assert found, "release-policy.yaml ends with its keyless_builder block"
+    return f"{head}\nkeyless_builder: null\n"
+
+
+def make_checkout(folder: Path, repository: str, *, pinned: bool = True, keyless: bool = False) -> Checkout:
     """A checkout whose policy covers `repository`, with a release key pair and an intruder's, and (`pinned`)
-    a base published in a repository of its own and pinned in matrix.yaml."""
+    a base published in a repository of its own and pinned in matrix.yaml. Its policy requires the committed
+    keyless builder (`keyless`), or names none: no test can make GitHub's keyless attestation."""
     folder.mkdir(parents=True)
     for name in ("build.py", "matrix.yaml"):  # build.py finds the repository from its own folder
         shutil.copy(ROOT / name, folder / name)
@@ -90,7 +98,8 @@ def make_checkout(folder: Path, repository: str, *, pinned: bool = True) -> Chec
         (folder / package).symlink_to(ROOT / package, target_is_directory=True)
     (folder / "keys").mkdir()
     policy = (ROOT / "release-policy.yaml").read_text().replace("ghcr.io/pytorch-cuda/pytorch-cuda", repository)
-    (folder / "release-policy.yaml").write_text(policy)
+    (folder / "release-policy.yaml").write_text(policy if keyless else without_keyless_builder(policy))
+    shutil.copy(ROOT / "keys" / "sigstore-trusted-root.json", folder / "keys" / "sigstore-trusted-root.json")
     (folder / "sbom.cdx.json").write_text(
         json.dumps({"bomFormat": "CycloneDX", "specVersion": "1.6", "version": 1, "components": [{"name": "hello"}]})
     )
