@@ -96,7 +96,10 @@ def main() -> int:
     args = options.parse_args()
     client = docker.from_env(timeout=900)
     head = sh("git", "rev-parse", "--short", "HEAD").strip()
-    trees = {"baseline": prepare("baseline", args.baseline, shift_epoch=False), "head": prepare("head", head, True)}
+    trees = {
+        "baseline": prepare("baseline", args.baseline, shift_epoch=False),
+        "head": prepare("head", head, shift_epoch=True),
+    }
     matrix = load_matrix(trees["head"] / "matrix.yaml")
     engine = DockerEngine(client, find_build_client())
     ensure_base(engine, matrix.bases[matrix.default_base], source_date_epoch=matrix.project.source_date_epoch)

@@ -141,10 +141,14 @@ def build_apart_and_compare(
                 for n in (1, 2)
             ]
             hooks.log(f"--verify-reproducible-apart: building {plan.variant.key} twice from scratch at {epoch}")
-            first, _, removed_first, reclaimed_first = _build_and_drop(engine, pair[0], plan.dockerfile, hooks)
+            first, _, removed_first, reclaimed_first, first_layers = _build_and_drop(
+                engine, pair[0], plan.dockerfile, hooks
+            )
             began = time.monotonic()
             kept.append(pair[1].tag)
-            second, result, removed, reclaimed = _build_and_drop(engine, pair[1], plan.dockerfile, hooks, keep=True)
+            second, result, removed, reclaimed, second_layers = _build_and_drop(
+                engine, pair[1], plan.dockerfile, hooks, keep=True
+            )
             checked.append(
                 Reproducibility(
                     plan.variant.key,
@@ -155,8 +159,7 @@ def build_apart_and_compare(
                     time.monotonic() - began,
                     result.cached_steps,
                     result.total_steps,
-                    # the first image is gone, so its files cannot be compared here
-                    () if first == second else (f"run --verify-reproducible to name the files ({first} removed)",),
+                    () if first == second else _layer_differences(first_layers, second_layers, first),
                     removed_first + removed,
                     reclaimed_first + reclaimed,
                     apart=True,
@@ -176,19 +179,34 @@ def build_apart_and_compare(
     return checked
 
 
+def _layer_differences(first: list[str], second: list[str], first_id: str) -> tuple[str, ...]:
+    """The layers (by position, base first) whose digests differ; the first image is gone, so its files cannot be
+    compared here."""
+    named = [
+        f"layer {n + 1} of {len(second)}: {a[:19]} != {b[:19]}"
+        for n, (a, b) in enumerate(zip(first, second, strict=False))
+        if a != b
+    ]
+    if len(first) != len(second):
+        named.append(f"{len(first)} layers != {len(second)}")
+    return (*named, f"`docker history` names them; --verify-reproducible names their files ({first_id[:19]} removed)")
+
+
 def _build_and_drop(
     engine: Engine, request: EngineBuild, dockerfile: Path, hooks: PipelineHooks, *, keep: bool = False
-) -> tuple[str, BuildResult, int, int]:
+) -> tuple[str, BuildResult, int, int, list[str]]:
     """One build from scratch; its build cache records are removed after it, and its image too unless kept."""
     cache_before = engine.build_cache_ids()
+    layers: list[str] = []
     try:
         result = engine.build(request, hooks.progress)
+        layers = engine.layer_digests(result.image_id)
     finally:
         if not keep:
             engine.untag(request.tag)
         removed, reclaimed = engine.drop_build_cache(cache_before, dockerfile)
         hooks.log(f"--verify-reproducible-apart: {request.tag}: removed {removed} build cache records")
-    return result.image_id, result, removed, reclaimed
+    return result.image_id, result, removed, reclaimed, layers
 
 
 def require_reproducible(checked: list[Reproducibility]) -> None:

@@ -79,7 +79,7 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert "target=/home/torch" not in dockerfile  # a root-owned mount point in ~/.cache turns pip's cache off
     assert dockerfile.count("--require-hashes --no-deps --no-build -r") == 3
     # each layer's bytecode compiled in one process, in sorted order (uv's per-core workers made it differ)
-    assert dockerfile.count("for p in sorted(site.rglob(\"*.py\"))") == 3
+    assert dockerfile.count('for p in sorted(site.rglob("*.py"))') == 3
     assert "--compile-bytecode" not in dockerfile
     venv_stage = dockerfile.split("FROM system AS packages\n")[1].split("FROM system AS sbom-tool\n")[0]
     assert "pip install --no-input" not in venv_stage  # only uv installs the venv

@@ -164,7 +164,9 @@ def test_apart_refuses_a_pair_that_differs(matrix: Matrix, root: Path, tmp_path:
     with pytest.raises(ChecksFailedError) as info:
         require_reproducible([check])
     assert "sha256:new != sha256:other" in info.value.cause
-    assert "--verify-reproducible to name the files" in info.value.cause
+    assert "layer 3 of 3: sha256:topnew != sha256:topother" in info.value.cause  # only the top layer differs
+    assert "--verify-reproducible names their files" in info.value.cause
+    assert len(check.differences) == 2
 
 
 def test_the_leak_check_finds_a_layer_directory_holding_a_file_of_the_pairs_time(tmp_path: Path) -> None:
