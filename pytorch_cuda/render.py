@@ -91,14 +91,6 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
             "mounts": f"--mount=type=tmpfs,target=/tmp --mount=type=bind,source={COMMANDS_DIR}/clamp-mtimes,"
             "target=/tmp/clamp-mtimes",
             "clamp": "bash /tmp/clamp-mtimes",
-            # the venv's new .py files compiled in one process, in sorted order: uv's --compile-bytecode spreads
-            # them over a worker per core, and marshal's output for a file depends on what its worker compiled
-            # before (uv issue 10619): two builds gave jupyterlab/__pycache__/browser_check.pyc 12230 and 12215 bytes
-            "compile": "python -c 'import pathlib, py_compile, sysconfig; "
-            "from importlib.util import cache_from_source; "
-            'site = pathlib.Path(sysconfig.get_paths()["purelib"]); '
-            '[py_compile.compile(str(p), quiet=1) for p in sorted(site.rglob("*.py")) '
-            "if not pathlib.Path(cache_from_source(str(p))).exists()]'",
             "epoch_arg": f"ARG SOURCE_DATE_EPOCH={matrix.project.source_date_epoch}",
         },
         "static_labels": static_labels(matrix, variant),

@@ -48,7 +48,7 @@ def test_every_child_dockerfile_installs_only_hash_locked_packages(matrix: Matri
         dockerfile = (root / "images" / variant.key / "Dockerfile").read_text()
         assert unlocked_installs(dockerfile) == [], variant.key
         flavour_install = next(run for run in re.findall(r"^RUN (?:.*\\\n)*.*$", dockerfile, re.M) if "uv pip" in run)
-        for flag in ("--require-hashes", "--no-deps", "--no-build", "--no-config", "py_compile.compile"):
+        for flag in ("--require-hashes", "--no-deps", "--no-build", "--compile-bytecode", "--no-config"):
             assert flag in flavour_install, (variant.key, flag)
         assert f"source=images/{variant.key}/requirements-flavour.lock" in flavour_install
         assert "--mount=type=secret,id=pip_ca,target=/tmp/secrets/pip_ca,uid=1000" in flavour_install
@@ -56,7 +56,7 @@ def test_every_child_dockerfile_installs_only_hash_locked_packages(matrix: Matri
         assert f"--mount=type=cache,id=uv-{variant.target_name}," in flavour_install
         assert "&& pip check" in flavour_install
         assert "--index-url" not in flavour_install
-        assert " -c " not in flavour_install.split("uv pip install")[1].split("&&")[0]  # no constraints: the lock
+        assert " -c " not in flavour_install
 
 
 def test_an_unlocked_child_install_line_is_caught(matrix: Matrix, root: Path, tmp_path: Path) -> None:
