@@ -11,7 +11,8 @@ The bench base is bootstrapped first, untimed, and both trees build on it. Then 
 clones with `--no-cache --skip-checks` (every step again; the download caches, cache mounts with the same IDs in
 both trees, stay warm), alternating which goes first, and removes each image and its build cache records before
 the next. It prints a table and writes build-output/cold-build-cost.json: each build's wall time, BuildKit's build
-time and image ID (HEAD's are one ID in every round; the baseline's differ).
+time and image ID (HEAD's are one ID in every round; the baseline's differ). The numbers of 2026-12-06 are in
+benchmarks/cold_build_cost.json and docs/release.md.
 """
 
 from __future__ import annotations
