@@ -230,6 +230,9 @@ class DockerEngine:
             lines += [f"  {file}" for file in layer.files]
         return lines
 
+    def layer_digests(self, image_id: str) -> list[str]:
+        return [str(layer) for layer in self._client.images.get(image_id).attrs["RootFS"]["Layers"]]
+
     def build_cache_ids(self) -> frozenset[str]:
         return frozenset(cache_records(self._client))
 

@@ -138,6 +138,10 @@ class Engine(Protocol):
         """Lines naming the layers that differ between two images and their first differing files."""
         ...
 
+    def layer_digests(self, image_id: str) -> list[str]:
+        """The image's layers (their uncompressed digests, the config's rootfs.diff_ids), base first."""
+        ...
+
     def build_cache_ids(self) -> frozenset[str]:
         """The IDs of the engine's build cache records now (to tell a later build's own records apart)."""
         ...

@@ -129,6 +129,9 @@ class FakeEngine:
     def free_disk_bytes(self) -> int | None:
         return self.free_bytes
 
+    def layer_digests(self, image_id: str) -> list[str]:
+        return [f"sha256:layer-{n}" for n in range(self.layers - 1)] + [f"sha256:top{image_id.removeprefix('sha256:')}"]
+
     def build_cache_ids(self) -> frozenset[str]:
         return frozenset(self.build_cache)
 

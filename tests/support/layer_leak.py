@@ -1,46 +1,50 @@
-"""Does this engine leave a layer's directory behind when a --no-cache rebuild makes an identical layer?
+"""Which layer directories of the engine hold files of a given time: what a build at that time left on the disk.
 
-Docker 20.10 (BuildKit 0.8) does: the layer store keeps the first build's copy of an identical layer, and the
-second build's snapshot directory under <data root>/overlay2 is then referenced by nothing; neither removing the
-image nor pruning every build cache record frees it (measured: an 8 MB layer rebuilt identically left 1 directory,
-one rebuilt with other bytes left none). A second cold build of a 7.5 GB image that is reproducible would leave
-7.5 GB behind on every run. This probe builds a 1 MB layer of its own names twice and looks.
+Docker 20.10 (BuildKit 0.8) keeps the directory of a rebuilt layer that equals one its layer store holds: the
+store keeps its first copy, and the second build's snapshot directory under <data root>/overlay2 is referenced by
+nothing, freed neither by removing the image nor by pruning every build cache record (measured: a 1 MB layer
+rebuilt identically beside its first left its directory; built, removed with its records, then built again,
+none). --verify-reproducible-apart builds at a file time no other build uses (matrix.yaml's plus one second), so
+every directory that still holds a file of that time once the pair and its records are gone was left behind.
 """
 
 from __future__ import annotations
 
-import tempfile
-import uuid
+import os
 from pathlib import Path
 
 import docker
 
-from pytorch_cuda.engine.build_cache import cache_records, drop_records
-from pytorch_cuda.engine.build_client import find_build_client
-from pytorch_cuda.engine.docker_engine import DockerEngine
-from pytorch_cuda.engine.protocol import EngineBuild
 
-
-def identical_rebuild_leaks(client: docker.DockerClient, base_ref: str) -> bool | None:
-    """True when the engine leaves the directory of an identical rebuilt layer behind; None when this process
-    cannot see the engine's data root (a remote engine, not root) and so cannot tell."""
+def overlay_root(client: docker.DockerClient) -> Path | None:
+    """The engine's overlay2 folder, where this process can read it (a local engine, as root); else None."""
     overlay = Path(str(client.info().get("DockerRootDir") or "/var/lib/docker")) / "overlay2"
-    if not overlay.is_dir():
-        return None
-    token = uuid.uuid4().hex[:12]
-    engine = DockerEngine(client, find_build_client())
-    with tempfile.TemporaryDirectory(prefix="pytorch-cuda-leak-probe-") as folder:
-        context = Path(folder)
-        dockerfile = context / "Dockerfile"
-        dockerfile.write_text(
-            f"FROM {base_ref}\nRUN head -c 1M /dev/zero > /opt/{token}.bin && touch --date=@0 /opt/{token}.bin /opt\n"
-        )
-        tag = f"pytorch-cuda-leak-probe:{token}"
+    return overlay if overlay.is_dir() and os.access(overlay, os.R_OK | os.X_OK) else None
+
+
+def layer_dirs_holding(overlay: Path, mtime: int, depth: int = 6) -> list[str]:
+    """The layer directories whose diff holds an entry with this mtime within `depth` levels of its top (every
+    layer a RUN ending in clamp-mtimes makes has one: the files it made, or the folders it changed)."""
+    found = []
+    for layer in sorted(overlay.iterdir()):
+        diff = layer / "diff"
+        if _holds(diff, mtime, depth):
+            found.append(layer.name)
+    return found
+
+
+def _holds(folder: Path, mtime: int, depth: int) -> bool:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:  # gone meanwhile (another build's), or not a folder
+        return False
+    for entry in entries:
         try:
-            for ref, again in ((tag, False), (f"{tag}-again", True)):
-                engine.build(EngineBuild(dockerfile, context, ref, {}, no_cache=again, created_epoch=0), lambda _: None)
-        finally:
-            engine.untag(f"{tag}-again")
-            engine.untag(tag)
-            drop_records(client, [r for r in cache_records(client).values() if token in r.description])
-    return any(overlay.glob(f"*/diff/opt/{token}.bin"))
+            stat = entry.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if int(stat.st_mtime) == mtime:
+            return True
+        if depth > 1 and entry.is_dir(follow_symlinks=False) and _holds(Path(entry.path), mtime, depth - 1):
+            return True
+    return False
