@@ -102,8 +102,9 @@ def _suite_copy(root: Path, scratch: Path) -> Path:
 def _environment(injection: Injection, scratch: Path) -> dict[str, str]:
     env = dict(os.environ)
     env.update(injection.env)
-    body = [DETERMINISTIC_START] if injection.deterministic else []
+    body = []  # the sitecustomize's parts, in order
     if injection.deterministic:
+        body.append(DETERMINISTIC_START)
         env["CUBLAS_WORKSPACE_CONFIG"] = DETERMINISTIC_WORKSPACE
     patch = injection.patch_file()
     if patch is not None:

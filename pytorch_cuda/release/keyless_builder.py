@@ -106,6 +106,13 @@ def _claim(cert: Certificate, oid: ObjectIdentifier) -> str:
         return "an undecodable value"
 
 
+def _san(cert: Certificate) -> str:
+    """The certificate's URI SAN (Fulcio writes one: the signing workflow at its ref); several are joined."""
+    names = cert.extensions.get_extension_for_class(SubjectAlternativeName).value
+    sans = names.get_values_for_type(UniformResourceIdentifier)
+    return sans[0] if len(sans) == 1 else ", ".join(sans) or "none"
+
+
 @dataclass(frozen=True)
 class BuilderIdentity:
     """Who must have made the certificate: sigstore's VerificationPolicy (`verify(cert)`), run after the chain
@@ -144,9 +151,7 @@ class BuilderIdentity:
             raise self._refuse("build config (OID 1.3.6.1.4.1.57264.1.18)",
                                f"{self.source_repository}/{self.workflow}@{ref}", build,
                                "made by another workflow of the repository")  # fmt: skip
-        names = cert.extensions.get_extension_for_class(SubjectAlternativeName).value
-        sans = names.get_values_for_type(UniformResourceIdentifier)
-        san = sans[0] if len(sans) == 1 else ", ".join(sans) or "none"
+        san = _san(cert)
         prefix = self.signer("")
         if not san.startswith(prefix) or not fnmatch.fnmatchcase(san.removeprefix(prefix), self.ref_pattern):
             raise self._refuse("SAN (the signing workflow)", self.signer(self.ref_pattern), san,
@@ -209,14 +214,13 @@ def verify_bundle(data: bytes, digest: str, identity: BuilderIdentity, root: Sig
         raise KeylessRefusalError(reason) from exc
     check_statement(payload_type, payload, digest)
     cert = bundle.signing_certificate
-    names = cert.extensions.get_extension_for_class(SubjectAlternativeName).value
     try:
         entry = json.loads(data)["verificationMaterial"]["tlogEntries"][0]
         log_index = int(entry["logIndex"])
     except (KeyError, IndexError, TypeError, ValueError):
         log_index = -1
     return ProvenBuilder(
-        signer=names.get_values_for_type(UniformResourceIdentifier)[0],
+        signer=_san(cert),  # verified above: the one SAN of the signing workflow
         source_ref=_claim(cert, SOURCE_REF),
         commit=_claim(cert, SOURCE_COMMIT),
         run=_claim(cert, RUN),
