@@ -39,8 +39,10 @@ COMMANDS = {
     "entrypoint": "entrypoint.sh.j2",
     "pytorch-cuda-info": "pytorch-cuda-info.sh.j2",
     "clamp-mtimes": "clamp-mtimes.sh.j2",  # not installed: every RUN bind-mounts it (reproducible layers)
+    "compile-bytecode": "compile-bytecode.py.j2",  # not installed: each install RUN bind-mounts it (the .pyc files)
 }
 EXECUTABLE_FILES = frozenset(COMMANDS)
+BUILD_ONLY_COMMANDS = frozenset({"clamp-mtimes", "compile-bytecode"})  # bind-mounted by RUNs, in no layer
 
 
 @dataclass(frozen=True)
@@ -91,6 +93,9 @@ def _context(matrix: Matrix, variant: Variant) -> dict[str, object]:
             "mounts": f"--mount=type=tmpfs,target=/tmp --mount=type=bind,source={COMMANDS_DIR}/clamp-mtimes,"
             "target=/tmp/clamp-mtimes",
             "clamp": "bash /tmp/clamp-mtimes",
+            # after each `uv pip install`: the venv's .pyc files, the same bytes whatever the load and core count
+            "compile_mount": f"--mount=type=bind,source={COMMANDS_DIR}/compile-bytecode,target=/tmp/compile-bytecode",
+            "compile": "python -B /tmp/compile-bytecode",
             "epoch_arg": f"ARG SOURCE_DATE_EPOCH={matrix.project.source_date_epoch}",
         },
         "static_labels": static_labels(matrix, variant),

@@ -9,7 +9,15 @@ import pytest
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.variants import select_variant
-from pytorch_cuda.render import COMMANDS, COMMANDS_DIR, find_stale, render_all, render_variant, write_rendered
+from pytorch_cuda.render import (
+    BUILD_ONLY_COMMANDS,
+    COMMANDS,
+    COMMANDS_DIR,
+    find_stale,
+    render_all,
+    render_variant,
+    write_rendered,
+)
 
 
 def test_committed_images_are_up_to_date(matrix: Matrix, root: Path) -> None:
@@ -77,7 +85,11 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert "--mount=type=cache,id=uv-cu128,target=/tmp/uv-cache,uid=1000,gid=1000" in dockerfile
     assert "--mount=type=secret,id=pip_ca,target=/tmp/secrets/pip_ca,uid=1000" in dockerfile
     assert "target=/home/torch" not in dockerfile  # a root-owned mount point in ~/.cache turns pip's cache off
-    assert dockerfile.count("--require-hashes --no-deps --no-build --compile-bytecode") == 3
+    # uv installs without compiling; compile-bytecode writes the .pyc files (the same bytes on any machine)
+    assert dockerfile.count("--require-hashes --no-deps --no-build -r") == 3
+    assert dockerfile.count("\n && python -B /tmp/compile-bytecode") == 3
+    assert dockerfile.count("--mount=type=bind,source=images/bin/compile-bytecode,target=/tmp/compile-bytecode") == 3
+    assert "--compile-bytecode -r" not in dockerfile
     venv_stage = dockerfile.split("FROM system AS packages\n")[1].split("FROM system AS sbom-tool\n")[0]
     assert "pip install --no-input" not in venv_stage  # only uv installs the venv
     assert "install -m 0644 /tmp/variant/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile
@@ -143,8 +155,8 @@ def test_variants_share_one_template(root: Path) -> None:
 
 def test_the_commands_are_rendered_once_and_every_root_dockerfile_installs_them(matrix: Matrix, root: Path) -> None:
     """The commands are the same bytes for every variant: one file each under images/bin/, no copies. Each is
-    installed by a RUN from the bind-mounted images/bin/ (mode 0755 whatever the checkout's), but clamp-mtimes,
-    which every RUN bind-mounts and which no layer holds."""
+    installed by a RUN from the bind-mounted images/bin/ (mode 0755 whatever the checkout's), but clamp-mtimes and
+    compile-bytecode, which RUNs bind-mount and which no layer holds."""
     files = render_all(matrix, root / "templates")
     commands = [f for f in files if f.path.name in COMMANDS]
     assert sorted(str(f.path) for f in commands) == sorted(str(COMMANDS_DIR / name) for name in COMMANDS)
@@ -154,10 +166,11 @@ def test_the_commands_are_rendered_once_and_every_root_dockerfile_installs_them(
     assert len(roots) == 3
     for dockerfile in roots:
         assert "--mount=type=bind,source=images/bin,target=/tmp/src/bin" in dockerfile.content
-        for name in set(COMMANDS) - {"clamp-mtimes"}:
+        for name in set(COMMANDS) - BUILD_ONLY_COMMANDS:
             assert f"install -m 0755 /tmp/src/bin/{name} /usr/local/bin/" in dockerfile.content, name
-        assert "clamp-mtimes /usr/local/bin" not in dockerfile.content
-        assert "source=images/bin/clamp-mtimes,target=/tmp/clamp-mtimes" in dockerfile.content
+        for name in BUILD_ONLY_COMMANDS:
+            assert f"{name} /usr/local/bin" not in dockerfile.content
+            assert f"source=images/bin/{name},target=/tmp/{name}" in dockerfile.content
         # still the variant's own manifest
         assert f"source={dockerfile.path.parent}/manifest.json,target=/tmp/src/manifest.json" in dockerfile.content
 

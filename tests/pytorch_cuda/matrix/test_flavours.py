@@ -128,7 +128,8 @@ def test_child_dockerfile_builds_from_the_parent(matrix: Matrix, root: Path) -> 
     assert "FROM packages AS image\n" in dockerfile
     assert "FROM packages AS sbom\n" in dockerfile
     assert "FROM ${PARENT_IMAGE} AS installer\n" in dockerfile  # uv, from images/installer.lock
-    assert "--require-hashes --no-deps --no-build --compile-bytecode -r /tmp/requirements-flavour.lock" in dockerfile
+    install = "--require-hashes --no-deps --no-build -r /tmp/requirements-flavour.lock \\\n"
+    assert install + " && python -B /tmp/compile-bytecode" in dockerfile  # the .pyc files: compile-bytecode's
     assert "source=images/cu128-jupyter/requirements-flavour.lock" in dockerfile
     assert "pip install --no-input --disable-pip-version-check --progress-bar off --compile" not in dockerfile
     assert "--mount=type=secret,id=pip_ca" in dockerfile
