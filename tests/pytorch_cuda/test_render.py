@@ -90,6 +90,8 @@ def test_dockerfile_shape(matrix: Matrix, root: Path) -> None:
     assert dockerfile.count("\n && python -B /tmp/compile-bytecode") == 3
     assert dockerfile.count("--mount=type=bind,source=images/bin/compile-bytecode,target=/tmp/compile-bytecode") == 3
     assert "--compile-bytecode -r" not in dockerfile
+    # a package list that failed to download fails the build (not kept from the cache mount: an older version)
+    assert " && apt-get update --error-on=any \\\n" in dockerfile
     venv_stage = dockerfile.split("FROM system AS packages\n")[1].split("FROM system AS sbom-tool\n")[0]
     assert "pip install --no-input" not in venv_stage  # only uv installs the venv
     assert "install -m 0644 /tmp/variant/requirements.lock /etc/pytorch-cuda/requirements.lock" in dockerfile

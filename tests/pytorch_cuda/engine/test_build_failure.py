@@ -172,3 +172,16 @@ def test_each_explanation_is_one_paragraph() -> None:
         assert paragraph.startswith("error: ")
         assert "\n\n" not in paragraph
         assert " Fix: " in " ".join(paragraph.split())
+
+
+def test_a_package_list_that_failed_to_download_is_an_apt_failure() -> None:
+    """`apt-get update --error-on=any` (templates/partials/apt.j2) fails where plain `apt-get update` would warn,
+    exit 0 and keep the cache mount's older list; what apt 3.0 prints then is named as apt's failure."""
+    log = "#9 [system 2/4] RUN apt-get update --error-on=any\n" + (
+        "#9 4.1 E: Failed to fetch http://deb.debian.org/debian-security/dists/trixie-security/InRelease  "
+        "Could not resolve 'deb.debian.org'\n"
+        "#9 4.1 E: Some index files failed to download. They have been ignored, or old ones used instead.\n"
+    )
+    error = explain_build_failure(log, LOG, "[system 2/4] RUN apt-get update", exit_code=1)
+    assert "apt inside the build failed: Failed to fetch http://deb.debian.org/debian-security/" in error.cause
+    assert "Debian archive" in error.fix
