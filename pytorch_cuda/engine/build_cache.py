@@ -5,8 +5,12 @@ cache record beside the first build's, about 7.5 GB for a CUDA image, which woul
 whole cache (and on a shared engine, nobody may). So the second build's records are removed right after it, by ID,
 one at a time (the engine's prune takes one `id` filter per call), children before parents. A record counts as
 the second build's only when it was not there before that build and it is one of the Dockerfile's RUN steps (its
-command, as BuildKit describes it, is in the Dockerfile) or a file operation on one; cache mounts (the download
-caches, shared by every build) and every other build's records stay.
+command, as BuildKit describes it, is in the Dockerfile) or a file operation on one, or a "from local" record
+that the build made for its FROM image (one per layer: while it is there, the image's layers stay in the layer
+store after the image is gone, and a later build that makes equal layers leaves its own copy on the disk: Docker
+20.10 keeps the second directory; seen when a child flavour's pair of --verify-reproducible-apart was built FROM
+its parent's second image). Cache mounts (the download caches, shared by every build) and every other build's
+RUN records stay.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import docker
 # BuildKit 0.8's description of a RUN step's record: "mount / from exec /bin/bash -o pipefail -c <command>".
 _EXEC = re.compile(r"^mount / from exec (?:/bin/(?:ba)?sh -o pipefail -c |/bin/sh -c )?(?P<command>.*)$", re.S)
 CACHE_MOUNT = "exec.cachemount"
+FROM_LOCAL = "from local"  # BuildKit 0.8's description of a record for a layer of a local FROM image
 
 
 @dataclass(frozen=True)
@@ -60,14 +65,15 @@ def _flat(text: str) -> str:
 
 
 def records_of_build(before: frozenset[str], after: dict[str, CacheRecord], dockerfile_text: str) -> list[CacheRecord]:
-    """The records that a build of this Dockerfile made: new since `before`, a RUN step of the Dockerfile or a
-    file operation on one; children first, so that each can be pruned in turn."""
+    """The records that a build of this Dockerfile made: new since `before`, a RUN step of the Dockerfile, a file
+    operation on one, or a record of its FROM image's layers; children first, so that each can be pruned in
+    turn."""
     steps = _flat(dockerfile_text.replace("\\\n", " "))
     new = {key: record for key, record in after.items() if key not in before and record.kind != CACHE_MOUNT}
     chosen: dict[str, CacheRecord] = {}
     for key, record in new.items():
         match = _EXEC.match(record.description)
-        if match and _flat(match.group("command")) in steps:
+        if (match and _flat(match.group("command")) in steps) or record.description.strip() == FROM_LOCAL:
             chosen[key] = record
     grown = True
     while grown:  # file operations (COPY --from, the final stage's target) on a chosen record

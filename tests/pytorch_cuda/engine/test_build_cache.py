@@ -39,6 +39,23 @@ def test_the_new_records_of_this_dockerfile_are_chosen_children_first() -> None:
     assert [r.id for r in chosen] == ["new-target", "new-venv", "new-apt"]
 
 
+def test_the_records_of_a_from_image_made_by_the_build_go_with_it() -> None:
+    """A child flavour built FROM its parent's second image (--verify-reproducible-apart) holds that image's layers
+    through one "from local" record per layer; left there, they keep the layers after the image is gone, and the
+    next pair's equal layers leave their directories on the disk (Docker 20.10)."""
+    after = {
+        r.id: r
+        for r in (
+            _record("old-from", "from local "),  # the parent's, from the tier's own build: there before
+            _record("from-1", "from local "),
+            _record("from-2", "from local ", parent="from-1"),
+            _record("new-venv", VENV, parent="from-2"),
+        )
+    }
+    chosen = records_of_build(frozenset({"old-from"}), after, DOCKERFILE)
+    assert [r.id for r in chosen] == ["new-venv", "from-2", "from-1"]
+
+
 def test_a_record_of_a_command_not_in_the_dockerfile_stays() -> None:
     edited = DOCKERFILE.replace("gcc", "g++")
     after = {"new-apt": _record("new-apt", APT)}
