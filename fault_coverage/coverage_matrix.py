@@ -23,7 +23,7 @@ from fault_coverage.case_model import FAULT_KINDS, TIMED_SUFFIX, UNTOUCHED, Case
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results
 from pytorch_cuda_contract.results_model import ConformanceResults
 
-MATRIX_SCHEMA: Final = 2  # 2: fault kinds, real-fault coverage, gaps
+MATRIX_SCHEMA: Final = 3  # 2: fault kinds, real-fault coverage, gaps; 3: not_run (the GPU cases without a run)
 SUITE_BUDGET_S: Final = 120.0  # the whole suite on one GPU
 
 
@@ -114,6 +114,7 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
     informational = {check_name(t.nodeid): t.informational for t in untouched.tests.values() if t.informational}
     gated = [c for c, o in baseline.items() if o["outcome"] == "passed" and c not in informational]
     entries: list[dict[str, Any]] = []
+    not_run: list[str] = []
     grid: dict[str, dict[str, str]] = {c: {} for c in baseline}
     for case in cases:
         if case.name == UNTOUCHED:
@@ -121,7 +122,8 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
         else:
             outcomes, problem, ran = _case_outcomes(runs, case)
         if not ran:
-            continue  # not run on this card
+            not_run += [case.name] if case.where == "gpu" else []  # a partial matrix names what it lacks
+            continue
         wall = sum(w for name, w in walls.items() if name in (case.name, case.name + TIMED_SUFFIX)) or None
         entries.append(_case_entry(case, outcomes, gated, problem, wall))
         for check, row in grid.items():
@@ -147,6 +149,7 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
             for c, o in baseline.items()
         },
         "cases": entries,
+        "not_run": not_run,
         "grid": grid,
         "findings": findings(entries, baseline) + suite_findings(runs / f"{UNTOUCHED}.json"),
     }

@@ -66,6 +66,9 @@ def render(matrix: Mapping[str, Any]) -> str:
     lines += [f"- {finding}" for finding in matrix["findings"]]
     if matrix["findings"]:
         lines.append("")
+    if matrix.get("not_run"):
+        lines += [f"**Partial: {len(matrix['not_run'])} cases of the catalogue have no run on this card**, so the "
+                  f"coverage above counts the others only: {_names(matrix['not_run'])}.", ""]  # fmt: skip
     if matrix["gaps"]:
         lines += ["**Gaps: faults that trip nothing here, and why** (not findings: the catalogue names the reason; "
                   "the regressions history or a two-GPU host must catch them):", ""]  # fmt: skip

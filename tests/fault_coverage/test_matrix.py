@@ -95,10 +95,28 @@ def test_a_failing_control_and_a_crashed_fault_are_findings(tmp_path: Path) -> N
     _results(runs, "untouched", UNTOUCHED)
     _results(runs, "eager", {**UNTOUCHED, "test_speed": "failed", "test_mem": "skipped"})
     (runs / "tf32.log").write_text("Segmentation fault\n")  # ran, wrote no results file
-    findings = build_matrix(CASES, runs, "h200")["findings"]
+    matrix = build_matrix(CASES, runs, "h200")
+    findings = matrix["findings"]
     assert "control eager failed test_speed" in findings
     assert any(f.startswith("tf32: no results file") for f in findings)
     assert not any(f.startswith("busy") for f in findings)  # not run on this card: no row, no finding
+    assert matrix["not_run"] == ["busy"]  # but the matrix says it lacks it
+    assert "**Partial: 1 cases of the catalogue have no run on this card**" in render(matrix)
+    assert "Partial" not in render({**matrix, "not_run": []})
+
+
+def test_the_cli_exits_1_on_a_partial_matrix_and_names_the_cases_without_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    runs = tmp_path / "runs"
+    _results(runs, "untouched", {"test_cuda_initialises": "passed"})
+    _results(runs, "no-device", {"test_cuda_initialises": "failed"})  # a fault's run: not in the list
+    assert main(["matrix", "--card", "h200", "--out", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    partial = next(line for line in out.splitlines() if line.startswith("partial: "))
+    assert " no-device" not in partial
+    assert " busy-gpu" in partial
+    assert "untouched" not in json.loads((tmp_path / "matrix.json").read_text())["not_run"]
 
 
 def test_the_cli_exits_2_without_the_untouched_run_and_1_below_full_coverage(
