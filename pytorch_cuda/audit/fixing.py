@@ -21,7 +21,7 @@ from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.writing import LockChange, Resolver, find_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import all_variants
-from pytorch_cuda.network.index_probe import probe_index
+from pytorch_cuda.network.index_probe import index_probe
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def apply_fixes(
     if image_fixes:
         roots = [v for v in all_variants(matrix) if v.flavour.parent is None and own_lock_path(root, v).exists()]
         log("fix: re-locking " + ", ".join(v.key for v in roots))
-        changes = relock_roots(matrix, root, roots, Resolver(ca, probe=lambda i: probe_index(i, ca), run=refreshing_uv))
+        changes = relock_roots(matrix, root, roots, Resolver(ca, probe=index_probe(ca), run=refreshing_uv))
     host = sorted(
         {
             f.package

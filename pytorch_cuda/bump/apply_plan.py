@@ -17,7 +17,7 @@ from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
 from pytorch_cuda.matrix.variants import Variant, all_variants
-from pytorch_cuda.network.index_probe import probe_index
+from pytorch_cuda.network.index_probe import index_probe
 from pytorch_cuda.render import render_all, write_rendered
 
 
@@ -36,7 +36,7 @@ def apply_plan(  # noqa: PLR0917 - the plan, where it goes and how it locks
     before = _snapshot(matrix_path, root)
     try:
         gate = matrix_lock_cutoff(matrix, ca, ignore=ignore_release_age)
-        return _write(plan, matrix_path, root, targets, Resolver(ca, lambda i: probe_index(i, ca), refreshing_uv, gate))
+        return _write(plan, matrix_path, root, targets, Resolver(ca, index_probe(ca), refreshing_uv, gate))
     except UserError as error:
         _restore(before, root)
         raise type(error)(

@@ -12,7 +12,7 @@ from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import Resolver
 from pytorch_cuda.matrix.variants import all_variants, select_variant
 from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from pytorch_cuda.network.index_probe import probe_index
+from pytorch_cuda.network.index_probe import index_probe
 from pytorch_cuda.render import render_all, write_rendered
 
 
@@ -45,7 +45,7 @@ def lock(args: argparse.Namespace, session: Session) -> int:
     variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
     gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
     changes, failures = refresh_locks(
-        matrix, variants, root, Resolver(ca_path, probe=lambda i: probe_index(i, ca_path), cutoff=gate)
+        matrix, variants, root, Resolver(ca_path, probe=index_probe(ca_path), cutoff=gate)
     )
     write_rendered(render_all(matrix, root / "templates", root), root)  # the layer slices of the locks
     if args.json and not failures:

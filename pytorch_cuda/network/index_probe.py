@@ -5,6 +5,7 @@ from __future__ import annotations
 import ssl
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 
 from pytorch_cuda.errors import EngineError
@@ -37,3 +38,8 @@ def probe_index(index_url: str, ca_bundle: Path | None, timeout_s: float = 20.0)
             cause=f"the package index {index_url} is unreachable: {url} answered HTTP {status}",
             fix="check the target's 'index' in matrix.yaml, or build a target whose index answers (cu128 uses PyPI)",
         )
+
+
+def index_probe(ca_bundle: Path | None) -> Callable[[str], None]:
+    """probe_index trusting ``ca_bundle``: the probe a lock's Resolver takes."""
+    return lambda index_url: probe_index(index_url, ca_bundle)
