@@ -122,7 +122,8 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
         else:
             outcomes, problem, ran = _case_outcomes(runs, case)
         if not ran:
-            not_run += [case.name] if case.where == "gpu" else []  # a partial matrix names what it lacks
+            if case.where == "gpu":
+                not_run.append(case.name)  # a partial matrix names what it lacks
             continue
         wall = sum(w for name, w in walls.items() if name in (case.name, case.name + TIMED_SUFFIX)) or None
         entries.append(_case_entry(case, outcomes, gated, problem, wall))

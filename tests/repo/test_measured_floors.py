@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from conformance.support.expectations.measured_floors import MEASURED_FLOORS, MeasuredFloor
+from pytorch_cuda_contract.results_format import SUITE
 from tests.support.floor_evidence import (
     NIGHTLY,
     Lowest,
@@ -33,7 +34,8 @@ def test_the_lowest_values_come_from_every_nightly_run_of_the_sku() -> None:
 def _run(root: Path, name: str, gpu: str, measurements: dict[str, object]) -> None:
     path = root / "evidence/fleet-runs/x" / f"{name}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    document = {"environment": {"gpus": [{"name": gpu}]}, "measurements": measurements}
+    document = {"schema": 2, "suite": SUITE, "environment": {"gpus": [{"index": 0, "name": gpu}]},
+                "measurements": measurements}  # fmt: skip
     path.write_text(json.dumps(document), encoding="utf-8")
 
 

@@ -6,7 +6,6 @@ that is not the committed runs' lowest, or a fault named as crossing it that gav
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -16,6 +15,7 @@ from typing import Final
 
 from conformance.support.expectations.measured_floors import DETERMINISTIC, MeasuredFloor
 from pytorch_cuda_contract.peaks import lookup_peak
+from pytorch_cuda_contract.results_file import load_results
 
 NIGHTLY: Final = (
     "evidence/fleet-runs/*/*.json",
@@ -42,20 +42,18 @@ def _files(root: Path, patterns: Iterable[str]) -> list[Path]:
 
 
 def lowest_values(root: Path, patterns: Iterable[str], suffix: str = "") -> dict[tuple[str, str], Lowest]:
-    """(SKU, metric + suffix) -> the lowest numeric value over the results files the patterns match."""
+    """(SKU, metric + suffix) -> the lowest number over the results files the patterns match (read by the
+    contract's one reader)."""
     lowest: dict[tuple[str, str], Lowest] = {}
     for path in _files(root, patterns):
-        document = json.loads(path.read_text(encoding="utf-8"))
-        spec = lookup_peak(str(document["environment"]["gpus"][0]["name"]))
+        results = load_results(path)
+        spec = lookup_peak(results.gpus[0].name) if results.gpus else None
         if spec is None:
             continue
-        for metric, measurement in document.get("measurements", {}).items():
-            value = measurement.get("value") if isinstance(measurement, dict) else measurement
-            if isinstance(value, bool) or not isinstance(value, int | float):
-                continue
-            key = (spec.gpu, metric + suffix)
-            if key not in lowest or value < lowest[key].value:
-                lowest[key] = Lowest(float(value), str(path.relative_to(root)))
+        for metric, measurement in results.measurements.items():
+            value, key = measurement.number, (spec.gpu, metric + suffix)
+            if value is not None and (key not in lowest or value < lowest[key].value):
+                lowest[key] = Lowest(value, str(path.relative_to(root)))
     return lowest
 
 
