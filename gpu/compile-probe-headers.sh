@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The compile probe's precompiled C++ header on a GPU host (bare H200: python3 + torch 2.11 cu130 + pytest +
-# nvidia-ml-py, no network), from the repo root:   OUT=/some/dir bash gpu/compile-probe-headers.sh
+# The compile probe's precompiled C++ header on a GPU host (the carried shipped stack,
+# gpu/common.sh; STACK=host for the host's torch; no network), from the repo root:   OUT=/some/dir bash gpu/compile-probe-headers.sh
 # (a) the probe's unit tests on this torch (tests/conformance/test_precompiled_headers.py, test_forked_starts.py):
 #     must end "N passed";
 # (b) the probe twice with TORCHINDUCTOR_CACHE_DIR set to a new folder (what the build's check volume is): each

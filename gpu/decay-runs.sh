@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole conformance suite, untouched and under the real faults the nightly history must flag (a debugging
-# setting left on, cuDNN's v8 API off, cuBLAS without a workspace, a busy GPU), on one bare GPU host (python3,
-# torch, pytest, nvidia-ml-py), from the repo root:
+# setting left on, cuDNN's v8 API off, cuBLAS without a workspace, a busy GPU), on one GPU host, on the carried
+# shipped stack (gpu/common.sh; STACK=host for the host's torch), from the repo root:
 #   OUT=/some/dir bash gpu/decay-runs.sh [CASE...]
 # CASE: untouched launch-blocking cudnn-v8-off cublas-workspace-0 busy-gpu (default: all, in that order).
 # Writes $OUT/host.txt and $OUT/runs.tar.gz: CASE.json (the results file) and CASE.log per case.

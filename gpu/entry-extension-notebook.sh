@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The entry banner, a CUDA extension build and the AMP notebook, on a bare GPU host
-# (python3 + torch 2.11 cu130 + pytest + nvidia-ml-py; no Docker, no network).
+# (the carried shipped stack, gpu/common.sh; STACK=host for the host's torch; no Docker, no network).
 # Run from the repository root:  OUT=/some/dir gpu/entry-extension-notebook.sh
 #   1. the entry banner and `pytorch-cuda-info` (text and --json) against the real GPUs and driver;
 #   2. the tiny CUDA extension in examples/cuda_extension/, built with torch.utils.cpp_extension and run;

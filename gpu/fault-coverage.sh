@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The conformance suite under every fault and control of fault_coverage/catalogue.py, on one bare GPU host (python3,
-# torch, pytest, nvidia-ml-py; as root), from the repo root:
+# The conformance suite under every fault and control of fault_coverage/catalogue.py, on one GPU host, on the carried
+# shipped stack (gpu/common.sh; STACK=host for the host's torch; as root), from the repo root:
 #   OUT=/some/dir CARD=h100 [PART=controls|faults] bash gpu/fault-coverage.sh [CASE...]
 # PART splits the catalogue for leases shorter than the whole run: `controls` (the untouched run and every control
 # over the whole suite) and `faults`; unpack both parts' runs.tar.gz into one folder and run
@@ -16,7 +16,8 @@ work="$OUT/work"
 mkdir -p "$work/runs"
 # shellcheck source=gpu/common.sh
 . gpu/common.sh
-gpu_host python3 | tee "$OUT/host.txt"
+gpu_python
+gpu_host "$PY" | tee "$OUT/host.txt"
 if [ $# -gt 0 ] && [ -z "${PART:-}" ] && [ -d "evidence/fault-coverage/$CARD/runs" ]; then
   cp "evidence/fault-coverage/$CARD/runs/"* "$work/runs/"
 fi
@@ -24,7 +25,7 @@ part=()
 if [ -n "${PART:-}" ]; then
   part=(--part "$PART")
 fi
-python3 -m fault_coverage run --card "$CARD" --out "$work" "${part[@]}" "$@"
+"$PY" -m fault_coverage run --card "$CARD" --out "$work" "${part[@]}" "$@"
 status=$?
 cp "$work/matrix.md" "$work/matrix.json" "$OUT/" 2>/dev/null
 tar -czf "$OUT/runs.tar.gz" -C "$work" runs

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The suite's forked starts on a GPU host (bare H200: python3 + torch 2.11 cu130 + pytest + nvidia-ml-py,
+# The suite's forked starts on a GPU host (the carried shipped stack, gpu/common.sh; STACK=host for the host's torch;
 # no network), from the repo root:   OUT=/some/dir bash gpu/forked-starts.sh
 # (a) the unit tests of the forked starts (tests/conformance/test_forked_starts.py): must end "5 passed";
 # (b) the start method the suite picks here: gloo ranks must be SPAWNED on a GPU host (a forked child

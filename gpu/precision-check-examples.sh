@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# precision-check's four examples on a GPU host, bare (python3 + torch + pytest; no Docker, no network), from a
+# precision-check's four examples on a GPU host, on the carried shipped stack (gpu/common.sh; STACK=host for the host's torch; no Docker, no network), from a
 # copy of the repository root:   OUT=/some/dir gpu/precision-check-examples.sh
 # Runs `python3 -m precision_check` on the examples at their GPU size (the factories get device="cuda":
 # compute-bound sizes), the CNN at its CPU size too (small: expect "not faster"), the transformer under

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The whole suite, timed, and four GPU breakage cases, on a bare GPU host
-# (python3 + torch 2.11 cu130 + pytest + nvidia-ml-py, no network), from the repo root:
+# (the carried shipped stack, gpu/common.sh; STACK=host for the host's torch; no network), from the repo root:
 #   OUT=/some/dir bash gpu/suite-and-breakage.sh
 # (a) the full suite, all markers, timed (budget: <= 120 s wall);
 # (b) four GPU breakage cases, each a short pytest run restricted with -k, printing the failing checks.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The suite's results, its precision summary and a plain-matmul cross-check, on a bare GPU host
-# (python3 + torch + pytest + nvidia-ml-py; no Docker, no network), from the repo root:
+# (the carried shipped stack, gpu/common.sh; STACK=host for the host's torch; no Docker, no network), from the repo root:
 #   OUT=/some/dir gpu/suite-summary-matmul.sh
 # 1. the conformance suite -> $OUT/results.json (+ log), 2. the in-image precision summary -> $OUT/summary.md,
 # 3. plain torch.matmul at the suite's GEMM size, compared with the suite's numbers (within 5%) -> $OUT/matmul.txt.
@@ -9,10 +9,10 @@ set -uo pipefail
 # shellcheck source=gpu/common.sh
 . "$(dirname "$0")/common.sh"
 gpu_out ""
-python3 -m pytest conformance -m "cpu or gpu" -p no:cacheprovider -o console_output_style=classic \
+"$PY" -m pytest conformance -m "cpu or gpu" -p no:cacheprovider -o console_output_style=classic \
   --conformance-json "$OUT/results.json" --junitxml "$OUT/junit.xml" >"$OUT/conformance-log.txt" 2>&1
 echo "conformance exit status $?" | tee -a "$OUT/conformance-log.txt"
 tail -5 "$OUT/conformance-log.txt"
-python3 -m conformance.support.results.summary "$OUT/results.json"
-python3 gpu/matmul_crosscheck.py --compare "$OUT/results.json" | tee "$OUT/matmul.txt"
+"$PY" -m conformance.support.results.summary "$OUT/results.json"
+"$PY" gpu/matmul_crosscheck.py --compare "$OUT/results.json" | tee "$OUT/matmul.txt"
 echo "matmul comparison exit status ${PIPESTATUS[0]} (0: every dtype within 5% of the suite)" | tee -a "$OUT/matmul.txt"

@@ -1,0 +1,70 @@
+"""Here: stage one folder per device call (a part, the parts index, and with the first part the carrier's
+zstandard) and say each call's command and carry. Every folder is staged at once, so that the calls can go back to
+back: the device machine is given back 30 s after a reply, and the parts it kept go with it."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from pytorch_cuda.errors import UserError
+from shipped_stack.layout import CHECKOUT, PARTS_INDEX, SEND_DIR
+from shipped_stack.pack import PackIndex
+
+CALL_LIMIT_BYTES: Final = 64 << 20  # what one device call carries: the checkout and the carried paths together
+
+
+@dataclass(frozen=True)
+class Call:
+    number: int
+    carry: str  # the folder, relative to the checkout
+    command: str
+    travelling_bytes: int
+
+
+def checkout_bytes(root: Path = CHECKOUT) -> int:
+    """What travels with every call besides the carried paths: tracked and untracked, not ignored, files."""
+    listed = subprocess.run(
+        ["git", "-C", str(root), "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    return sum(os.path.getsize(root / name.decode()) for name in listed if name and (root / name.decode()).is_file())
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def stage(
+    index: PackIndex, packed: Path, send_dir: Path = SEND_DIR, checkout: Path = CHECKOUT, limit: int = CALL_LIMIT_BYTES
+) -> list[Call]:
+    """One folder per part of `packed` under `send_dir`; fails (one paragraph) when a call would carry more than
+    `limit` (the checkout's own files travel with every call)."""
+    shutil.rmtree(send_dir, ignore_errors=True)
+    base = checkout_bytes(checkout)
+    calls: list[Call] = []
+    for number, part in enumerate(index.parts, start=1):
+        folder = send_dir / f"part-{number:03d}"
+        folder.mkdir(parents=True)
+        _link(packed / part.name, folder / part.name)
+        shutil.copy2(packed / PARTS_INDEX, folder / PARTS_INDEX)
+        if number == 1:
+            shutil.copytree(packed / "carrier", folder / "carrier")
+        size = base + sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+        if size > limit:
+            raise UserError(
+                cause=f"call {number} would carry {size / 2**20:.1f} MiB (the checkout {base / 2**20:.1f} MiB and "
+                f"its part), over the {limit / 2**20:.0f} MiB one device call takes",
+                fix="pack again with smaller parts (`python -m shipped_stack pack --part-mib N`)",
+            )
+        carry = str(folder.relative_to(checkout))
+        calls.append(Call(number, carry, f"python3 -m shipped_stack receive {carry}", size))
+    return calls
