@@ -26,9 +26,10 @@ from conformance.support.processes.background import (
     stop_background_jobs,
 )
 from conformance.support.processes.env import apply_safe_distributed_env
-from conformance.support.results.identity import check_writable
+from conformance.support.results.identity import check_writable, find_run_stack
 from conformance.support.results.recorder import RecordDtype, RecordMetric, RecordNote, ResultsRecorder
 from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.manifest import Manifest, ManifestLookup, find_manifest
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ MARKERS: Final = {
 INFORMATIONAL_MARKER: Final = "informational(reason): documents a fact that no plausible fault can cross; not gated"
 RECORDER_KEY: Final = pytest.StashKey[ResultsRecorder]()
 MANIFEST_KEY: Final = pytest.StashKey[ManifestLookup]()
+STACK_KEY: Final = pytest.StashKey[RunStack]()
 FP32_POLICY_AT_START_KEY: Final = pytest.StashKey[dict[str, object]]()
 
 
@@ -89,7 +91,9 @@ def pytest_configure(config: pytest.Config) -> None:
     unwritable = check_writable(Path(json_option)) if json_option else None
     if unwritable is not None:
         raise pytest.UsageError(unwritable)  # bad input: one paragraph, exit status 4, before any test runs
-    recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV)
+    stack = find_run_stack()
+    config.stash[STACK_KEY] = stack
+    recorder = ResultsRecorder(Path(json_option) if json_option else None, lookup, DISTRIBUTED_ENV, stack)
     config.stash[RECORDER_KEY] = recorder
     config.pluginmanager.register(recorder, "conformance-results")
     start_compile_probe_early(config)  # before this process's own `import torch` (the snapshot below)
@@ -98,6 +102,11 @@ def pytest_configure(config: pytest.Config) -> None:
     except Exception as exc:  # fp32_policy_snapshot already guards each read; this is the last line
         failed: dict[str, object] = {"error": f"{type(exc).__name__}: {exc}"}
         config.stash[FP32_POLICY_AT_START_KEY] = failed
+    if stack.error is not None:
+        problem = (f"{problem}; " if problem else "") + (
+            f"the venv holds a carried-stack marker that cannot be read ({stack.error}), so the run cannot say "
+            "which stack it is on and every check judges as on a bare host; make the venv again with the carrier"
+        )
     if problem is not None:
         recorder.fail_internal("conformance/conftest.py::pytest_configure", problem)
 
@@ -142,6 +151,13 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.fixture(scope="session")
 def manifest_lookup(pytestconfig: pytest.Config) -> ManifestLookup:
     return pytestconfig.stash[MANIFEST_KEY]
+
+
+@pytest.fixture(scope="session")
+def run_stack(pytestconfig: pytest.Config) -> RunStack:
+    """The stack the run is on (image, carried or host): checks that judge the image's own filesystem judge the
+    carried stack's equivalent on a carried one, or report not judged (support/results/not_judged.py)."""
+    return pytestconfig.stash[STACK_KEY]
 
 
 @pytest.fixture(scope="session")

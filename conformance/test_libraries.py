@@ -27,14 +27,20 @@ from conformance.support.probes.libmaps import (
     scan_ld_library_path,
     scan_ldconfig,
 )
+from conformance.support.results.not_judged import not_judged_when_carried
 from conformance.support.results.recorder import RecordNote
+from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.manifest import BARE_HOST_TARGET, Manifest
 
 LDCONFIG_FALLBACKS = ("/sbin/ldconfig", "/usr/sbin/ldconfig")
 LIBRARIES_PROBE = Path(__file__).resolve().parent / "support" / "probes" / "probe_libs.py"
 
 
-def _library_root(manifest: Manifest | None) -> str:
+def _library_root(manifest: Manifest | None, stack: RunStack) -> str:
+    """Where the NVIDIA libraries must come from: the carried venv's on the shipped stack carried to a bare host
+    (the image's venv path is not there), else the manifest's venv, else beside the imported torch."""
+    if stack.library_root is not None:
+        return stack.library_root
     if manifest is not None:
         return expected_library_root(manifest.venv, manifest.python, torch.__file__)
     return expected_library_root(None, None, torch.__file__)
@@ -42,11 +48,11 @@ def _library_root(manifest: Manifest | None) -> str:
 
 @pytest.mark.gpu
 def test_cuda_libraries_loaded_once(
-    optional_manifest: Manifest | None, tmp_path: Path, record_note: RecordNote
+    optional_manifest: Manifest | None, run_stack: RunStack, tmp_path: Path, record_note: RecordNote
 ) -> None:
     """Fails when after a matmul, a conv and an NCCL all-reduce in a fresh subprocess, `/proc/self/maps` shows two
-    copies of cuBLAS/cuBLASLt/cuDNN/NCCL, cuDNN pieces from several folders, or (with a manifest) libraries outside
-    `<venv>/lib/pythonX.Y/site-packages/nvidia`."""
+    copies of cuBLAS/cuBLASLt/cuDNN/NCCL, cuDNN pieces from several folders, or (with a manifest, or on a carried
+    stack) libraries outside `<venv>/lib/pythonX.Y/site-packages/nvidia` (on a carried stack: the carried venv's)."""
     result = subprocess.run(
         [sys.executable, str(LIBRARIES_PROBE), str(tmp_path / "store")],
         capture_output=True,
@@ -64,9 +70,9 @@ def test_cuda_libraries_loaded_once(
     cudnn_dirs = cudnn_directories(maps)
     assert len(cudnn_dirs) <= 1, f"libcudnn pieces loaded from several directories: {cudnn_dirs}"
     missing = [family for family, paths in groups.items() if not paths]
-    if optional_manifest is not None:
+    if optional_manifest is not None or run_stack.carried is not None:
         assert not missing, f"not loaded after matmul, conv and all-reduce: {missing}"
-        root = _library_root(optional_manifest)
+        root = _library_root(optional_manifest, run_stack)
         outside = libraries_outside(groups, root)
         assert not outside, f"CUDA libraries loaded from outside {root}: {outside}; remove the foreign copies"
     elif missing:
@@ -74,11 +80,11 @@ def test_cuda_libraries_loaded_once(
 
 
 @pytest.mark.cpu
-def test_ld_library_path_has_no_foreign_cuda_libraries(optional_manifest: Manifest | None) -> None:
-    """Fails when an LD_LIBRARY_PATH entry holds libcublas/libcudnn/libnccl outside the wheels' folder, or is a CUDA
-    `stubs` folder."""
+def test_ld_library_path_has_no_foreign_cuda_libraries(optional_manifest: Manifest | None, run_stack: RunStack) -> None:
+    """Fails when an LD_LIBRARY_PATH entry holds libcublas/libcudnn/libnccl outside the wheels' folder (on a carried
+    stack: the carried venv's), or is a CUDA `stubs` folder."""
     value = os.environ.get("LD_LIBRARY_PATH", "")
-    findings = scan_ld_library_path(value, [_library_root(optional_manifest)])
+    findings = scan_ld_library_path(value, [_library_root(optional_manifest, run_stack)])
     assert not findings, (
         "LD_LIBRARY_PATH would shadow torch's CUDA libraries: "
         + "; ".join(str(f) for f in findings)
@@ -92,9 +98,17 @@ def _multiarch() -> str | None:
 
 
 @pytest.mark.cpu
-def test_ldconfig_has_no_second_cuda_library(optional_manifest: Manifest | None, record_note: RecordNote) -> None:
+def test_ldconfig_has_no_second_cuda_library(
+    optional_manifest: Manifest | None, run_stack: RunStack, record_note: RecordNote
+) -> None:
     """The loader cache (``ldconfig -p``) and the loader's default directories, which dlopen searches even for
-    a file the cache does not list (a copy dropped there without running ldconfig)."""
+    a file the cache does not list (a copy dropped there without running ldconfig). Not judged on a carried stack:
+    they are the host's."""
+    not_judged_when_carried(
+        run_stack,
+        "the loader cache (ldconfig -p) and /usr/lib are the host's, not the carried stack's; "
+        "test_cuda_libraries_loaded_once judges what is loaded, from the carried venv",
+    )
     ldconfig = shutil.which("ldconfig") or next((p for p in LDCONFIG_FALLBACKS if os.path.exists(p)), None)
     if ldconfig is None:
         pytest.skip("no ldconfig on this system")
@@ -104,7 +118,7 @@ def test_ldconfig_has_no_second_cuda_library(optional_manifest: Manifest | None,
         f"`{ldconfig} -p` {problem}: the loader cache cannot be read, so a second CUDA library in it cannot be "
         "ruled out; regenerate it with `ldconfig` (a corrupt or missing /etc/ld.so.cache)"
     )
-    roots = [_library_root(optional_manifest)]
+    roots = [_library_root(optional_manifest, run_stack)]
     findings = scan_ldconfig(parse_ldconfig(result.stdout), roots)
     directories = default_library_directories(_multiarch())
     findings += scan_default_directories(directories, roots, known=[f.location for f in findings])

@@ -17,7 +17,9 @@ import torch
 
 from conformance.support.expectations.pins import compare_cudnn, compare_exact, compare_nccl, pick_wheel
 from conformance.support.probes.inventory import distribution_version, torch_cudnn_version, torch_nccl_version
+from conformance.support.results.not_judged import not_judged_when_carried
 from conformance.support.results.recorder import RecordNote
+from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.manifest import Manifest
 
 pytestmark = pytest.mark.cpu
@@ -62,8 +64,18 @@ def test_triton_matches_pin(manifest: Manifest) -> None:
     assert problem is None, problem
 
 
-def test_python_and_venv_match_manifest(manifest: Manifest) -> None:
-    """Fails when the suite runs on another Python or outside the manifest's venv."""
+def test_python_and_venv_match_manifest(manifest: Manifest, run_stack: RunStack) -> None:
+    """Fails when the suite runs on another Python or outside the manifest's venv. On a carried stack: fails when
+    the suite runs outside the carried venv, on another Python than the one it was made for, or imports torch from
+    outside it; the image's Python and venv path are then not judged (the host has neither)."""
+    carried = run_stack.carried
+    if carried is not None:
+        _judge_the_carried_venv(carried.prefix, carried.site_packages, carried.python)
+        not_judged_when_carried(
+            run_stack,
+            f"the image's Python {manifest.python} and venv {manifest.venv} are not on this host; the carried "
+            f"stack runs Python {carried.python} in {carried.prefix}, and torch is imported from there",
+        )
     if manifest.python is not None:
         running = f"{sys.version_info.major}.{sys.version_info.minor}"
         assert running == manifest.python, (
@@ -78,6 +90,23 @@ def test_python_and_venv_match_manifest(manifest: Manifest) -> None:
         )
         torch_path = os.path.realpath(torch.__file__)
         assert torch_path.startswith(prefix + os.sep), f"torch is imported from {torch_path}, outside {prefix}"
+
+
+def _judge_the_carried_venv(prefix: str, site_packages: str, python: str) -> None:
+    running = f"{sys.version_info.major}.{sys.version_info.minor}"
+    assert running == python, (
+        f"Python: the carried stack was made for {python} but the suite runs on {running} ({sys.executable}); "
+        "run it with the carried venv's python"
+    )
+    assert os.path.realpath(sys.prefix) == os.path.realpath(prefix), (
+        f"venv: the carried stack's venv is {prefix} but sys.prefix is {sys.prefix}; run the suite with "
+        f"{prefix}/bin/python"
+    )
+    torch_path, root = os.path.realpath(torch.__file__), os.path.realpath(site_packages)
+    assert torch_path.startswith(root + os.sep), (
+        f"torch is imported from {torch_path}, outside the carried stack's {site_packages}: the run is not on the "
+        "shipped stack; make the carried venv again so that it cannot see the host's packages"
+    )
 
 
 def _wheel_or_skip(library: str, manifest: Manifest | None) -> tuple[str, str]:

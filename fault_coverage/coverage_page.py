@@ -7,7 +7,8 @@ from typing import Any, Final
 
 from pytorch_cuda_contract.gpu_models import find_model
 
-CODES: Final = {"failed": "F", "passed": ".", "skipped": "s", "not_run": "-", "absent": "-"}
+# not_judged: a check of the image's own files on the shipped stack carried to a bare host (never gated there)
+CODES: Final = {"failed": "F", "passed": ".", "skipped": "s", "not_judged": "n", "not_run": "-", "absent": "-"}
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> list[str]:

@@ -24,6 +24,8 @@ from typing import Final
 from pytorch_cuda_contract import paths
 
 MARKER: Final = "carried-stack.json"
+# What a results file's "stack" holds besides its kind on a carried stack: the marker less its schema.
+CARRIED_FIELDS: Final = ("variant", "lock", "lock_sha256", "root", "prefix", "python", "image_python", "image_venv")
 MARKER_SCHEMA: Final = 1
 STACK_KINDS: Final = ("image", "carried", "host")
 # The packages whose versions name a stack (a history is keyed by them).
@@ -70,7 +72,7 @@ class CarriedStack:
 def parse_carried_stack(data: object) -> CarriedStack:
     if not isinstance(data, dict) or data.get("schema") != MARKER_SCHEMA:
         raise CarriedStackError(f"not a schema-{MARKER_SCHEMA} carried-stack marker")
-    texts = ("variant", "lock", "lock_sha256", "root", "prefix", "python", "image_python", "image_venv")
+    texts = CARRIED_FIELDS
     missing = [key for key in texts if not isinstance(data.get(key), str) or not data[key]]
     packages = data.get("packages")
     if missing or not isinstance(packages, dict):
@@ -100,3 +102,59 @@ def stack_kind(prefix: str, manifest_path: str = paths.MANIFEST_PATH) -> str:
     if os.path.exists(manifest_path):
         return "image"
     return "carried" if find_carried_stack(prefix) is not None else "host"
+
+
+@dataclass(frozen=True)
+class RunStack:
+    """Which stack one run was on, as its results file names it ("stack"): the kind, and the carried stack's marker
+    where the kind is carried. ``recorded`` is False for a file written before runs named their stack (its kind
+    inferred by the reader); ``error`` says why a marker found in the venv could not be read."""
+
+    kind: str  # one of STACK_KINDS
+    carried: CarriedStack | None = None
+    recorded: bool = True
+    error: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in STACK_KINDS:
+            raise CarriedStackError(f"stack kind must be one of {', '.join(STACK_KINDS)}, not {self.kind!r}")
+        if (self.kind == "carried") != (self.carried is not None):
+            raise CarriedStackError("a carried stack, and only a carried stack, names its marker")
+
+    @property
+    def library_root(self) -> str | None:
+        """Where the carried stack's NVIDIA libraries live (``<site-packages>/nvidia``); None off a carried stack."""
+        return None if self.carried is None else os.path.join(self.carried.site_packages, "nvidia")
+
+    def as_json(self) -> dict[str, object]:
+        """The results file's "stack" object."""
+        document: dict[str, object] = {"kind": self.kind}
+        if self.carried is not None:
+            marker = self.carried.as_json()
+            document.update({key: marker[key] for key in (*CARRIED_FIELDS, "packages")})
+        if self.error is not None:
+            document["error"] = self.error
+        return document
+
+
+def parse_run_stack(data: Mapping[str, object]) -> RunStack:
+    """A results file's "stack" object back into a :class:`RunStack` (raises CarriedStackError when malformed)."""
+    kind = data.get("kind")
+    error = data.get("error")
+    if kind not in STACK_KINDS:
+        raise CarriedStackError(f"stack kind must be one of {', '.join(STACK_KINDS)}, not {kind!r}")
+    carried = parse_carried_stack({**data, "schema": MARKER_SCHEMA}) if kind == "carried" else None
+    return RunStack(str(kind), carried, error=error if isinstance(error, str) else None)
+
+
+def read_run_stack(prefix: str, manifest_path: str = paths.MANIFEST_PATH) -> RunStack:
+    """The stack of a run whose interpreter's prefix is `prefix` (pass sys.prefix). Never raises: a marker that
+    cannot be read gives kind host (every check as strict as on a bare host) with the error, which the suite
+    reports as a failure."""
+    if os.path.exists(manifest_path):
+        return RunStack("image")
+    try:
+        carried = find_carried_stack(prefix)
+    except CarriedStackError as exc:
+        return RunStack("host", error=str(exc))
+    return RunStack("host") if carried is None else RunStack("carried", carried)

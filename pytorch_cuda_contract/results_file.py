@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from pytorch_cuda_contract.results_format import SUITE, SUPPORTED_SCHEMAS
+from pytorch_cuda_contract.carried_stack import CarriedStackError, RunStack, parse_run_stack
+from pytorch_cuda_contract.manifest import BARE_HOST_TARGET
+from pytorch_cuda_contract.results_format import OUTCOMES, SUITE, SUPPORTED_SCHEMAS
 from pytorch_cuda_contract.results_model import (
     ConformanceResults,
     DtypeVerdict,
@@ -41,6 +43,7 @@ __all__ = [
     "ImageInfo",
     "Metric",
     "ResultsFileError",
+    "RunStack",
     "TestResult",
     "load_results",
     "parse_results",
@@ -201,7 +204,10 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
     tests = _tests(gaps.table(document, "tests"), gaps)
     totals_raw = gaps.table(document, "totals")
     totals = {str(k): v for k, v in totals_raw.items() if isinstance(v, int)}
+    if totals_raw:  # an outcome newer than the file (not_judged) counts 0 there
+        totals = {**dict.fromkeys(OUTCOMES, 0), **totals}
     manifest = mapping(document.get("manifest"))
+    stack = _stack(document, manifest, gaps)
     measurements: dict[str, Metric] = {}
     dtypes: dict[str, DtypeVerdict] = {}
     for name, m in gaps.table(document, "measurements").items():
@@ -233,4 +239,23 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
         measurements=measurements,
         dtypes=dtypes,
         missing=tuple(gaps.items),
+        stack=stack,
     )
+
+
+def _stack(document: Mapping[str, Any], manifest: Mapping[str, Any], gaps: _Gaps) -> RunStack:
+    """The run's "stack". A file written before runs named theirs ran either inside an image (its manifest found,
+    an image's) or on a bare host (no manifest, or a bare host's expectations file): no such file ran on a carried
+    stack, which came with the "stack" object."""
+    raw = document.get("stack")
+    if isinstance(raw, Mapping):
+        try:
+            return parse_run_stack(raw)
+        except CarriedStackError as exc:
+            gaps.items.append(f'"stack" cannot be read: {exc}')
+            return RunStack("host", recorded=False, error=str(exc))
+    if raw is not None:
+        gaps.items.append('"stack" is not an object')
+    content = manifest.get("content")
+    image = manifest.get("found") is True and isinstance(content, Mapping) and content.get("target") != BARE_HOST_TARGET
+    return RunStack("image" if image else "host", recorded=False)

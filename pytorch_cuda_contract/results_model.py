@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.gpu import ComputeCapability
 
 
@@ -123,7 +124,7 @@ def parse_metric(name: str, raw: Mapping[str, Any], test: str | None) -> Metric:
 @dataclass(frozen=True)
 class TestResult:
     nodeid: str
-    outcome: str  # passed | failed | skipped | not_run | unknown
+    outcome: str  # passed | failed | skipped | not_run | not_judged | unknown
     phase: str | None
     markers: tuple[str, ...]
     duration_s: float | None
@@ -191,6 +192,7 @@ class ConformanceResults:
     measurements: Mapping[str, Metric]
     dtypes: Mapping[str, DtypeVerdict]
     missing: tuple[str, ...]
+    stack: RunStack  # which stack the run was on ("stack"; for a file written before runs named it, inferred)
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of tests, counted from the tests themselves."""
@@ -201,7 +203,8 @@ class ConformanceResults:
 
     @property
     def complete(self) -> bool:
-        """Every selected test ran and none failed (deselected tests, "not_run", do not count against it)."""
+        """Every selected test ran and none failed (deselected tests, "not_run", and checks not judged on a carried
+        stack, "not_judged", do not count against it)."""
         counts = self.counts()
         failed = counts.get("failed", 0) + counts.get("error", 0) + counts.get("unknown", 0)
         return bool(self.tests) and not failed and self.exit_status in (None, 0)
@@ -229,9 +232,14 @@ class ConformanceResults:
 
 
 def image_label(results: ConformanceResults) -> str:
-    """What a run ran on, for people: the image reference, else the manifest's variant, else the bare host's torch."""
+    """What a run ran on, for people: the image reference, else the shipped stack carried to a bare host, else the
+    manifest's variant, else the bare host's torch."""
     if results.image.ref:
         return results.image.ref
+    carried = results.stack.carried
+    if carried is not None:
+        torch = carried.packages.get("torch") or results.environment.get("torch") or "?"
+        return f"pytorch-cuda {carried.variant} stack carried to a bare host, torch {torch}"
     manifest = results.manifest_content
     if manifest.get("target"):
         return f"pytorch-cuda {manifest.get('target')}-{manifest.get('flavour', 'runtime')}"

@@ -92,7 +92,8 @@ def _test_flags(nightly: Sequence[Stored]) -> list[Flag]:
             if test.outcome not in ("failed", "error"):
                 continue
             ran = [r for r in before if r.results.tests.get(nodeid) is not None]
-            ran = [r for r in ran if r.results.tests[nodeid].outcome not in ("not_run", "unknown")]
+            # a check not judged (on a carried stack) did not judge: the latest run that judged it is the baseline
+            ran = [r for r in ran if r.results.tests[nodeid].outcome not in ("not_run", "not_judged", "unknown")]
             if ran and ran[-1].results.tests[nodeid].outcome == "passed":
                 note = (test.message or "").splitlines()[0][:160] if test.message else ""
                 runs = (ran[-1].record.sha256, run.record.sha256)

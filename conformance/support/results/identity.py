@@ -1,14 +1,18 @@
-"""What identifies a run: the suite's own digest, the image (digest, revision, ref), and a writable JSON path."""
+"""What identifies a run: the suite's own digest, the image (digest, revision, ref), the stack it ran on, and a
+writable JSON path."""
 
 from __future__ import annotations
 
 import hashlib
 import os
 import socket
+import sys
 from pathlib import Path
 from typing import Final
 
 from conformance.support import SUITE_SOURCE
+from pytorch_cuda_contract import paths
+from pytorch_cuda_contract.carried_stack import RunStack, read_run_stack
 from pytorch_cuda_contract.manifest import ManifestLookup
 
 IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
@@ -33,6 +37,13 @@ def host_identity() -> dict[str, object]:
     named = os.environ.get(HOST_ENV, "").strip()
     name, source = (named, HOST_ENV) if named else (socket.gethostname(), "hostname")
     return {"sha256": hashlib.sha256(name.encode()).hexdigest()[:16], "source": source}
+
+
+def find_run_stack(prefix: str | None = None, manifest_path: str = paths.MANIFEST_PATH) -> RunStack:
+    """The stack this run is on: image (the in-image manifest exists, whatever the venv holds), carried (the
+    shipped stack's marker is in the interpreter's prefix) or host. A marker that cannot be read gives host, with
+    its error (the suite fails the run with it)."""
+    return read_run_stack(sys.prefix if prefix is None else prefix, manifest_path)
 
 
 def image_identity(manifest: ManifestLookup) -> dict[str, object]:

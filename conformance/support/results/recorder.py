@@ -17,6 +17,8 @@ from typing import Final
 import pytest
 
 from conformance.support.results.identity import host_identity, image_identity, suite_digest
+from conformance.support.results.not_judged import is_not_judged
+from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.manifest import ManifestLookup
 from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
 from pytorch_cuda_contract.results_format import OUTCOMES, RESULTS_SCHEMA, SUITE, VERDICTS
@@ -74,9 +76,16 @@ def _collect_message(report: pytest.CollectReport) -> str:
 class ResultsRecorder:
     """Collects outcomes, durations, metrics, notes and dtype verdicts; writes the JSON file."""
 
-    def __init__(self, json_path: Path | None, manifest: ManifestLookup, distributed_env: dict[str, str]) -> None:
+    def __init__(
+        self,
+        json_path: Path | None,
+        manifest: ManifestLookup,
+        distributed_env: dict[str, str],
+        stack: RunStack | None = None,
+    ) -> None:
         self.json_path = json_path
         self.manifest = manifest
+        self.stack = stack if stack is not None else RunStack("host")
         self.distributed_env = distributed_env
         self.records: dict[str, TestRecord] = {}
         self.measurements: dict[str, dict[str, object]] = {}
@@ -142,9 +151,27 @@ class ResultsRecorder:
                 record.outcome, record.phase, record.message = "failed", report.when, _report_message(report)
         elif report.skipped:
             if record.outcome is None:
-                record.outcome, record.phase, record.message = "skipped", report.when, _report_message(report)
+                record.outcome, record.phase, record.message = self._skip(report)
         elif report.when == "call" and record.outcome is None:
             record.outcome = "passed"
+
+    def _skip(self, report: pytest.TestReport) -> tuple[str, str, str]:
+        """A skip's outcome: "not_judged" for a not-judged skip on a carried stack, a failure for one anywhere else
+        (inside an image and on a bare host every check judges), else "skipped"."""
+        message = _report_message(report)
+        if not is_not_judged(message):
+            return "skipped", report.when, message
+        if self.stack.kind == "carried":
+            return "not_judged", report.when, message
+        return (
+            "failed",
+            report.when,
+            _clip(
+                f"{message} -- but this run is on the {self.stack.kind} stack, where every check judges: only a run "
+                "on the shipped stack carried to a bare host (its venv holds the carried-stack marker) may leave a "
+                "check not judged; fix the check to judge here"
+            ),
+        )
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         """A module that cannot even be imported (e.g. ``import torch`` fails) counts as a failed test."""
@@ -187,6 +214,7 @@ class ResultsRecorder:
             "markexpr": self.markexpr,
             "exit_status": int(exitstatus),
             "environment": environment,
+            "stack": self.stack.as_json(),
             "manifest": self.manifest.as_json(),
             "totals": self.totals(),
             "tests": tests,
@@ -214,6 +242,10 @@ class ResultsRecorder:
             session.exitstatus = pytest.ExitCode.USAGE_ERROR
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        self._summarise_metrics(terminalreporter)
+        self._summarise_not_judged(terminalreporter)
+
+    def _summarise_metrics(self, terminalreporter: pytest.TerminalReporter) -> None:
         measured = [
             (nodeid, r)
             for nodeid, r in self.records.items()
@@ -232,3 +264,12 @@ class ResultsRecorder:
                 terminalreporter.write_line(f"    note: {note}")
         if self.json_path is not None:
             terminalreporter.write_line(f"conformance JSON: {self.json_path}")
+
+    def _summarise_not_judged(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """pytest counts them as skipped: say which, and why, so none is skipped silently."""
+        not_judged = [(nodeid, r) for nodeid, r in self.records.items() if r.outcome == "not_judged"]
+        if not not_judged:
+            return
+        terminalreporter.section(f"not judged on a bare host ({len(not_judged)}, counted apart from passed)")
+        for nodeid, record in not_judged:
+            terminalreporter.write_line(f"{nodeid}: {record.message}")
