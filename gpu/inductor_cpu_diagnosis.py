@@ -121,7 +121,6 @@ def main() -> int:
     fresh = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="ind-fresh-")}
     run("probe-as-suite-default-cache", [py, "-X", "faulthandler", str(PROBE)], base, results)
     run("probe-fresh-cache", [py, "-X", "faulthandler", str(PROBE)], fresh, results)
-    run("probe-fresh-cache-again", [py, "-X", "faulthandler", str(PROBE)], fresh, results)
     run(
         "isa-torch-own-check-fresh",
         [py, "-X", "faulthandler", "-c", ISA_EACH],
@@ -129,7 +128,6 @@ def main() -> int:
         results,
     )
     run("forked-vs-new-process-each-lib-default-cache", [py, "-X", "faulthandler", "-c", FORK_EACH], base, results)
-    run("forked-vs-new-process-each-lib-fresh", [py, "-X", "faulthandler", "-c", FORK_EACH], fresh, results)
     run(
         "compile-inline-fresh",
         [py, "-X", "faulthandler", "-c", COMPILE_INLINE],
