@@ -27,7 +27,7 @@ def _here(args: argparse.Namespace) -> int:
     from shipped_stack.layout import host_lock_path
 
     def log(line: str) -> None:
-        print(f"shipped-stack: {line}", flush=True)
+        print(f"shipped-stack: {line}", file=sys.stderr, flush=True)
 
     try:
         if args.command == "lock":

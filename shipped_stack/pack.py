@@ -99,7 +99,9 @@ def install(lock: Path, target: Path) -> None:
     """uv installs every pin of `lock`, hash-checked, for the host's Python and platform, into `target`."""
     index = parse_lock(lock.read_text(encoding="utf-8")).index_url or "https://pypi.org/simple"
     shutil.rmtree(target, ignore_errors=True)
-    argv = [find_uv(), "pip", "install", "--quiet", "--no-config", "--target", str(target)]
+    # --link-mode=copy: files of their own, not hard links into uv's cache, which another install may touch while
+    # tar reads them (tar then exits 1: "file changed as we read it")
+    argv = [find_uv(), "pip", "install", "--quiet", "--no-config", "--link-mode=copy", "--target", str(target)]
     argv += ["--python-version", HOST_PYTHON, "--python-platform", PYTHON_PLATFORM, "--require-hashes", "--no-deps"]
     _run([*argv, "--index-url", index, "-r", str(lock)], f"installing {lock.name}")
 
@@ -161,6 +163,8 @@ def build(part_mib: int, log: Log, variant: str = VARIANT) -> PackIndex:
     log(f"pack: installing {host_lock_path(variant).name} with --require-hashes (about 4 GB of wheels)")
     install(host_lock_path(variant), folder / "site")
     install(LOCKS_DIR / ZSTANDARD_LOCK, folder / "carrier")
+    for cffi in (folder / "carrier" / "zstandard").glob("_cffi*.so"):  # the C backend reads the parts: 11 MiB less
+        cffi.unlink()
     timings["install"] = round(time.monotonic() - started, 1)
     unpacked = _tree_bytes(folder / "site")
     log(f"pack: installed {unpacked / 2**20:,.0f} MiB in {timings['install']} s; tar | zstd -{ZSTD_LEVEL} --long")

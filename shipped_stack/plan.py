@@ -1,5 +1,5 @@
-"""Here: stage one folder per device call (a part, the parts index, and with the first part the carrier's
-zstandard) and say each call's command and carry. Every folder is staged at once, so that the calls can go back to
+"""Here: stage one folder per device call (the carrier's zstandard first, then one part each, every folder with
+the parts index) and say each call's command and carry. Every folder is staged at once, so that the calls can go back to
 back: the device machine is given back 30 s after a reply, and the parts it kept go with it."""
 
 from __future__ import annotations
@@ -51,18 +51,20 @@ def stage(
     shutil.rmtree(send_dir, ignore_errors=True)
     base = checkout_bytes(checkout)
     calls: list[Call] = []
-    for number, part in enumerate(index.parts, start=1):
-        folder = send_dir / f"part-{number:03d}"
+    folders = [("carrier", None), *((f"part-{n:03d}", part) for n, part in enumerate(index.parts, start=1))]
+    for number, (name, part) in enumerate(folders):
+        folder = send_dir / name
         folder.mkdir(parents=True)
-        _link(packed / part.name, folder / part.name)
         shutil.copy2(packed / PARTS_INDEX, folder / PARTS_INDEX)
-        if number == 1:
+        if part is None:  # the zstandard the host needs to read the parts: a call of its own (about 11 MiB)
             shutil.copytree(packed / "carrier", folder / "carrier")
+        else:
+            _link(packed / part.name, folder / part.name)
         size = base + sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
         if size > limit:
             raise UserError(
                 cause=f"call {number} would carry {size / 2**20:.1f} MiB (the checkout {base / 2**20:.1f} MiB and "
-                f"its part), over the {limit / 2**20:.0f} MiB one device call takes",
+                f"its {name}), over the {limit / 2**20:.0f} MiB one device call takes",
                 fix="pack again with smaller parts (`python -m shipped_stack pack --part-mib N`)",
             )
         carry = str(folder.relative_to(checkout))

@@ -80,10 +80,11 @@ def test_parts_are_small_hashed_and_rejoin(packed: tuple[pack.PackIndex, Path]) 
 def test_each_call_carries_one_part_and_the_index(packed: tuple[pack.PackIndex, Path], tmp_path: Path) -> None:
     index, folder = packed
     calls = _staged(index, folder, tmp_path / "checkout")
-    assert [c.number for c in calls] == list(range(1, len(index.parts) + 1))
-    assert calls[0].command == "python3 -m shipped_stack receive send/part-001"
-    assert (tmp_path / "checkout" / "send" / "part-001" / "carrier").is_dir()
-    assert not (tmp_path / "checkout" / "send" / "part-002" / "carrier").exists()
+    assert [c.number for c in calls] == list(range(len(index.parts) + 1))
+    assert calls[0].command == "python3 -m shipped_stack receive send/carrier"
+    assert calls[1].command == "python3 -m shipped_stack receive send/part-001"
+    assert (tmp_path / "checkout" / "send" / "carrier" / "carrier").is_dir()
+    assert not (tmp_path / "checkout" / "send" / "part-001" / "carrier").exists()
     assert all((tmp_path / "checkout" / c.carry / PARTS_INDEX).exists() for c in calls)
 
 
@@ -100,21 +101,22 @@ def test_receive_waits_refuses_corruption_and_makes_the_venv(
     index, folder = packed
     checkout, base = tmp_path / "checkout", tmp_path / "store"
     calls = _staged(index, folder, checkout)
-    first = receive.receive(checkout / calls[0].carry, base)
+    assert receive.receive(checkout / calls[0].carry, base).have == ()
+    first = receive.receive(checkout / calls[1].carry, base)
     assert first.have == (index.parts[0].name,)
     assert first.missing == tuple(p.name for p in index.parts[1:])
 
-    corrupt = checkout / calls[1].carry / index.parts[1].name
+    corrupt = checkout / calls[2].carry / index.parts[1].name
     data = bytearray(corrupt.read_bytes())
     data[0] ^= 0xFF
     corrupt.unlink()  # a hard link to the pack: write a new file
     corrupt.write_bytes(bytes(data))
     with pytest.raises(receive.ReceiveError, match=f"part {index.parts[1].name} arrived corrupt"):
-        receive.receive(checkout / calls[1].carry, base)
+        receive.receive(checkout / calls[2].carry, base)
 
-    (checkout / calls[1].carry / index.parts[1].name).unlink()
-    os.link(folder / index.parts[1].name, checkout / calls[1].carry / index.parts[1].name)
-    for call in calls[1:]:
+    (checkout / calls[2].carry / index.parts[1].name).unlink()
+    os.link(folder / index.parts[1].name, checkout / calls[2].carry / index.parts[1].name)
+    for call in calls[2:]:
         done = receive.receive(checkout / call.carry, base)
     assert done.missing == ()
 
