@@ -39,11 +39,9 @@ LIBRARIES_PROBE = Path(__file__).resolve().parent / "support" / "probes" / "prob
 def _library_root(manifest: Manifest | None, stack: RunStack) -> str:
     """Where the NVIDIA libraries must come from: the carried venv's on the shipped stack carried to a bare host
     (the image's venv path is not there), else the manifest's venv, else beside the imported torch."""
-    if stack.library_root is not None:
-        return stack.library_root
     if manifest is not None:
-        return expected_library_root(manifest.venv, manifest.python, torch.__file__)
-    return expected_library_root(None, None, torch.__file__)
+        return expected_library_root(manifest.venv, manifest.python, torch.__file__, stack.library_root)
+    return expected_library_root(None, None, torch.__file__, stack.library_root)
 
 
 @pytest.mark.gpu

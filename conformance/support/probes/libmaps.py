@@ -180,12 +180,17 @@ def scan_default_directories(
     return findings
 
 
-def expected_library_root(venv: str | None, python: str | None, torch_file: str) -> str:
+def expected_library_root(
+    venv: str | None, python: str | None, torch_file: str, carried_root: str | None = None
+) -> str:
     """Where pip wheels put the NVIDIA libraries: ``<site-packages>/nvidia``.
 
-    With a manifest venv it is ``<venv>/lib/python<X.Y>/site-packages/nvidia``;
-    otherwise the ``nvidia`` folder beside the imported torch package.
+    On the shipped stack carried to a bare host it is the carried venv's (``carried_root``: the image's venv path
+    is not there); with a manifest venv it is ``<venv>/lib/python<X.Y>/site-packages/nvidia``; otherwise the
+    ``nvidia`` folder beside the imported torch package.
     """
+    if carried_root is not None:
+        return carried_root
     if venv is not None and python is not None:
         return os.path.join(venv, "lib", f"python{python}", "site-packages", "nvidia")
     return str(Path(torch_file).resolve().parent.parent / "nvidia")
