@@ -24,9 +24,10 @@ class StoreError(UserError):
 
 @dataclass(frozen=True)
 class RunSubject:
-    """What a run tested: an image by digest, or a bare host by its torch and CUDA versions."""
+    """What a run tested: an image by digest, the image's stack carried to a bare host by its lock, or a bare host
+    by its torch and CUDA versions."""
 
-    kind: str  # image | bare
+    kind: str  # image | carried | bare
     key: str  # the folder name under runs/
     label: str  # for people: the image reference or "bare host, torch X, CUDA Y"
     digest: str | None
@@ -83,7 +84,8 @@ def _slug(text: str) -> str:
 
 def subject_of(results: ConformanceResults, image_digest: str | None = None) -> RunSubject:
     """The run's subject: its image digest (the file's, or ``image_digest`` given for a file that lacks one),
-    else a bare host (no image named) keyed by torch and CUDA; an image run without a digest is refused."""
+    else the carried stack (its variant and lock), else a bare host (no image named) keyed by torch and CUDA; an
+    image run without a digest is refused."""
     torch = results.environment.get("torch")
     cuda = results.environment.get("cuda")
     torch_text, cuda_text = (str(torch) if torch else None), (str(cuda) if cuda else None)
@@ -102,6 +104,11 @@ def subject_of(results: ConformanceResults, image_digest: str | None = None) -> 
             )
         label = f"{image_label(results)} @{digest[:19]}"
         return RunSubject("image", f"image-{digest.replace(':', '-')}", label, digest, torch_text, cuda_text)
+    carried = results.stack.carried
+    if carried is not None:  # the image's stack on a bare host: keyed by the lock it was carried from
+        key = f"carried-{_slug(carried.variant)}-{carried.lock_sha256[:16]}"
+        label = f"{carried.variant} stack carried to a bare host, torch {torch_text}, CUDA {cuda_text}"
+        return RunSubject("carried", key, label, None, torch_text, cuda_text)
     target = results.manifest_content.get("target")
     if results.image.ref or (target and target != "bare-host"):
         raise StoreError(

@@ -13,6 +13,7 @@ from pytorch_cuda_contract.results_file import ConformanceResults
 
 PURPOSES: Final = ("nightly", "fault", "control", "partial")
 BARE: Final = "bare host"
+CARRIED: Final = "stack carried to a bare host,"
 _SELECTING: Final = ("-k", "--deselect", "--lf", "--last-failed", "--sw", "--stepwise")
 
 
@@ -20,7 +21,8 @@ _SELECTING: Final = ("-k", "--deselect", "--lf", "--last-failed", "--sw", "--ste
 class HistoryKey:
     """Runs under one key form one history: a nightly's new digest joins the same series."""
 
-    variant: str  # cu12-runtime, or "bare host torch 2.11.0+cu130"
+    # cu128-runtime; "cu128-runtime stack carried to a bare host, torch 2.9.1+cu128"; "bare host torch 2.11.0+cu130"
+    variant: str
     gpu: str  # the GPU model (every GPU of the run, joined)
     driver_branch: str  # the driver's major version ("580"), "unknown" when not read
 
@@ -53,7 +55,13 @@ def _hashed(text: str) -> str:
 
 
 def variant_name(results: ConformanceResults) -> str:
-    """The image variant (manifest target and flavour), else the bare host's torch version."""
+    """The image variant (manifest target and flavour); for the image's stack carried to a bare host, that variant
+    with the stack's torch (a history of its own: the host's Python and loader are not the image's); else the bare
+    host's torch version."""
+    carried = results.stack.carried
+    if carried is not None:
+        torch = results.environment.get("torch") or carried.packages.get("torch") or "?"
+        return f"{carried.variant} {CARRIED} torch {torch}"
     content = results.manifest_content
     if content.get("target") and content["target"] != "bare-host":  # a host's own expectations file: bare
         return f"{content['target']}-{content.get('flavour') or 'runtime'}"

@@ -163,3 +163,28 @@ def test_a_store_of_another_schema_is_refused(tmp_path: Path) -> None:
     (store / "STORE.json").write_text('{"kind": "pytorch-cuda-results-store", "schema": 99}')
     with pytest.raises(StoreError, match="does not mark a results store of schema 1"):
         ingest([H100], store)
+
+
+def test_a_carried_stack_run_is_its_own_subject_and_history(tmp_path: Path) -> None:
+    """The image's stack on a bare host: stored without an image digest, keyed by its lock, judged apart from the
+    image's own runs and from the host's torch."""
+    from pytorch_cuda.run_store.run_identity import history_key
+    from pytorch_cuda_contract.results_file import load_results
+
+    marker = {
+        "kind": "carried", "variant": "cu128-runtime", "lock": "shipped_stack/locks/cu128-runtime.py312.lock",
+        "lock_sha256": "cd" * 32, "root": "/var/tmp/s", "prefix": "/var/tmp/s/venv", "python": "3.12",
+        "image_python": "3.13", "image_venv": "/opt/pytorch", "packages": {"torch": "2.9.1"},
+    }  # fmt: skip
+    manifest = json.loads((ROOT / "images/cu128-runtime/manifest.json").read_text())
+    document = json.loads(H100.read_text())
+    document["stack"] = marker
+    document["manifest"] = {**document["manifest"], "content": manifest}
+    document["environment"] = {**document["environment"], "torch": "2.9.1+cu128", "cuda": "12.8"}
+    path = tmp_path / "carried.json"
+    path.write_text(json.dumps(document))
+    done = ingest([path], tmp_path / "store")
+    (stored,) = done.stored
+    assert stored.path.parent.name == "carried-cu128_runtime-" + "cd" * 8
+    key = history_key(load_results(path))
+    assert key.variant == "cu128-runtime stack carried to a bare host, torch 2.9.1+cu128"
