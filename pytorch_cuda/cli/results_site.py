@@ -134,7 +134,7 @@ def judge_runs(args: argparse.Namespace, session: Session) -> int:
         print(dumps(judged_document(judged)))
     else:
         for line in judged_lines(judged, noise=args.noise):
-            session.out.print(line, highlight=False)
+            session.out.print(line, highlight=False, markup=False)  # "[partial]" and "[fault: ...]" are text
     return 1 if confirmed else 0
 
 
