@@ -85,11 +85,13 @@ def _panel(s: Series, x0: float, y0: float) -> list[str]:
             out.append(
                 f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="2.6" fill="{LINE}"><title>{escape(label)}</title></circle>'
             )
-        ty = y0 + TOP + plot_h + 8
-        out.append(
-            f'<text x="{cx:.1f}" y="{ty:.1f}" font-size="7.5" text-anchor="end" '
-            f'transform="rotate(-35 {cx:.1f} {ty:.1f})">{escape(_short_date(p.run.results.started_at))}</text>'
-        )
+        every = max(1, -(-len(s.points) // 8))  # at most 8 dates under a panel; each point's own in its tooltip
+        if i % every == 0 or i == len(s.points) - 1:
+            ty = y0 + TOP + plot_h + 8
+            out.append(
+                f'<text x="{cx:.1f}" y="{ty:.1f}" font-size="7.5" text-anchor="end" '
+                f'transform="rotate(-35 {cx:.1f} {ty:.1f})">{escape(_short_date(p.run.results.started_at))}</text>'
+            )
     return out
 
 

@@ -133,3 +133,24 @@ def test_the_expected_page_never_advises_a_gpu_the_image_has_no_kernels_for() ->
     assert rows["L4"].answer.startswith("Yes")
     assert runs_on(rows["B200"].cc, ["sm_90", "compute_90"])  # PTX is compiled for a newer GPU
     assert not runs_on(rows["B200"].cc, ["sm_90"])
+
+
+def test_every_history_chart_is_well_formed_svg_with_a_line_per_metric(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from pytorch_cuda.site.chart import history_chart
+
+    store = tmp_path / "s"
+    ingest(sorted((ROOT / "evidence/fleet-runs/h100").glob("*.json")), store)
+    (cell,) = build_cells(read_store(store))
+    drawn = 0
+    for title, series in cell.history:
+        svg = history_chart(title, series)
+        if svg is None:
+            continue
+        root = ET.fromstring(svg)
+        lines = root.findall("{http://www.w3.org/2000/svg}polyline")
+        assert len(lines) == sum(1 for s in series if s.points), title
+        assert "matplotlib" not in svg
+        drawn += 1
+    assert drawn == len([t for t, s in cell.history if any(x.points for x in s)]) >= 5
