@@ -70,19 +70,19 @@ def main() -> int:
                 times[name].append(seconds)
                 charts[name].add(count)
     rows = []
-    for name, seconds in times.items():
+    for name, taken in times.items():
         rows.append(
             {
                 "charts": name,
-                "median_s": statistics.median(seconds),
-                "min_s": min(seconds),
-                "max_s": max(seconds),
+                "median_s": statistics.median(taken),
+                "min_s": min(taken),
+                "max_s": max(taken),
                 "svg_charts": sorted(charts[name]),
-                "seconds": seconds,
+                "seconds": taken,
             }
         )
         print(
-            f"{name:30} median {statistics.median(seconds):6.2f} s (min {min(seconds):.2f}, max {max(seconds):.2f}; "
+            f"{name:30} median {statistics.median(taken):6.2f} s (min {min(taken):.2f}, max {max(taken):.2f}; "
             f"{args.runs} builds), {sorted(charts[name])} SVG charts on the GPU pages"
         )
     print(f"store: every committed run ({runs} runs), as scripts/decay-evidence.sh stores them")
