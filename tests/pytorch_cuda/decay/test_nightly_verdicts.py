@@ -139,3 +139,23 @@ def test_the_committed_cublas_workspace_run_ingested_as_a_nightly_is_a_confirmed
     (judged,) = judge_store(read_store(tmp_path / "s"))
     assert {f.metric for f in judged.latest_regressions()} == {TF32, "gemm.tf32.x_fp32"}
     assert "latest nightly run (partial: judged on the numbers it has): 2 open regression(s)" in out
+
+
+def test_report_diff_gives_the_judges_verdict_and_no_machine_path(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    fault = ROOT / "evidence/decay-faults/h100/cublas-workspace-0.json"
+    before = [p for p in UNTOUCHED if "/h100/" in str(p) and p.name < "2026-12-06T01-58Z.json"]
+    store = tmp_path / "s"
+    ingest(before, store)
+    assert main(["report", "--diff", str(fault), "--baseline-store", str(store), "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert sorted(result["history_regressions"]) == [TF32, "gemm.tf32.x_fp32"]
+    assert "2 regression(s), 0 suspect" in result["markdown"]
+    assert str(tmp_path) not in result["markdown"]
+    assert str(ROOT) not in result["markdown"]
+    assert len(read_store(store)) == len(before)  # the diff judged a copy: the store is not written
+    ingest([fault], store)
+    assert main(["results", "judge", "--store", str(store), "--json"]) == 1
+    (history,) = json.loads(capsys.readouterr().out)["histories"]
+    assert sorted(f["metric"] for f in history["latest_confirmed"]) == [TF32, "gemm.tf32.x_fp32"]
