@@ -22,7 +22,7 @@ COLUMNS: Final = 4
 WIDTH: Final = 250  # one panel
 HEIGHT: Final = 190
 LEFT, RIGHT, TOP, BOTTOM = 46, 8, 30, 44
-HEADER: Final = 22
+HEADER: Final = 34
 Chart = Callable[[str, Sequence[Series]], str | None]  # a section title and its series -> one SVG (None: no points)
 
 
@@ -104,13 +104,12 @@ def history_chart(title: str, all_series: Sequence[Series]) -> str | None:
     columns = min(COLUMNS, len(shown))
     rows = -(-len(shown) // columns)
     width, height = columns * WIDTH, HEADER + rows * HEIGHT
-    caption = (
-        f"{title}: shaded, the learned centre ± {STEP_SIGMAS:g} sigma each run was judged against; X, a regression"
-    )
+    caption = f"shaded, the learned centre ± {STEP_SIGMAS:g} sigma each run was judged against; X, a regression"
     parts = [
         f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
         f'font-family="sans-serif" fill="{INK}" role="img" aria-label="{escape(title)}">',
-        f'<text x="{width / 2}" y="14" text-anchor="middle" font-size="11">{escape(caption)}</text>',
+        f'<text x="{width / 2}" y="13" text-anchor="middle" font-size="11">{escape(title)}</text>',
+        f'<text x="{width / 2}" y="27" text-anchor="middle" font-size="9.5">{escape(caption)}</text>',
     ]
     for n, s in enumerate(shown):
         parts += _panel(s, (n % columns) * WIDTH, HEADER + (n // columns) * HEIGHT)
