@@ -29,7 +29,7 @@ from benchmarks.otava_edivisive.base import (
     SignificanceTester,
 )
 from benchmarks.otava_edivisive.calculator import PairDistanceCalculator
-from benchmarks.otava_edivisive.detector import ChangePointDetector
+from benchmarks.otava_edivisive.divisive_detector import ChangePointDetector
 
 
 @dataclass
