@@ -72,6 +72,12 @@ def report_diff(args: argparse.Namespace, session: Session) -> int:
     session.err.print(baseline, highlight=False, markup=False)
     diff = diff_results(old, new)
     text = render_diff_markdown(diff, args.html_url)
+    verdict = None
+    if args.baseline_store is not None:  # the history's verdict, the same model as `results judge`
+        from pytorch_cuda.decay.candidate import judge_candidate
+
+        verdict = judge_candidate(args.baseline_store, args.results[-1])
+        text = text.rstrip("\n") + "\n\n" + "\n".join(verdict.lines())
     if args.out is not None:
         _write(args.out / "diff.md", text, "--out")
     if args.html is not None:
@@ -83,6 +89,9 @@ def report_diff(args: argparse.Namespace, session: Session) -> int:
     if args.json:
         html = {"html": str(args.html)} if args.html is not None else {}
         facts = {"regressions": diff.regressions, "not_like_for_like": list(diff.mismatches), "baseline": baseline}
+        if verdict is not None:
+            facts["history_regressions"] = [f.metric for f in verdict.regressions]
+            facts["no_history"] = verdict.no_history
         print(dumps({**facts, "markdown": text, **html}))
     elif args.out is None:
         print(text)

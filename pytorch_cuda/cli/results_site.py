@@ -30,6 +30,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "results ingest busy-gpu.json --store store/ --fault busy-gpu",
             "results list --store store/",
             "results judge --store store/ --noise",
+            'results accept gemm.tf32.tflops --store store/ --history H100 --reason "cuBLAS 13.1; see #123"',
         ),
     )
     actions = results_verb.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -62,6 +63,18 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     judge_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
     judge_verb.add_argument("--noise", action="store_true", help="also print the noise learned for each metric")
     judge_verb.set_defaults(run=judge_runs)
+    accept_verb = actions.add_parser(
+        "accept",
+        parents=[shared.common],
+        help="accept a metric's open regression with a reason: its level becomes the history's new centre",
+    )
+    accept_verb.add_argument("metric", metavar="METRIC", help="the metric, as `results judge` names it")
+    accept_verb.add_argument("--store", type=Path, required=True, metavar="DIR", help="the store")
+    accept_verb.add_argument("--reason", required=True, metavar="TEXT", help="why the new level is right")
+    accept_verb.add_argument(
+        "--history", metavar="TEXT", help="only this history (its text, slug, or part of its GPU name)"
+    )
+    accept_verb.set_defaults(run=accept_regression)
     site_verb = verbs.add_parser(
         "site",
         parents=[shared.common],
@@ -113,15 +126,30 @@ def list_runs(args: argparse.Namespace, session: Session) -> int:
 def judge_runs(args: argparse.Namespace, session: Session) -> int:
     from pytorch_cuda.decay import judge_store
     from pytorch_cuda.decay.report import judged_document, judged_lines
+    from pytorch_cuda.run_store.accepted import read_accepted
 
-    judged = judge_store(read_store(args.store))
+    judged = judge_store(read_store(args.store), read_accepted(args.store))
     confirmed = sum(len(j.latest_regressions()) for j in judged)
     if args.json:
         print(dumps(judged_document(judged)))
     else:
         for line in judged_lines(judged, noise=args.noise):
-            session.out.print(line, highlight=False)
+            session.out.print(line, highlight=False, markup=False)  # "[partial]" and "[fault: ...]" are text
     return 1 if confirmed else 0
+
+
+def accept_regression(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.decay.accepting import accept_open
+
+    done = accept_open(args.store, args.metric, args.reason, args.history)
+    if args.json:
+        print(dumps({"accepted": [{"sha256": a.sha256, **a.document()} for a in done]}))
+        return 0
+    for a in done:
+        session.out.print(
+            f"accepted {a.metric} on {a.history} through run {a.through[:12]}: {a.reason}", highlight=False
+        )
+    return 0
 
 
 def site(args: argparse.Namespace, session: Session) -> int:

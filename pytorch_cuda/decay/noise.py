@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from pytorch_cuda.decay.limits import detectable
 from pytorch_cuda.decay.watched import Watched
 
 WINDOW: Final = 20  # the last N good runs a noise estimate is learned from
@@ -28,6 +29,11 @@ class Noise:
     runs: int
     machines: int  # distinct hosts (or GPUs) among those runs
     source: str  # learned | prior
+
+    @property
+    def detectable(self) -> float:
+        """The minimum detectable regression (relative) against this noise (limits.detectable)."""
+        return detectable(self.spread)
 
     def describe(self) -> str:
         how = (

@@ -21,8 +21,8 @@ def _rows(section: str, least_noise: float, names: tuple[str, ...], higher: bool
 
 
 WATCHED: Final[tuple[Watched, ...]] = (
-    *_rows("GEMM", 0.02, tuple(f"gemm.{d}.tflops" for d in ("fp16", "bf16", "tf32", "fp32"))),
-    *_rows("GEMM", 0.02, tuple(f"gemm.{d}.x_fp32" for d in ("fp16", "bf16", "tf32"))),
+    *_rows("GEMM", 0.015, tuple(f"gemm.{d}.tflops" for d in ("fp16", "bf16", "tf32", "fp32"))),
+    *_rows("GEMM", 0.015, tuple(f"gemm.{d}.x_fp32" for d in ("fp16", "bf16", "tf32"))),
     *_rows("conv", 0.03, tuple(f"conv.{d}.tflops" for d in ("fp32", "fp16", "bf16"))),
     *_rows("AMP", 0.02, ("amp.speedup.fp16", "amp.speedup.bf16", "amp.mem_saving_pct.fp16", "amp.mem_saving_pct.bf16")),
     *_rows("AMP", 0.02, tuple(f"amp.peak_mem_mib.{d}" for d in ("fp32", "fp16", "bf16")), higher=False),

@@ -39,11 +39,18 @@ def diff_pair(paths: list[Path], store: Path | None) -> tuple[ConformanceResults
     from pytorch_cuda.run_store.record import results_sha256
 
     own = results_sha256(json.loads(paths[-1].read_bytes()))  # NEW stored already: never its own baseline
-    released = [r.results for r in read_store(store) if r.purpose == "nightly" and r.record.sha256 != own]
+    released = [
+        r.results for r in read_store(store) if r.purpose == "nightly" and not r.partial and r.record.sha256 != own
+    ]  # a nightly with a failed check or tests not run is judged, never a baseline of a diff
     picked = pick_baseline(new, released)
     wanted = f"{variant_of(new)} on {gpu_class(new)}"
     if picked is not None:
-        return picked, new, f"baseline: the latest released run of {wanted} in {store} ({picked.source})"
+        where = (
+            f"{store.name}/{Path(picked.source).relative_to(store)}"
+            if picked.source.startswith(str(store))
+            else Path(picked.source).name
+        )
+        return picked, new, f"baseline: the latest released run of {wanted} in the store ({where})"
     if fallback is None:
         raise UserError(
             cause=f"{store} holds no released run of {wanted} ({len(released)} runs without a fault)",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytorch_cuda.precision_report.diff import Diff, MetricRow
 from pytorch_cuda.precision_report.markdown import _table  # the report's own Markdown table
 from pytorch_cuda_contract.results_file import ConformanceResults
@@ -27,7 +29,7 @@ def run_facts(results: ConformanceResults) -> list[str]:
     totals = ", ".join(f"{n} {k}" for k, n in results.totals.items() if k != "total" and n)
     gpus = ", ".join(sorted({gpu.name for gpu in results.gpus})) or "no GPU"
     return [
-        results.source,
+        Path(results.source).name,  # the file's name: never a path of the machine that ran the diff
         results.started_at or "-",
         gpus,
         version("torch"),

@@ -1,6 +1,6 @@
 """What a stored run is, for its history: the key it is judged under (variant x GPU model x driver branch, which
 stays the same across nights while the image digest changes), what it ran on (digest, versions, driver, the GPU
-and host hashed), and why it ran (the nightly, a fault, a control, or a partial selection)."""
+and host hashed), and why it ran (the nightly, a fault or a control; a partial nightly is a nightly, marked)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from typing import Final
 
 from pytorch_cuda_contract.results_file import ConformanceResults
 
-PURPOSES: Final = ("nightly", "fault", "control", "partial")
+PURPOSES: Final = ("nightly", "fault", "control")
 BARE: Final = "bare host"
 CARRIED: Final = "stack carried to a bare host,"
 _SELECTING: Final = ("-k", "--deselect", "--lf", "--last-failed", "--sw", "--stepwise")
@@ -102,7 +102,7 @@ def machine_of(identity: RunIdentity) -> str:
 
 
 def is_partial(results: ConformanceResults) -> bool:
-    """A selection (-k, deselected tests): its numbers are real, but it is not a night of the history."""
+    """A selection (-k, deselected tests, tests not run): its numbers are real and judged; the run is marked."""
     deselected = results.counts().get("not_run", 0) > 0 or bool(results.totals.get("not_run"))
     return deselected or any(arg in _SELECTING or arg.startswith(("-k", "--deselect=")) for arg in results.argv)
 
@@ -112,4 +112,4 @@ def purpose_of(results: ConformanceResults, fault: str | None, control: str | No
         return "fault"
     if control:
         return "control"
-    return "partial" if is_partial(results) else "nightly"
+    return "nightly"

@@ -10,8 +10,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
+from pytorch_cuda.run_store.accepted import Accepted, accepted_path, read_accepted
 from pytorch_cuda.run_store.record import RECORD_KIND, Record, RunSubject, StoreError, results_sha256, subject_of
-from pytorch_cuda.run_store.run_identity import HistoryKey, RunIdentity, history_key, purpose_of, run_identity
+from pytorch_cuda.run_store.run_identity import (
+    HistoryKey,
+    RunIdentity,
+    history_key,
+    is_partial,
+    purpose_of,
+    run_identity,
+)
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
 
 STORE_KIND: Final = "pytorch-cuda-results-store"
@@ -39,8 +47,15 @@ class Stored:
 
     @property
     def purpose(self) -> str:
-        """nightly (a baseline for later runs), or fault, control, partial (stored apart, never a baseline)."""
+        """nightly (judged, a baseline for later runs), or fault, control (judged, stored apart, never a baseline)."""
         return purpose_of(self.results, self.record.fault, self.record.control)
+
+    @property
+    def partial(self) -> bool:
+        """A failed check or a selection that left tests not run: judged on the numbers it has, and marked."""
+        counts = self.results.counts()
+        failed = counts.get("failed", 0) + counts.get("error", 0) > 0
+        return failed or not self.results.complete or is_partial(self.results)
 
 
 @dataclass(frozen=True)
@@ -206,7 +221,7 @@ def ingest(
     return Ingested(tuple(written), tuple(duplicates))
 
 
-def index_document(runs: Sequence[Stored]) -> dict[str, Any]:
+def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> dict[str, Any]:
     rows = []
     for s in runs:
         r, gpu = s.results, (s.results.gpus[0] if s.results.gpus else None)
@@ -226,14 +241,31 @@ def index_document(runs: Sequence[Stored]) -> dict[str, Any]:
                 "fault": s.record.fault,
                 "control": s.record.control,
                 "purpose": s.purpose,
+                "partial": s.partial,
                 "history": s.key.text,
                 "source_name": s.record.source_name,
             }
         )
-    return {"kind": INDEX_KIND, "schema": STORE_SCHEMA, "generated_from": "runs/ (never edit by hand)", "runs": rows}
+    return {
+        "kind": INDEX_KIND,
+        "schema": STORE_SCHEMA,
+        "generated_from": "runs/ and accepted/ (never edit by hand)",
+        "runs": rows,
+        "accepted": [{"sha256": a.sha256, **a.document()} for a in accepted],
+    }
 
 
 def write_index(store: Path) -> Path:
     path = store / "index.json"
-    _write_atomically(path, json.dumps(index_document(read_store(store)), indent=1) + "\n", replace=True)
+    document = index_document(read_store(store), read_accepted(store))
+    _write_atomically(path, json.dumps(document, indent=1) + "\n", replace=True)
+    return path
+
+
+def write_accepted(store: Path, accepted: Accepted) -> Path:
+    """Store an accepted regression (immutable, named by its sha256) and regenerate the index."""
+    _check_store(store, create=False)
+    path = accepted_path(store, accepted)
+    _write_atomically(path, json.dumps(accepted.document(), indent=1, sort_keys=True) + "\n", replace=True)
+    write_index(store)
     return path

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Final
 
 from pytorch_cuda.run_store import StoreError, read_store
+from pytorch_cuda.run_store.accepted import read_accepted
 from pytorch_cuda.site.cells import build_cells
+from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.pages import render_pages
 
 SITE_MARKER: Final = ".pytorch-cuda-site"
@@ -39,12 +41,13 @@ def _replace(out: Path, staged: Path) -> None:
     shutil.move(str(staged), out)
 
 
-def build_site(store: Path, out: Path) -> Built:
+def build_site(store: Path, out: Path, chart: Chart = history_chart) -> Built:
+    """The site of ``store`` into ``out`` (``chart``: how a history chart is drawn; benchmarks/site_build.py)."""
     runs = read_store(store)
     if not runs:
         raise StoreError(f"the store {store} holds no runs", "ingest results first: build.py results ingest ...")
-    cells = build_cells(runs)
-    files = render_pages(cells, len(runs))
+    cells = build_cells(runs, read_accepted(store))
+    files = render_pages(cells, len(runs), chart)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".site-") as tmp:
         staged = Path(tmp) / "site"

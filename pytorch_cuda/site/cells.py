@@ -10,6 +10,7 @@ from typing import Any
 from pytorch_cuda.decay import Judged, judge_store
 from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import RunSubject, Stored
+from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.run_identity import HistoryKey
 from pytorch_cuda.site.expected import slug
 from pytorch_cuda.site.history import ALERT_STATUSES, CHARTED, Flag, Series, flags, series
@@ -68,9 +69,13 @@ class Cell:
 
     @property
     def advised(self) -> RunView | None:
-        """The latest nightly run (no fault, control or partial selection) that measured the GEMMs behind its
-        recommendation."""
-        measured = [r for r in self.runs if r.choice and r.x_fp32("bf16") is not None and r.stored.purpose == "nightly"]
+        """The latest complete nightly run (no fault, control, failed check or selection) that measured the GEMMs
+        behind its recommendation."""
+        measured = [
+            r
+            for r in self.runs
+            if r.choice and r.x_fp32("bf16") is not None and r.stored.purpose == "nightly" and not r.stored.partial
+        ]
         return measured[-1] if measured else None
 
     @property
@@ -90,8 +95,8 @@ class Cell:
         return [f for f in self.flags if f.run is latest and f.status in statuses]
 
     def experiments(self) -> list[Flag]:
-        """Findings on fault, control and partial runs: what the history flags when a fault is injected."""
-        return [f for f in self.flags if f.status in ("fault", "control", "partial")]
+        """Findings on fault and control runs: what the history flags when a fault is injected."""
+        return [f for f in self.flags if f.status in ("fault", "control")]
 
 
 def _view(stored: Stored) -> RunView:
@@ -108,9 +113,9 @@ def _subject(judged: Judged) -> RunSubject:
     return RunSubject(latest.kind, slug(label), label, latest.digest, latest.torch, latest.cuda)
 
 
-def build_cells(runs: Sequence[Stored]) -> list[Cell]:
+def build_cells(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> list[Cell]:
     cells = []
-    for judged in judge_store(runs):
+    for judged in judge_store(runs, accepted):
         history = tuple(
             (title, tuple(s for name in names if (s := series(judged, name)) is not None)) for title, names in CHARTED
         )

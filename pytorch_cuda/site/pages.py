@@ -11,7 +11,7 @@ import jinja2
 
 from pytorch_cuda.precision_report.view import times, vclass
 from pytorch_cuda.site.cells import Cell, cell_json, latest_regressions
-from pytorch_cuda.site.chart import history_chart
+from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.expected import expected_table, slug
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
@@ -89,7 +89,7 @@ def home_markdown(cells: Sequence[Cell]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
+def render_pages(cells: Sequence[Cell], run_count: int, chart: Chart = history_chart) -> dict[str, str]:
     """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell, and
     regressions.json (the regressions of each cell's latest run)."""
     env = _environment()
@@ -108,7 +108,7 @@ def render_pages(cells: Sequence[Cell], run_count: int) -> dict[str, str]:
     }
     files["home.md"] = home_markdown(cells)
     files["regressions.json"] = json.dumps(latest_regressions(cells), indent=1) + "\n"
-    charts = {c.key: [(t, svg, s) for t, s in c.history if (svg := history_chart(t, s)) is not None] for c in cells}
+    charts = {c.key: [(t, svg, s) for t, s in c.history if (svg := chart(t, s)) is not None] for c in cells}
     for gpu in gpus:
         mine = [c for c in cells if c.gpu == gpu]
         files[f"gpu/{slug(gpu)}.html"] = env.get_template("gpu.html.j2").render(

@@ -27,9 +27,17 @@ def store(tmp_path: Path) -> Path:
     return path
 
 
-def test_a_fault_run_is_judged_against_the_history_and_never_reported_as_a_regression(store: Path) -> None:
+def test_a_fault_run_is_judged_against_the_history_and_never_reported_as_a_regression(
+    store: Path, tmp_path: Path
+) -> None:
     h100, h200 = build_cells(read_store(store))
     assert (h100.gpu, h200.gpu) == ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
+    assert h200.judged.no_history == "no history yet (2 of 5 runs)"  # two nights: nothing judged, and it says so
+    assert not h200.experiments()
+    fleet = sorted((ROOT / "evidence/fleet-runs/h200").glob("*.json"))  # four more nights: a history
+    ingest(fleet, store)
+    h100, h200 = build_cells(read_store(store))
+    assert h200.judged.no_history is None
     flagged = {f.what: f for f in h200.experiments()}
     fp32 = flagged["gemm.fp32.tflops"]
     assert fp32.run.record.fault == "busy-gpu"
@@ -75,8 +83,10 @@ def test_the_site_has_every_page_and_each_cell_as_json(store: Path, tmp_path: Pa
     assert len(cell["runs"][1]["identity"]["gpu_uuids"][0]) == 16  # hashed, never the raw UUID
     assert "GPU-" not in (out / name).read_text()
     assert not any(p in (out / name).read_text() for p in ("/root/", "/tmp/", "/home/", "/work/"))  # no paths
-    assert "gemm.fp32.tflops" in {r["what"] for r in cell["regressions"] if r["status"] == "fault"}
+    assert not [r for r in cell["regressions"] if r["status"] == "fault"]  # too short a history to judge
     home = (out / "index.html").read_text()
+    assert "no history yet (2 of 5 runs)" in home
+    assert "no history yet (2 of 5 runs)" in (out / "gpu/nvidia-h200.html").read_text()
     assert "<script" not in home
     assert f'href="{name}" download' in home
     assert "expected, not measured" in (out / "expected.html").read_text()
@@ -123,3 +133,24 @@ def test_the_expected_page_never_advises_a_gpu_the_image_has_no_kernels_for() ->
     assert rows["L4"].answer.startswith("Yes")
     assert runs_on(rows["B200"].cc, ["sm_90", "compute_90"])  # PTX is compiled for a newer GPU
     assert not runs_on(rows["B200"].cc, ["sm_90"])
+
+
+def test_every_history_chart_is_well_formed_svg_with_a_line_per_metric(tmp_path: Path) -> None:
+    import xml.etree.ElementTree as ET
+
+    from pytorch_cuda.site.chart import history_chart
+
+    store = tmp_path / "s"
+    ingest(sorted((ROOT / "evidence/fleet-runs/h100").glob("*.json")), store)
+    (cell,) = build_cells(read_store(store))
+    drawn = 0
+    for title, series in cell.history:
+        svg = history_chart(title, series)
+        if svg is None:
+            continue
+        root = ET.fromstring(svg)
+        lines = root.findall("{http://www.w3.org/2000/svg}polyline")
+        assert len(lines) == sum(1 for s in series if s.points), title
+        assert "matplotlib" not in svg
+        drawn += 1
+    assert drawn == len([t for t, s in cell.history if any(x.points for x in s)]) >= 5
