@@ -35,7 +35,7 @@ from pytorch_cuda.release.cosign_layout import (
     tag_for,
 )
 from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
-from pytorch_cuda.release.failures import Reason, VerificationFailedError
+from pytorch_cuda.release.failures import FIX, Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
 from pytorch_cuda.release.provenance_inputs import InputMismatchError, checked_inputs, inputs_fix
 from pytorch_cuda.release.release_policy import LoadedPolicy
@@ -163,9 +163,7 @@ class _Check:
         try:
             inputs, base = checked_inputs(self.policy.path.parent, variant, dependencies, policy.source_repository)
         except InputMismatchError as mismatch:
-            raise VerificationFailedError(
-                self.image, self.target.digest, mismatch.reason, inputs_fix(commits[0])
-            ) from None
+            raise VerificationFailedError(self.image, self.target.digest, mismatch.reason, inputs_fix()) from None
         return CheckedProvenance(builder, ref, commits[0], variant, base.uri, len(inputs.locks))
 
 
@@ -239,7 +237,8 @@ def verify_image(image: str, policy: LoadedPolicy) -> Verified:
     try:
         version, targets = trusted_targets(files, policy)
     except IndexFailureError as failure:
-        raise VerificationFailedError(image, check.target.digest, failure.reason) from failure
+        fix = failure.fix or FIX
+        raise VerificationFailedError(image, check.target.digest, failure.reason, fix) from failure
     tags = _bound(check, targets, ref.tag, ref.digest)
     components = len(sbom.get("components") or [])
     digest = check.target.digest

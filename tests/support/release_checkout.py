@@ -53,9 +53,17 @@ class Checkout:
         )  # fmt: skip
 
     def sign(
-        self, image: str, key: str = "release", *tags: str, lifetime: int = 3600, pinned_base: bool = True
-    ) -> None:
-        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`)."""
+        self,
+        image: str,
+        key: str = "release",
+        *tags: str,
+        lifetime: int = 3600,
+        pinned_base: bool = True,
+        timestamp_key: str | None = None,
+        expect_status: int = 0,
+    ) -> subprocess.CompletedProcess[str]:
+        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`; the split
+        setup's `--timestamp-key keys/<timestamp_key>.key`)."""
         args = [
             "sign", image, "--key", str(self.folder / "keys" / f"{key}.key"),
             "--public-key", str(self.folder / "keys" / f"{key}.pub"), "--sbom", str(self.folder / "sbom.cdx.json"),
@@ -65,8 +73,13 @@ class Checkout:
         ]  # fmt: skip
         for tag in tags:
             args += ["--tag", tag]
+        if timestamp_key is not None:
+            keys = self.folder / "keys"
+            args += ["--timestamp-key", str(keys / f"{timestamp_key}.key"),
+                     "--timestamp-public-key", str(keys / f"{timestamp_key}.pub")]  # fmt: skip
         signed = self.release(*args)
-        assert signed.returncode == 0, signed.stderr
+        assert signed.returncode == expect_status, signed.stderr
+        return signed
 
 
 def pin_base(folder: Path, published: str, config: str) -> None:
