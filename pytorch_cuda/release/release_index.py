@@ -120,6 +120,13 @@ def check_signers(root: Metadata[Root], signers: IndexSigners, binds: bool, root
             )
 
 
+def newest_root(current: VerifiedIndex | None, root: TrustedRoot) -> Metadata[Root]:
+    """The root the keys answer to: the checkout's, or a newer one the index's chain reached."""
+    if current is not None and current.root.signed.version > root.version:
+        return current.root
+    return root.metadata
+
+
 def updated(
     current: VerifiedIndex | None,
     root: TrustedRoot,
@@ -134,7 +141,7 @@ def updated(
     foreign index): `bindings` added to the targets, targets and snapshot re-signed by the release key with their
     versions bumped (only when binding); the timestamp re-signed by the timestamp key, its version bumped, expiring
     `now + lifetime`. A refresh (no bindings) re-signs the timestamp alone: it never re-signs what a release bound."""
-    trusted = current.root if current is not None else root.metadata
+    trusted = newest_root(current, root)
     binds = bool(bindings) or current is None
     check_signers(trusted, signers, binds, root.path.name)
     files: dict[str, bytes] = dict(current.roots) if current is not None else {}
@@ -145,19 +152,20 @@ def updated(
         targets, snapshot, timestamp = current.targets.signed, current.snapshot.signed, current.timestamp.signed
         files["targets.json"], files["snapshot.json"] = current.raw["targets.json"], current.raw["snapshot.json"]
     else:
-        targets = Targets(version=0, unrecognized_fields={REPOSITORY_FIELD: repository})
-        snapshot, timestamp = Snapshot(version=0), Timestamp(version=0)
+        targets = Targets(unrecognized_fields={REPOSITORY_FIELD: repository})  # version 1 each
+        snapshot, timestamp = Snapshot(), Timestamp()
+    bump = 1 if current is not None else 0
     if binds:
         assert signers.targets is not None  # check_signers refused otherwise
         for binding in bindings:
             hexdigest = binding.digest.partition(":")[2]
             targets.targets[binding.tag] = TargetFile(binding.size, {"sha256": hexdigest}, binding.tag)
-        targets.version, targets.expires = targets.version + 1, now + TARGETS_LIFETIME
+        targets.version, targets.expires = targets.version + bump, now + TARGETS_LIFETIME
         snapshot.meta["targets.json"] = MetaFile(targets.version)
-        snapshot.version, snapshot.expires = snapshot.version + 1, now + TARGETS_LIFETIME
+        snapshot.version, snapshot.expires = snapshot.version + bump, now + TARGETS_LIFETIME
         files["targets.json"] = _signed(targets, signers.targets)
         files["snapshot.json"] = _signed(snapshot, signers.targets)
-    timestamp.version, timestamp.expires = timestamp.version + 1, now + lifetime
+    timestamp.version, timestamp.expires = timestamp.version + bump, now + lifetime
     timestamp.snapshot_meta = MetaFile(snapshot.version)
     files["timestamp.json"] = _signed(timestamp, signers.timestamp)
     return files
@@ -173,3 +181,7 @@ def artifact(files: Mapping[str, bytes]) -> Artifact:
         "layers": [layer.descriptor() for layer in layers],
     }
     return Artifact(compact(document), (EMPTY_CONFIG, *layers), INDEX_ARTIFACT_TYPE)
+
+
+def artifact_media_type() -> str:
+    return "application/vnd.oci.image.manifest.v1+json"

@@ -99,7 +99,7 @@ def sign_image(
     signers = release_index.IndexSigners(timestamp or signer, signer)
     if tags:  # every key checked against the index's trusted root before anything is written
         _, current = current_index(client, repository, index, "sign")
-        trusted = current.root if current is not None else index.root.metadata
+        trusted = release_index.newest_root(current, index.root)
         release_index.check_signers(trusted, signers, True, index.root.path.name)
     subject = Subject(image.media_type, digest, len(image.raw))
     payload = simple_signing_payload(repository, digest)

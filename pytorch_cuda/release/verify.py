@@ -61,6 +61,9 @@ class Verified:
         return f"{reference(self.image).repository}@{self.digest}"
 
 
+MOST_SIGNATURE_LAYERS = 16  # cosign writes one per signing; more is padding, refused before any is read
+
+
 class _Check:
     """The checks of one image; `fail` raises the named reason."""
 
@@ -90,6 +93,9 @@ class _Check:
     def signature(self) -> str:
         layers = [l for l in self.attachment("sig").get("layers") or [] if l.get("mediaType") == SIMPLE_SIGNING]  # noqa: E741
         keys = self.policy.keys
+        if len(layers) > MOST_SIGNATURE_LAYERS:
+            raise self.fail(f"{SIGNATURE_ANNOTATION} (.sig layers)", f"at most {MOST_SIGNATURE_LAYERS} signatures",
+                            f"{len(layers)} signatures", "a .sig padded to slow verify down; none was read")  # fmt: skip
         for layer in layers:
             payload = self.blob(layer)
             try:
