@@ -95,7 +95,7 @@ class _Check:
         keys = self.policy.keys
         if len(layers) > MOST_SIGNATURE_LAYERS:
             raise self.fail(f"{SIGNATURE_ANNOTATION} (.sig layers)", f"at most {MOST_SIGNATURE_LAYERS} signatures",
-                            f"{len(layers)} signatures", "a .sig padded to slow verify down; none was read")  # fmt: skip
+                            f"{len(layers)} signatures", "a .sig padded to slow verify; none read")  # fmt: skip
         for layer in layers:
             payload = self.blob(layer)
             try:
