@@ -123,7 +123,7 @@ def test_a_signature_by_a_key_not_in_the_policy_fails(release: Release) -> None:
     )  # fmt: skip
     assert bound.returncode == 2
     text = folded(bound.stderr)
-    assert "is not a snapshot/targets/timestamp key of release-root.json, so the release index is not signed" in text
+    assert "(--key) is not a targets key of release-root.json (root v1), so the release index is not signed" in text
 
 
 def test_an_expired_index_fails_and_an_older_index_put_back_fails(tmp_path: Path) -> None:

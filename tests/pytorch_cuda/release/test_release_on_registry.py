@@ -61,6 +61,7 @@ def test_promotion_fails_when_a_tag_serves_other_bytes(release: Release) -> None
         converted = [arg for arg in argv if arg != "--preserve-digests"]
         return subprocess.run([*converted[:2], "--format", "v2s2", *converted[2:]], capture_output=True, text=True)
 
+    release.checkout.sign(f"{release.repository}@{release.tested}", "release", "v9.9-converted")  # bound first
     policy = load_policy(release.checkout.folder / "release-policy.yaml")
     with pytest.raises(PromotionMismatchError) as caught:
         promote(f"{release.repository}@{release.tested}", ["v9.9-converted"], policy, run=converting_copy)
