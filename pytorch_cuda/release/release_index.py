@@ -25,8 +25,7 @@ from tuf.api.metadata import Metadata, MetaFile, Root, Snapshot, TargetFile, Tar
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.oci.registry_client import RegistryClient, reference
 from pytorch_cuda.release.cosign_layout import Artifact, Blob, compact
-from pytorch_cuda.release.index_client import REPOSITORY_FIELD as REPOSITORY_FIELD
-from pytorch_cuda.release.index_client import VerifiedIndex
+from pytorch_cuda.release.index_client import REPOSITORY_FIELD, VerifiedIndex
 from pytorch_cuda.release.trusted_root import TrustedRoot
 
 METADATA_MEDIA_TYPE = "application/vnd.tuf.metadata.v1+json"

@@ -13,7 +13,7 @@ from tuf.api.metadata import Metadata, Targets, Timestamp
 from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.commands import check_pinned_base
-from pytorch_cuda.release.index_client import IndexFailureError, verified_index
+from pytorch_cuda.release.index_client import REPOSITORY_FIELD, IndexFailureError, verified_index
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.release_policy import PolicyError, load_policy
 from pytorch_cuda.release.statements import BuildRun, Source, provenance, statement
@@ -125,7 +125,7 @@ def test_the_index_binds_tags_bumps_versions_names_its_repository_and_refuses_an
     targets = Metadata[Targets].from_bytes(second["targets.json"]).signed
     assert (targets.version, sorted(targets.targets)) == (2, ["v2.9", "v2.9.1"])
     assert targets.targets["v2.9"].hashes == {"sha256": "ab" * 32}
-    assert targets.unrecognized_fields == {release_index.REPOSITORY_FIELD: repo}
+    assert targets.unrecognized_fields == {REPOSITORY_FIELD: repo}
     stamp = Metadata[Timestamp].from_bytes(second["timestamp.json"]).signed
     assert stamp.expires == now + release_index.TIMESTAMP_LIFETIME == now + timedelta(days=2)
     assert second["root.json"] == root.raw  # the committed root, never a new one
