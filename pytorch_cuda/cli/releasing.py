@@ -1,6 +1,7 @@
-"""`build.py release ...`: keygen, init-root, sign, promote, verify, pin-base (docs/release.md). Exit status: 0 done
-or verified; 1 a promoted tag serves other bytes, an unsigned candidate, the index moved, or verification failed;
-2 bad input or environment."""
+"""`build.py release ...`: keygen, init-root, rotate-root, root-status, sign, promote, verify, refresh-index,
+record-floor, pin-base (docs/release.md). Exit status: 0 done or verified; 1 a promoted tag serves other bytes, an
+unsigned or unbound candidate, an index refused (expired, rolled back, foreign) or lost to other writers, a root
+expiring within --warn-days, or verification failed; 2 bad input or environment."""
 
 from __future__ import annotations
 
@@ -73,6 +74,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     sign.add_argument("--invocation-id", default="", help="the build run (e.g. the workflow run's URL)")
     sign.add_argument("--material", action="append", default=[], metavar="URI=sha256:DIGEST", help="an input")
     sign.add_argument("--tag", action="append", default=[], dest="tags", help="a tag to bind in the index (repeat)")
+    sign.add_argument("--timestamp-key", help="the timestamp key (file or URI) where the root gives the timestamp "
+                      "role its own key (default: --key signs the timestamp too)")  # fmt: skip
+    sign.add_argument("--timestamp-public-key", type=Path, help="its public key (default: keys/release-timestamp.pub)")
     sign.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
                       help="how long the index's timestamp stays valid unless re-signed (default: 2 days)")  # fmt: skip
     sign.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
@@ -88,6 +92,23 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     fresh.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
                        help="the new timestamp's lifetime (default: 2 days; release.yml re-signs daily)")  # fmt: skip
     fresh.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
+    rotate = subs.add_parser(
+        "rotate-root", parents=common, help="sign root v N+1 with the current root's offline key (rotate or renew)"
+    )
+    rotate.add_argument("--root-key", required=True, help="the current root's private key file (or KMS/HSM URI)")
+    rotate.add_argument("--root-public-key", type=Path, required=True, help="its public key (PEM)")
+    rotate.add_argument("--new-root-key", help="a new root key (file or URI), where the root key changes")
+    rotate.add_argument("--new-root-public-key", type=Path, help="its public key (PEM)")
+    rotate.add_argument("--public-key", type=Path, help="a new release key for targets and snapshot (default: kept)")
+    rotate.add_argument("--timestamp-public-key", type=Path, help="a new timestamp key (default: kept)")
+    rotate.add_argument("--policy", type=Path, help="the release policy (default: the repository's)")
+    status = subs.add_parser("root-status", parents=common, help="days until the committed root expires")
+    status.add_argument("--warn-days", type=int, default=30, help="exit 1 when fewer days are left (default: 30)")
+    status.add_argument("--policy", type=Path, help="the release policy (default: the repository's)")
+    floor = subs.add_parser(
+        "record-floor", parents=common, help="raise the committed rollback floor to the verified index (commit it)"
+    )
+    floor.add_argument("--policy", type=Path, help="the release policy (default: the repository's)")
     ver = subs.add_parser(
         "verify", parents=common, help="verify an image against release-policy.yaml: signature, attestations, index"
     )
@@ -120,7 +141,16 @@ def _sbom(path: Path) -> dict[str, object]:
 
 def run(args: argparse.Namespace) -> Outcome:
     # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
-    from pytorch_cuda.release.commands import init_root, keygen, refresh, sign, verify
+    from pytorch_cuda.release.commands import (
+        init_root,
+        keygen,
+        record_floor,
+        refresh,
+        root_status,
+        rotate_root,
+        sign,
+        verify,
+    )
     from pytorch_cuda.release.pin_command import pin_base
     from pytorch_cuda.release.promote import promote
     from pytorch_cuda.release.release_policy import load_policy
@@ -137,6 +167,12 @@ def run(args: argparse.Namespace) -> Outcome:
         return sign(args, _sbom(args.sbom), _materials(args.material))
     if args.release_verb == "refresh-index":
         return refresh(args)
+    if args.release_verb == "rotate-root":
+        return rotate_root(args)
+    if args.release_verb == "root-status":
+        return root_status(args)
+    if args.release_verb == "record-floor":
+        return record_floor(args)
     if args.release_verb == "pin-base":
         pinned = pin_base(args.matrix, args.base)
         line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
@@ -148,7 +184,9 @@ def release_verb(args: argparse.Namespace, session: Session) -> int:
     """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
     if args.release_verb == "pin-base" and args.matrix is None:
         args.matrix = session.root() / "matrix.yaml"
-    if args.release_verb in ("sign", "verify", "refresh-index", "promote") and args.policy is None:
+    if args.release_verb == "sign" and args.timestamp_key and args.timestamp_public_key is None:
+        args.timestamp_public_key = session.root() / "keys" / "release-timestamp.pub"
+    if args.release_verb not in ("keygen", "init-root", "pin-base") and args.policy is None:
         args.policy = session.root() / "release-policy.yaml"
     if args.release_verb in ("sign", "refresh-index", "init-root") and args.public_key is None:
         args.public_key = session.root() / "keys" / "release.pub"

@@ -50,6 +50,10 @@ class RegistryAccessError(UserError):
     """The registry did not answer, refused us, or has no such manifest."""
 
 
+class BlobTooLargeError(RegistryAccessError):
+    """A blob larger than its reader allows, refused as its bytes arrive. Exit status 2."""
+
+
 @dataclass(frozen=True)
 class RegistryManifest:
     ref: str
@@ -147,14 +151,14 @@ class RegistryClient:
         return self._request("GET", url, headers, None, what)
 
     def _request(
-        self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str
+        self, method: str, url: str, headers: dict[str, str], data: bytes | None, what: str, *, stream: bool = False
     ) -> requests.Response:
         if not self._probed:
             self._choose_backend()
         try:
             # oras-py's do_request without its retry decorator, which sleeps 131 s before a refused login fails
             once = type(self._oras).do_request.__wrapped__
-            response: requests.Response = once(self._oras, url, method, data=data, headers=dict(headers))
+            response: requests.Response = once(self._oras, url, method, data=data, headers=dict(headers), stream=stream)
         except (requests.RequestException, ValueError) as exc:
             raise RegistryAccessError(
                 cause=f"the registry {self.host} did not answer for {what} ({type(exc).__name__}: {exc})",
@@ -188,21 +192,35 @@ class RegistryClient:
         return response.content if response.status_code == 200 and kind == MANIFEST_TYPES[0] else None
 
     def blob(self, ref: ImageReference, digest: str, limit: int = 64 << 20) -> bytes:
-        """A blob, checked against its digest (an attachment's blob is small; larger ones are refused)."""
+        """A blob, checked against its digest; read as a stream and refused once more than `limit` bytes arrive
+        (or the registry announces more), so an oversized blob never sits in memory."""
         url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/blobs/{digest}"
-        response = self._get(url, {}, f"blob {digest}")
-        if response.status_code != 200:
-            raise RegistryAccessError(
-                cause=f"the registry answered {response.status_code} for blob {digest} of {ref.repository}",
-                fix="the attachment is incomplete: sign the image again",
+        response = self._request("GET", url, {}, None, f"blob {digest}", stream=True)
+        with response:
+            if response.status_code != 200:
+                raise RegistryAccessError(
+                    cause=f"the registry answered {response.status_code} for blob {digest} of {ref.repository}",
+                    fix="the attachment is incomplete: sign the image again",
+                )
+            announced = int(response.headers.get("Content-Length") or 0)
+            data = bytearray()
+            if announced <= limit:
+                for chunk in response.iter_content(chunk_size=1 << 16):
+                    data += chunk
+                    if len(data) > limit:
+                        break
+        if announced > limit or len(data) > limit:
+            raise BlobTooLargeError(
+                cause=f"blob {digest} of {ref.repository} is larger than the {limit} bytes allowed for it "
+                f"({announced or 'more than ' + str(limit)} bytes): read no further",
+                fix="an attachment this large is not one this project writes: do not trust it; find who pushed it",
             )
-        data = response.content[: limit + 1]
-        if len(data) > limit or "sha256:" + hashlib.sha256(data).hexdigest() != digest:
+        if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
             raise RegistryAccessError(
                 cause=f"blob {digest} of {ref.repository} does not hash to its digest",
                 fix="the registry served other bytes than were pushed: do not trust it; sign the image again",
             )
-        return data
+        return bytes(data)
 
     def push_blob(self, ref: ImageReference, data: bytes) -> str:
         """Upload `data` as a blob of the repository (a monolithic upload), unless it is there; its digest."""

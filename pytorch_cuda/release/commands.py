@@ -4,6 +4,7 @@ returns the lines to print and the same as JSON."""
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 from dataclasses import asdict
 from datetime import UTC, datetime, timedelta
@@ -12,18 +13,31 @@ from typing import TYPE_CHECKING
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.labels import given_source_date_epoch
-from pytorch_cuda.oci.registry_client import open_image, reference
-from pytorch_cuda.release import keys
+from pytorch_cuda.oci.registry_client import RegistryClient, open_image, reference
+from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.base_check import check_built_on_base, pinned_digest
 from pytorch_cuda.release.build_inputs import committed_inputs
 from pytorch_cuda.release.builder_proof import UNPROVEN
+from pytorch_cuda.release.index_client import IndexFailureError, cache_dir, verified_index
+from pytorch_cuda.release.index_floor import Floor, floor_path, write_floor
+from pytorch_cuda.release.release_index import IndexSigners
 from pytorch_cuda.release.release_policy import load_policy
-from pytorch_cuda.release.signing import IndexPlan, image_labels, refresh_index, sign_image
+from pytorch_cuda.release.signing import IndexNotTrustedError, IndexPlan, image_labels, refresh_index, sign_image
 from pytorch_cuda.release.statements import BuildRun, Source
-from pytorch_cuda.release.trusted_root import make_root, write_root
+from pytorch_cuda.release.trusted_root import (
+    ROOT_LIFETIME,
+    RootExpiringError,
+    days_left,
+    make_root,
+    next_root,
+    replace_root,
+    write_root,
+)
 from pytorch_cuda.release.verify import verify_image
 
 if TYPE_CHECKING:
+    from securesystemslib.signer import Signer
+
     from pytorch_cuda.release.keyless_builder import ProvenBuilder
 
 Outcome = tuple[list[str], dict[str, object]]
@@ -81,7 +95,8 @@ def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str,
         source_date_epoch=given_source_date_epoch(os.environ),
     )
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
-    digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan)
+    timestamp = _timestamp_signer(args)
+    digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan, timestamp=timestamp)
     lines = [f"signed {args.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
     return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
 
@@ -93,10 +108,78 @@ def refresh(args: argparse.Namespace) -> Outcome:
     repository = args.repository or policy.policy.repository
     signer = keys.signer(args.key, args.public_key)
     plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
-    done = refresh_index(repository, signer, plan)
+    done = refresh_index(repository, IndexSigners(signer), plan)
     expires = datetime.now(UTC) + timedelta(seconds=args.index_lifetime)
     line = f"re-signed {done.ref} ({done.digest}); valid until about {expires:%Y-%m-%dT%H:%M:%SZ}"
     return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
+
+
+def _timestamp_signer(args: argparse.Namespace) -> Signer | None:
+    """The timestamp key of `sign --tag` (the split setup); None: the release key signs the timestamp too."""
+    if not args.timestamp_key:
+        return None
+    return keys.signer(args.timestamp_key, args.timestamp_public_key)
+
+
+def rotate_root(args: argparse.Namespace) -> Outcome:
+    """Sign root v N+1 with the current root's offline key (and the new one's, where it changes)."""
+    current = load_policy(args.policy).trusted_root()
+    signers = [keys.signer(args.root_key, args.root_public_key)]
+    new_root_key = None
+    if args.new_root_key:
+        signers.append(keys.signer(args.new_root_key, args.new_root_public_key))
+        new_root_key = signers[-1].public_key
+    online = keys.public_key(args.public_key) if args.public_key else None
+    timestamp = keys.public_key(args.timestamp_public_key) if args.timestamp_public_key else None
+    now = datetime.now(UTC)
+    data = next_root(current, signers, now, new_root_key=new_root_key, online=online, timestamp=timestamp)
+    replace_root(current.path, data)
+    version = current.version + 1
+    line = (f"wrote {current.path}: root v{version} (signed by v{current.version}'s root key), expires "
+            f"{now + ROOT_LIFETIME:%Y-%m-%d}; commit it: the next sign or refresh-index publishes it as "
+            f"{version}.root.json")  # fmt: skip
+    return [line], {"root": str(current.path), "version": version}
+
+
+def root_status(args: argparse.Namespace) -> Outcome:
+    """Days until the committed root expires; exit 1 (RootExpiringError) within --warn-days."""
+    root = load_policy(args.policy).trusted_root()
+    left = days_left(root, datetime.now(UTC))
+    expires = f"{root.metadata.signed.expires:%Y-%m-%dT%H:%M:%SZ}"
+    if left < args.warn_days:
+        raise RootExpiringError(
+            cause=f"the release index's root of trust {root.path.name} v{root.version} expires {expires} "
+            f"({left:.0f} days left, fewer than {args.warn_days}): after that no release verifies",
+            fix="sign the next root with the offline root key (`build.py release rotate-root --root-key ... "
+            "--root-public-key keys/release-root-key.pub`), commit it, and run refresh-index (docs/release.md)",
+        )
+    line = f"{root.path.name} v{root.version} expires {expires} ({left:.0f} days left)"
+    return [line], {"root": str(root.path), "version": root.version, "expires": expires, "days_left": int(left)}
+
+
+def record_floor(args: argparse.Namespace) -> Outcome:
+    """Raise the committed rollback floor to the index the registry serves, once it verifies here."""
+    policy = load_policy(args.policy)
+    repository = policy.policy.repository
+    root = policy.trusted_root()
+    client = RegistryClient.for_ref(reference(f"{repository}:{policy.policy.index_tag}"))
+    files = release_index.fetch(client, repository, policy.policy.index_tag).files
+    try:
+        index = verified_index(files, root, repository, cache_dir(repository))
+    except IndexFailureError as failure:
+        reason = failure.reason
+        raise IndexNotTrustedError(
+            cause=f"record-floor refused the release index: {reason.field}: expected {reason.expected}, found "
+            f"{reason.found}",
+            fix=failure.fix or "restore the newest index the release workflow wrote, then record again",
+        ) from failure
+    raw = index.raw["targets.json"]
+    floor = Floor(repository, index.targets.signed.version, index.snapshot.signed.version,
+                  hashlib.sha256(raw).hexdigest())  # fmt: skip
+    write_floor(floor_path(root.path), floor)
+    line = (f"wrote {floor_path(root.path)}: targets v{floor.targets_version}, snapshot v{floor.snapshot_version}; "
+            "commit it: from then on every checkout refuses an older index")  # fmt: skip
+    return [line], asdict(floor)
 
 
 def _proof(keyless: ProvenBuilder | None) -> str:

@@ -5,7 +5,8 @@ could write the manifest anew); then each tag's manifest is read back and must b
 promotion fails naming both digests.
 
 Sign before promote: no tag moves unless the tested digest is already signed and attested as `verify` requires
-(steps 1-3 of verify.py): an unsigned candidate, or a missing key upstream, leaves every tag where it was.
+(steps 1-3 of verify.py) and the release index binds every tag to it (step 4): an unsigned or unbound candidate,
+or a missing key upstream, leaves every tag where it was.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from dataclasses import dataclass
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
 from pytorch_cuda.references import registry_host
+from pytorch_cuda.release import release_index
 from pytorch_cuda.release.failures import VerificationFailedError
+from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
 from pytorch_cuda.release.release_policy import LoadedPolicy
 from pytorch_cuda.release.verify import signed
 
@@ -70,6 +73,31 @@ def require_signed(tested: str, policy: LoadedPolicy) -> None:
         ) from failure
 
 
+def require_bound(tested: str, tags: Sequence[str], policy: LoadedPolicy) -> None:
+    """Every tag is bound to the tested digest in the release index (read through the TUF client) before any tag
+    moves: a tag never points at an image the index does not bind, even for a moment."""
+    source = reference(tested)
+    client = RegistryClient.for_ref(source)
+    files = release_index.fetch(client, source.repository, policy.policy.index_tag).files
+    try:
+        _, bound = trusted_targets(files, policy)
+    except IndexFailureError as failure:
+        reason = failure.reason
+        raise UnsignedCandidateError(
+            cause=f"the release index refused ({reason.field}: expected {reason.expected}, found {reason.found}), "
+            "so no tag was moved",
+            fix=failure.fix or "restore the newest release index, then sign --tag and promote again",
+        ) from failure
+    unbound = [tag for tag in tags if bound.get(tag) != source.digest]
+    if unbound:
+        found = ", ".join(f"{tag} to {bound.get(tag, 'nothing')}" for tag in unbound)
+        raise UnsignedCandidateError(
+            cause=f"the release index binds {found}, not to the tested {source.digest}, so no tag was moved",
+            fix="bind the tags first (`build.py release sign REPO@sha256:... --tag T ...`: release.yml signs and "
+            "binds before it promotes), then promote",
+        )
+
+
 def promote(
     tested: str, tags: Sequence[str], policy: LoadedPolicy, *, repository: str | None = None, run: SkopeoRunner = _run
 ) -> list[Promoted]:
@@ -82,6 +110,7 @@ def promote(
             fix="give the digest the tests ran on, REPOSITORY@sha256:...",
         )
     require_signed(tested, policy)
+    require_bound(tested, tags, policy)
     if shutil.which("skopeo") is None and run is _run:
         raise RegistryAccessError(
             cause="skopeo is not installed; it copies the tested manifest inside the registry",

@@ -21,11 +21,12 @@ class UncheckableBaseError(UserError):
     """This checkout pins no published base, so the base of a release cannot be checked. Exit status 2."""
 
 
-def inputs_fix(commit: str) -> str:
+def inputs_fix() -> str:
+    """Never a checkout the artifact names: the signer would pick the checkout that judges its image."""
     return (
-        f"if this checkout is not the released commit, check it out (`git checkout {commit}`) and verify again: "
-        "its locks and base pin are the ones the release was built from. If it still fails, do not use this image: "
-        "it was not built from the inputs this repository commits"
+        "do not use this image: it was not built from the inputs this checkout commits. Verify with a checkout "
+        "you chose yourself (the release tag's commit from the project's own git history, e.g. `git checkout "
+        "v2.9.1` after `git fetch --tags` and `git tag -v`), never with a commit the image's provenance names"
     )
 
 

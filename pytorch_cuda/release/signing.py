@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -37,6 +38,7 @@ from pytorch_cuda.release.cosign_layout import (
     tag_for,
 )
 from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
+from pytorch_cuda.release.index_client import IndexFailureError, VerifiedIndex, cache_dir, verified_index
 from pytorch_cuda.release.statements import (
     IN_TOTO_PAYLOAD,
     PROVENANCE_PREDICATE,
@@ -45,7 +47,7 @@ from pytorch_cuda.release.statements import (
     provenance,
     statement,
 )
-from pytorch_cuda.release.trusted_root import TrustedRoot
+from pytorch_cuda.release.trusted_root import TrustedRoot, rotated_from
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,7 @@ def sign_image(
     *,
     tags: Sequence[str],
     index: IndexPlan,
+    timestamp: Signer | None = None,
 ) -> tuple[str, list[Attached]]:
     """Sign the digest `image_ref` names (or its tag resolves to now), attest it, bind `tags` to it."""
     if sbom.get("bomFormat") != "CycloneDX":
@@ -93,6 +96,11 @@ def sign_image(
         )
     client, image = open_image(image_ref)
     repository, digest = reference(image_ref).repository, image.digest
+    signers = release_index.IndexSigners(timestamp or signer, signer)
+    if tags:  # every key checked against the index's trusted root before anything is written
+        _, current = current_index(client, repository, index, "sign")
+        trusted = release_index.newest_root(current, index.root)
+        release_index.check_signers(trusted, signers, True, index.root.path.name)
     subject = Subject(image.media_type, digest, len(image.raw))
     payload = simple_signing_payload(repository, digest)
     signature = artifact_manifest([signature_layer(payload, sign_raw(signer, payload))], subject, SIG_ARTIFACT_TYPE)
@@ -115,7 +123,7 @@ def sign_image(
     attached.append(Attached("referrers", f"{repository}:{tag_for(digest, '')}", pushed))
     if tags:
         bindings = [release_index.Binding(tag, digest, len(image.raw)) for tag in tags]
-        attached.append(write_signature_index(client, repository, index, signer, bindings))
+        attached.append(write_signature_index(client, repository, index, signers, bindings))
     return digest, attached
 
 
@@ -129,55 +137,114 @@ class IndexPlan:
 
 
 class IndexMovedError(UserError):
-    """The index changed between this writer's read and its write. Exit status 1: nothing of ours was lost or
-    half-written, the other writer's bindings stand; run the step again."""
+    """Other writers kept replacing the index for MOST_WRITE_TRIES rounds. Exit status 1: the other writers'
+    bindings stand; run the step again."""
 
     exit_status = EXIT_CHECKS_FAILED
 
 
-def write_signature_index(
-    client: RegistryClient, repository: str, plan: IndexPlan, signer: Signer, bindings: Sequence[release_index.Binding]
-) -> Attached:
-    """Read the index, extend it, and write it only if the registry still serves the one read (compare-and-swap:
-    the registry API has no conditional PUT, so the compare is a re-read just before the write and a read-back
-    after it; release.yml runs every index writer in one concurrency group, so the two never race there)."""
-    ref = f"{repository}:{plan.tag}"
+class IndexNotTrustedError(UserError):
+    """The index in the registry fails the TUF client's checks (expired, older than seen or the committed floor,
+    signed by other keys, another repository's): it is never extended or re-signed. Exit status 1."""
+
+    exit_status = EXIT_CHECKS_FAILED
+
+
+MOST_WRITE_TRIES = 5
+SETTLE_SECONDS = 1.0  # read the index back after this long: a racing writer's PUT lands within it
+
+
+def current_index(
+    client: RegistryClient, repository: str, plan: IndexPlan, verb: str
+) -> tuple[release_index.Fetched, VerifiedIndex | None]:
+    """The index in the registry, through the TUF client (this machine's cache, the committed root and floor)."""
     read = release_index.fetch(client, repository, plan.tag)
-    files = release_index.updated(
-        read.files, plan.root, signer, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
+    if read.digest is None:
+        return read, None
+    try:
+        try:
+            return read, verified_index(read.files, plan.root, repository, cache_dir(repository))
+        except IndexFailureError as failure:
+            ancestor = rotated_from(plan.root, read.files)
+            if ancestor is None or failure.reason.field != "release-index signature":
+                raise
+            # a rotation this checkout commits and the index does not carry yet: read the index under the root
+            # it was signed with, which signed this checkout's root (TUF's chain); the next write publishes ours
+            return read, verified_index(read.files, ancestor, repository, cache_dir(repository), root_history=False)
+    except IndexFailureError as failure:
+        reason = failure.reason
+        raise IndexNotTrustedError(
+            cause=f"{verb} refused the release index {repository}:{plan.tag} ({read.digest}): {reason.field}: "
+            f"expected {reason.expected}, found {reason.found}"
+            + (f" ({reason.why})" if reason.why else "")
+            + ". Re-signing it would make an old, expired or foreign index look fresh",
+            fix=failure.fix
+            or "restore the newest index the release workflow wrote (its digest is in the run's summary) with "
+            "`skopeo copy`, then run again; find who wrote this one (docs/release.md, 'Rollback floor')",
+        ) from failure
+
+
+def _holds(
+    client: RegistryClient, repository: str, plan: IndexPlan, written: str, bindings: Sequence[release_index.Binding]
+) -> bool:
+    """Whether the index served now is the one written, or a later one that keeps every binding."""
+    read, index = current_index(client, repository, plan, "the read-back")
+    if read.digest == written:
+        return True
+    bound = index.bound() if index is not None else {}
+    return bool(bindings) and all(bound.get(b.tag) == b.digest for b in bindings)
+
+
+def write_signature_index(
+    client: RegistryClient,
+    repository: str,
+    plan: IndexPlan,
+    signers: release_index.IndexSigners,
+    bindings: Sequence[release_index.Binding],
+    *,
+    verb: str = "sign",
+) -> Attached:
+    """Read the index through the TUF client, extend it, write it, and read it back after SETTLE_SECONDS; if
+    another writer replaced it (the registry API has no conditional PUT), start again from the newer index, up to
+    MOST_WRITE_TRIES times: every writer ends with its bindings, or fails loudly."""
+    ref = f"{repository}:{plan.tag}"
+    seen: list[str] = []
+    for _ in range(MOST_WRITE_TRIES):
+        read, current = current_index(client, repository, plan, verb)
+        files = release_index.updated(
+            current, plan.root, signers, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
+        )
+        new = release_index.artifact(files)
+        for blob in new.blobs:
+            client.push_blob(reference(ref), blob.data)
+        before = client.manifest(ref)
+        if (before.digest if before else None) != read.digest:
+            seen.append(before.digest if before else "none")
+            continue  # moved since our read: extend the newer one
+        written = _push(client, repository, plan.tag, new, signature_media_type())
+        time.sleep(SETTLE_SECONDS)
+        if _holds(client, repository, plan, new.digest, bindings):
+            verified_index(files, plan.root, repository, cache_dir(repository))  # this machine's floor: what it wrote
+            return Attached("index", written.ref, written.digest)
+        seen.append("an index without this write's bindings")
+    raise IndexMovedError(
+        cause=f"the release index {ref} was replaced by other writers {MOST_WRITE_TRIES} times while this step "
+        f"wrote it ({', '.join(seen)}); this step's bindings are not in it",
+        fix="run the step again once the other writer is done; if nobody else should write the index, find who "
+        "does (docs/release.md, 'Index updates')",
     )
-    new = release_index.artifact(files)
-    for blob in new.blobs:
-        client.push_blob(reference(ref), blob.data)
-    before = client.manifest(ref)
-    if (before.digest if before else None) != read.digest:
-        raise _moved(ref, read.digest, before.digest if before else None, "before this write")
-    written = _push(client, repository, plan.tag, new, signature_media_type())
-    after = client.manifest(ref)
-    if after is None or after.digest != new.digest:
-        raise _moved(ref, new.digest, after.digest if after else None, "right after this write (it was overwritten)")
-    return Attached("index", written.ref, written.digest)
 
 
-def _moved(ref: str, expected: str | None, found: str | None, when: str) -> IndexMovedError:
-    return IndexMovedError(
-        cause=f"the release index {ref} moved {when}: expected {expected or 'no index'}, found {found or 'none'}; "
-        "writing on would drop the other writer's tag bindings",
-        fix="run the step again: it re-reads the index and adds its tags to the one now there; if nobody else "
-        "writes the index, find who does (docs/release.md, 'Index updates')",
-    )
-
-
-def refresh_index(repository: str, signer: Signer, plan: IndexPlan) -> Attached:
-    """Re-sign the release index as it is (same bindings; the roles `signer` holds re-signed, versions bumped,
-    expiries renewed): daily, by release.yml's refresh-index job with the timestamp key."""
+def refresh_index(repository: str, signers: release_index.IndexSigners, plan: IndexPlan) -> Attached:
+    """Re-sign the release index's timestamp (same targets and snapshot, bytes unchanged): daily, by release.yml's
+    refresh-index job with the timestamp key; only an index the TUF client accepts."""
     client = RegistryClient.for_ref(reference(f"{repository}:{plan.tag}"))
     if release_index.fetch(client, repository, plan.tag).digest is None:
         raise RegistryAccessError(
             cause=f"{repository}:{plan.tag} holds no release index to refresh",
             fix="sign a release first (`build.py release sign IMAGE@sha256:... --tag T`), which creates it",
         )
-    return write_signature_index(client, repository, plan, signer, [])
+    return write_signature_index(client, repository, plan, signers, [], verb="refresh-index")
 
 
 def signature_media_type() -> str:

@@ -9,6 +9,8 @@ published beside the index as N.root.json, then committed here.
 
 from __future__ import annotations
 
+import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -19,7 +21,7 @@ from tuf.api.metadata import Metadata, Root, Snapshot, Targets, Timestamp
 from tuf.api.serialization import DeserializationError
 from tuf.api.serialization.json import JSONSerializer
 
-from pytorch_cuda.errors import UserError
+from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 
 ROOT_LIFETIME = timedelta(days=365)
 
@@ -85,3 +87,80 @@ def load_root(path: Path) -> TrustedRoot:
             fix="restore it from git; a new root is made with `build.py release init-root`",
         ) from exc
     return TrustedRoot(path, raw, metadata)
+
+
+class RootExpiringError(UserError):
+    """The committed root expires within the warning window (`release root-status`). Exit status 1."""
+
+    exit_status = EXIT_CHECKS_FAILED
+
+
+class RotationError(UserError):
+    """The next root cannot be signed: the key is not the current root's root key. Exit status 2."""
+
+
+def next_root(
+    current: TrustedRoot,
+    root_signers: list[Signer],
+    now: datetime,
+    *,
+    new_root_key: Key | None = None,
+    online: Key | None = None,
+    timestamp: Key | None = None,
+) -> bytes:
+    """Root v(N+1): the roles given new keys (the others keep theirs; no key given: a renewal), expiring
+    `now + ROOT_LIFETIME`, signed by the current root's root key and, where it changes, the new one (TUF's chain:
+    a client on v N accepts v N+1 only when both thresholds sign it)."""
+    signed = Root.from_dict(current.metadata.signed.to_dict())
+    signed.version, signed.expires = signed.version + 1, now + ROOT_LIFETIME
+    for role, key in ((Root.type, new_root_key), (Targets.type, online), (Snapshot.type, online),
+                      (Timestamp.type, timestamp)):  # fmt: skip
+        if key is None:
+            continue
+        for keyid in list(signed.roles[role].keyids):
+            signed.revoke_key(keyid, role)
+        signed.add_key(key, role)
+    metadata = Metadata(signed)
+    for signer in root_signers:
+        metadata.sign(signer, append=True)
+    try:
+        current.metadata.verify_delegate(Root.type, metadata)  # the old root's threshold
+        metadata.verify_delegate(Root.type, metadata)  # the new root's own threshold
+    except UnsignedMetadataError as exc:
+        raise RotationError(
+            cause=f"root v{signed.version} is not signed by the root keys of {current.path.name} v{current.version} "
+            f"and of itself ({exc})",
+            fix="give --root-key the current root's offline key, and --new-root-key the new one when the root key "
+            "changes (docs/release.md, 'Root of trust')",
+        ) from exc
+    return metadata.to_bytes(JSONSerializer(compact=False)) + b"\n"
+
+
+def replace_root(path: Path, data: bytes) -> None:
+    temporary = path.with_name(f".{path.name}.new")
+    temporary.write_bytes(data)
+    temporary.replace(path)
+
+
+def rotated_from(committed: TrustedRoot, files: Mapping[str, bytes]) -> TrustedRoot | None:
+    """The index's own root, when it is older than `committed` and signed `committed` (checked through the
+    chain the index carries: v k signs v k+1, up to committed's version); else None."""
+    try:
+        older = Metadata[Root].from_bytes(files["root.json"])
+        chain = [older]
+        for version in range(older.signed.version + 1, committed.version):
+            chain.append(Metadata[Root].from_bytes(files[f"{version}.root.json"]))
+        chain.append(committed.metadata)
+        for parent, child in itertools.pairwise(chain):
+            if child.signed.version != parent.signed.version + 1:
+                return None
+            parent.verify_delegate(Root.type, child)
+    except (KeyError, ValueError, UnsignedMetadataError, DeserializationError):
+        return None
+    if older.signed.version >= committed.version:
+        return None
+    return TrustedRoot(committed.path, files["root.json"], older)
+
+
+def days_left(root: TrustedRoot, now: datetime) -> float:
+    return (root.metadata.signed.expires - now).total_seconds() / 86400

@@ -35,7 +35,7 @@ from pytorch_cuda.release.cosign_layout import (
     tag_for,
 )
 from pytorch_cuda.release.envelopes import EnvelopeError, open_envelope, verifying_key
-from pytorch_cuda.release.failures import Reason, VerificationFailedError
+from pytorch_cuda.release.failures import FIX, Reason, VerificationFailedError
 from pytorch_cuda.release.index_client import IndexFailureError, trusted_targets
 from pytorch_cuda.release.provenance_inputs import InputMismatchError, checked_inputs, inputs_fix
 from pytorch_cuda.release.release_policy import LoadedPolicy
@@ -59,6 +59,9 @@ class Verified:
     def pull(self) -> str:
         """What to pull: the repository by the verified digest (a tag can move after verify)."""
         return f"{reference(self.image).repository}@{self.digest}"
+
+
+MOST_SIGNATURE_LAYERS = 16  # cosign writes one per signing; more is padding, refused before any is read
 
 
 class _Check:
@@ -90,6 +93,9 @@ class _Check:
     def signature(self) -> str:
         layers = [l for l in self.attachment("sig").get("layers") or [] if l.get("mediaType") == SIMPLE_SIGNING]  # noqa: E741
         keys = self.policy.keys
+        if len(layers) > MOST_SIGNATURE_LAYERS:
+            raise self.fail(f"{SIGNATURE_ANNOTATION} (.sig layers)", f"at most {MOST_SIGNATURE_LAYERS} signatures",
+                            f"{len(layers)} signatures", "a .sig padded to slow verify; none read")  # fmt: skip
         for layer in layers:
             payload = self.blob(layer)
             try:
@@ -163,9 +169,7 @@ class _Check:
         try:
             inputs, base = checked_inputs(self.policy.path.parent, variant, dependencies, policy.source_repository)
         except InputMismatchError as mismatch:
-            raise VerificationFailedError(
-                self.image, self.target.digest, mismatch.reason, inputs_fix(commits[0])
-            ) from None
+            raise VerificationFailedError(self.image, self.target.digest, mismatch.reason, inputs_fix()) from None
         return CheckedProvenance(builder, ref, commits[0], variant, base.uri, len(inputs.locks))
 
 
@@ -239,7 +243,8 @@ def verify_image(image: str, policy: LoadedPolicy) -> Verified:
     try:
         version, targets = trusted_targets(files, policy)
     except IndexFailureError as failure:
-        raise VerificationFailedError(image, check.target.digest, failure.reason) from failure
+        fix = failure.fix or FIX
+        raise VerificationFailedError(image, check.target.digest, failure.reason, fix) from failure
     tags = _bound(check, targets, ref.tag, ref.digest)
     components = len(sbom.get("components") or [])
     digest = check.target.digest

@@ -122,12 +122,14 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
     assert publish["environment"] == "release"
     run = "\n".join(s.get("run", "") for s in publish["steps"])
     # signed and attested BEFORE promotion (issue 39: no unsigned window); promoted by digest inside the registry,
-    # never pulled and pushed again; the tags bound in the index after they moved, then verified
+    # never pulled and pushed again; the tags bound in the index (release key + timestamp key) BEFORE they move
+    # (issue 51: promote refuses a tag the index does not bind), then verified
     assert 'build.py release promote "$candidate"' in run
     assert "docker push" not in run
     assert "docker pull" not in run
     first_sign = run.index("release sign")
-    assert first_sign < run.index("release promote") < run.index('"${args[@]}"\n') < run.index("release verify")
+    bind = run.index('--timestamp-key "$RELEASE_TIMESTAMP_SIGNER_URI"')
+    assert first_sign < bind < run.index("release promote") < run.index("release verify")
     names = [s.get("name", "") + s.get("uses", "") for s in publish["steps"]]
     promote_at = next(i for i, n in enumerate(names) if n.startswith("promote by digest"))
     assert all(i < promote_at for i, n in enumerate(names) if n.startswith(("actions/attest-", "sign and attest")))
@@ -149,7 +151,7 @@ def test_the_release_checks_the_tag_first_and_moves_aliases_last_behind_its_envi
 def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind() -> None:
     publish = load("release.yml")["jobs"]["publish"]
     steps = [s for s in publish["steps"] if "release sign" in s.get("run", "")]
-    assert len(steps) == 2  # sign the digest (before promote), then bind the tags (after)
+    assert len(steps) == 2  # sign the digest, then bind the tags with the timestamp key: both before promote
     for step in steps:
         assert "if" not in step  # no key is a failure, not a skipped step
         run = step["run"]
@@ -157,6 +159,8 @@ def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind
         assert "--require-pinned-base" in run  # no digest: on matrix.yaml's base, no signature
         assert '--source-ref "$GITHUB_REF" --commit "$GITHUB_SHA"' in run  # the provenance's real parameters
         assert step["env"]["RELEASE_SIGNER_URI"] == "${{ vars.RELEASE_SIGNER_URI }}"  # a KMS/HSM key, when set
+    assert '--timestamp-key "$RELEASE_TIMESTAMP_SIGNER_URI"' in steps[1]["run"]  # the split setup (issue 51)
+    run = "\n".join(s.get("run", "") for s in publish["steps"])
     verify = run[run.index("release verify") :].splitlines()[0]
     assert "--public-key" not in verify
     assert "--policy" not in verify

@@ -8,6 +8,7 @@ HTTP API."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shutil
@@ -35,6 +36,7 @@ class Checkout:
     cache: Path  # $XDG_CACHE_HOME: where the TUF client keeps the index versions it has seen
     base: Image | None = None  # the base matrix.yaml pins (published in base_repository), None: unpinned
     base_repository: str = ""
+    timestamp_key: str | None = None  # the split setup: keys/timestamp.key holds the timestamp role alone
 
     def candidate(self, tag: str, revision: str, repository: str | None = None) -> str:
         """An image built on the pinned base, pushed as `repository:tag` (default: the release repository)."""
@@ -53,9 +55,17 @@ class Checkout:
         )  # fmt: skip
 
     def sign(
-        self, image: str, key: str = "release", *tags: str, lifetime: int = 3600, pinned_base: bool = True
-    ) -> None:
-        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`)."""
+        self,
+        image: str,
+        key: str = "release",
+        *tags: str,
+        lifetime: int = 3600,
+        pinned_base: bool = True,
+        timestamp_key: str | None = "",
+        expect_status: int = 0,
+    ) -> subprocess.CompletedProcess[str]:
+        """`release sign` as release.yml runs it (`--require-pinned-base`, unless not `pinned_base`; the split
+        setup's `--timestamp-key keys/<timestamp_key>.key`)."""
         args = [
             "sign", image, "--key", str(self.folder / "keys" / f"{key}.key"),
             "--public-key", str(self.folder / "keys" / f"{key}.pub"), "--sbom", str(self.folder / "sbom.cdx.json"),
@@ -65,8 +75,14 @@ class Checkout:
         ]  # fmt: skip
         for tag in tags:
             args += ["--tag", tag]
+        timestamp_key = self.timestamp_key if timestamp_key == "" else timestamp_key
+        if timestamp_key is not None:
+            keys = self.folder / "keys"
+            args += ["--timestamp-key", str(keys / f"{timestamp_key}.key"),
+                     "--timestamp-public-key", str(keys / f"{timestamp_key}.pub")]  # fmt: skip
         signed = self.release(*args)
-        assert signed.returncode == 0, signed.stderr
+        assert signed.returncode == expect_status, signed.stderr
+        return signed
 
 
 def pin_base(folder: Path, published: str, config: str) -> None:
@@ -85,7 +101,9 @@ def without_keyless_builder(policy: str) -> str:
     return f"{head}\nkeyless_builder: null\n"
 
 
-def make_checkout(folder: Path, repository: str, *, pinned: bool = True, keyless: bool = False) -> Checkout:
+def make_checkout(
+    folder: Path, repository: str, *, pinned: bool = True, keyless: bool = False, split: bool = False
+) -> Checkout:
     """A checkout whose policy covers `repository`, with a release key pair and an intruder's, and (`pinned`)
     a base published in a repository of its own and pinned in matrix.yaml. Its policy requires the committed
     keyless builder (`keyless`), or names none: no test can make GitHub's keyless attestation."""
@@ -110,12 +128,15 @@ def make_checkout(folder: Path, repository: str, *, pinned: bool = True, keyless
         base = push_image(base_repository, "trixie", "0" * 40)
         pin_base(folder, base.pinned(base_repository), base.config)
         checkout = Checkout(folder, repository, folder / "cache", base, base_repository)
+    if split:
+        checkout = dataclasses.replace(checkout, timestamp_key="timestamp")
     keys = folder / "keys"
-    for name in ("release", "intruder", "root"):
+    for name in ("release", "intruder", "root", *(["timestamp"] if split else [])):
         made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
         assert made.returncode == 0, made.stderr
+    timestamp = ["--timestamp-public-key", str(keys / "timestamp.pub")] if split else []  # docs/release.md's setup
     rooted = checkout.release("init-root", "--root-key", str(keys / "root.key"), "--root-public-key",
-                              str(keys / "root.pub"))  # fmt: skip
+                              str(keys / "root.pub"), *timestamp)  # fmt: skip
     assert rooted.returncode == 0, rooted.stderr
     assert (keys / "release-root.json").is_file()
     assert SOURCE in policy

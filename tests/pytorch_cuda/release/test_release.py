@@ -13,6 +13,7 @@ from tuf.api.metadata import Metadata, Targets, Timestamp
 from pytorch_cuda.cli import main as cli_main
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.commands import check_pinned_base
+from pytorch_cuda.release.index_client import REPOSITORY_FIELD, IndexFailureError, verified_index
 from pytorch_cuda.release.promote import skopeo_copy_argv
 from pytorch_cuda.release.release_policy import PolicyError, load_policy
 from pytorch_cuda.release.statements import BuildRun, Source, provenance, statement
@@ -110,27 +111,33 @@ def test_the_index_binds_tags_bumps_versions_names_its_repository_and_refuses_an
     for name in ("a", "b", "root"):
         keys.generate(tmp_path / f"{name}.key", tmp_path / f"{name}.pub")
     signer = keys.signer(str(tmp_path / "a.key"), tmp_path / "a.pub")
-    now = datetime(2026, 12, 5, tzinfo=UTC)
+    now = datetime.now(UTC).replace(microsecond=0)
     root_signer = keys.signer(str(tmp_path / "root.key"), tmp_path / "root.pub")
     (tmp_path / "root.json").write_bytes(make_root(root_signer, signer.public_key, signer.public_key, now))
     root = load_root(tmp_path / "root.json")
     repo = "127.0.0.1:5000/ci/x"
-    first = release_index.updated({}, root, signer, [release_index.Binding("v2.9", DIGEST, 10)], repository=repo,
+    both = release_index.IndexSigners(signer, signer)
+    first = release_index.updated(None, root, both, [release_index.Binding("v2.9", DIGEST, 10)], repository=repo,
                                   now=now, lifetime=timedelta(days=1))  # fmt: skip
-    second = release_index.updated(first, root, signer, [release_index.Binding("v2.9.1", DIGEST, 10)],
+    current = verified_index(first, root, repo, tmp_path / "cache")
+    second = release_index.updated(current, root, both, [release_index.Binding("v2.9.1", DIGEST, 10)],
                                    repository=repo, now=now)  # fmt: skip
     targets = Metadata[Targets].from_bytes(second["targets.json"]).signed
     assert (targets.version, sorted(targets.targets)) == (2, ["v2.9", "v2.9.1"])
     assert targets.targets["v2.9"].hashes == {"sha256": "ab" * 32}
-    assert targets.unrecognized_fields == {release_index.REPOSITORY_FIELD: repo}
+    assert targets.unrecognized_fields == {REPOSITORY_FIELD: repo}
     stamp = Metadata[Timestamp].from_bytes(second["timestamp.json"]).signed
     assert stamp.expires == now + release_index.TIMESTAMP_LIFETIME == now + timedelta(days=2)
     assert second["root.json"] == root.raw  # the committed root, never a new one
+    verified = verified_index(second, root, repo, tmp_path / "cache")
+    refreshed = release_index.updated(verified, root, release_index.IndexSigners(signer), [], repository=repo, now=now)
+    assert refreshed["targets.json"] == second["targets.json"]  # a refresh re-signs the timestamp alone
     intruder = keys.signer(str(tmp_path / "b.key"), tmp_path / "b.pub")
-    with pytest.raises(release_index.IndexSigningError, match=r"not a timestamp key of root\.json"):
-        release_index.updated(second, root, intruder, [], repository=repo, now=now)
-    with pytest.raises(release_index.IndexSigningError, match=r"binds tags of .127\.0\.0\.1:5000/ci/x.: it was copied"):
-        release_index.updated(second, root, signer, [], repository="127.0.0.1:5000/ci/other", now=now)
+    with pytest.raises(release_index.IndexSigningError, match=r"\(--timestamp-key\) is not a timestamp key of root"):
+        release_index.updated(verified, root, release_index.IndexSigners(intruder), [], repository=repo, now=now)
+    with pytest.raises(IndexFailureError) as caught:
+        verified_index(second, root, "127.0.0.1:5000/ci/other", tmp_path / "other-cache")
+    assert caught.value.reason.why == "an index signed for another repository, copied here"
 
 
 def test_a_root_not_signed_by_its_own_root_key_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

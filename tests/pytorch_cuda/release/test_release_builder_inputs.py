@@ -88,7 +88,8 @@ def test_an_image_built_from_an_edited_lock_on_a_laptop_is_refused(release: Rele
     ours = "sha256:" + hashlib.sha256((release.checkout.folder / LOCK).read_bytes()).hexdigest()
     assert f"provenance resolvedDependencies {LOCK}: expected {ours} (this checkout's), found sha256:" in text
     assert "(built from another lock than this checkout commits (an edited, older or newer lock))" in text
-    assert f"check it out (`git checkout {'c' * 40}`) and verify again" in text
+    assert "never with a commit the image's provenance names" in text
+    assert f"git checkout {'c' * 40}" not in text  # the signer never picks the checkout that judges its image
 
 
 def test_an_image_built_on_another_base_is_refused(release: Release, tmp_path: Path) -> None:
@@ -114,13 +115,17 @@ def test_an_image_signed_without_its_base_is_refused(release: Release) -> None:
     assert "found none (the provenance records no base: signed without the pinned-base check)" in text
 
 
-def test_a_checkout_whose_lock_moved_refuses_the_release_and_names_its_commit(release: Release, tmp_path: Path) -> None:
-    """Relocked after the release (main moved on): verify from there refuses, and says which commit to check out."""
+def test_a_checkout_whose_lock_moved_refuses_the_release_and_never_names_the_artifact_s_commit(
+    release: Release, tmp_path: Path
+) -> None:
+    """Relocked after the release (main moved on): verify from there refuses, and sends the user to a checkout of
+    their own choosing (the release tag from git), never to the commit the signed provenance names."""
     moved = elsewhere(release.checkout, tmp_path / "moved")
     edit_lock(moved)
     text = refused(moved, f"{release.repository}:v9.9")
     assert f"provenance resolvedDependencies {LOCK}: expected sha256:" in text
-    assert f"`git checkout {'a' * 40}`" in text
+    assert "a checkout you chose yourself (the release tag's commit from the project's own git history" in text
+    assert "a" * 40 not in text
 
 
 def test_a_checkout_without_a_pinned_base_cannot_check_the_base_and_exits_2(release: Release, tmp_path: Path) -> None:
