@@ -1,16 +1,19 @@
 """Why the CPU Inductor probe dies on a GPU host: each suspect tried on its own, in a child process with a timeout,
 on the Python that runs this script (the carried stack by default, see gpu/inductor-cpu-diagnosis.sh).
 
-Suspects: a stale Inductor cache shared with another torch (the vector-ISA check libraries are keyed by the
-compiler and flags, not by torch's version), the fork after `import torch` (the probe loads each ISA library in a
+Suspects: a stale Inductor cache shared with another torch (the default /tmp/torchinductor_<user> is shared by
+every torch on the host), the fork after `import torch` (the probe loads each ISA library in a
 forked child), two OpenMP runtimes (torch's bundled libgomp against the host compiler's), the host's compiler,
-and a vector ISA the kernels are built for (AMX, AVX-512). Prints one line per experiment and writes JSON to argv[1].
+a vector ISA the kernels are built for (AMX, AVX-512), and a CUDA driver in the process (Triton's driver is
+loaded in a CPU compile on a GPU host); gdb's backtrace where the host has gdb. Prints one line per experiment
+and writes JSON to argv[1].
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -37,7 +40,7 @@ print(json.dumps(out))
 """
 
 FORK_EACH = """
-import os, sys, ctypes, json, glob
+import os, sys, ctypes, json, glob, subprocess
 import torch
 from torch._inductor import cpu_vec_isa
 from torch._inductor.codecache import cache_dir
@@ -89,7 +92,9 @@ def run(name: str, argv: list[str], env: dict[str, str], results: dict[str, obje
         rc, out, err = "timeout", "", ""
     last = out.splitlines()[-1] if out else ""
     seconds = round(time.monotonic() - started, 1)
-    results[name] = {"rc": rc, "s": seconds, "stdout": last[-1500:], "stderr": err[-2500:]}
+    # faulthandler's trace: its head holds the fatal error and the innermost frames, its tail the outermost
+    kept = err if len(err) <= 5000 else err[:3500] + "\n[...]\n" + err[-1500:]
+    results[name] = {"rc": rc, "s": seconds, "stdout": last[-1500:], "stderr": kept}
     print(f"== {name}: rc {rc} in {seconds} s\n   {last[:600]}\n   {err[-900:]}", flush=True)
 
 
@@ -134,6 +139,11 @@ def main() -> int:
         {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()},
         results,
     )
+    no_gpu = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "CUDA_VISIBLE_DEVICES": ""}
+    run("compile-inline-no-gpu-visible", [py, "-X", "faulthandler", "-c", COMPILE_INLINE], no_gpu, results)
+    if shutil.which("gdb"):
+        gdb = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "bt 25", "--args", py, "-c", COMPILE_INLINE]
+        run("compile-inline-gdb-backtrace", gdb, {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()}, results)
     run(
         "compile-inline-avx2",
         [py, "-X", "faulthandler", "-c", COMPILE_INLINE],
