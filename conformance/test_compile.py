@@ -110,6 +110,8 @@ def test_inductor_cpu_generates_cpp_and_matches_eager(
 def test_openmp_and_cpu_vector_isa(cpu_compile_probe: dict[str, object], record_note: RecordNote) -> None:
     """PyTorch's release smoke test: OpenMP is available and Inductor detects a CPU vector ISA."""
     isa = cpu_compile_probe.get("vec_isa")
+    if "openmp" not in cpu_compile_probe:  # the probe died before its first answer
+        pytest.fail(f"CPU compile probe gave no answer: {cpu_compile_probe.get('error')}", pytrace=False)
     record_note(f"OpenMP {cpu_compile_probe.get('openmp')}, Inductor vector ISA {isa}")
     assert cpu_compile_probe.get("openmp") is True, "torch.backends.openmp.is_available() is False"
     assert isa, (

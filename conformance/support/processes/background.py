@@ -7,6 +7,7 @@ Only CPU work runs in the background: a GPU job would disturb the timed benchmar
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 import time
@@ -24,6 +25,37 @@ GLOO_TASKS: Final = ("collectives", "ddp_hooks")
 GLOO_WORLD_SIZE: Final = 2
 
 
+DONE: Final = "done"  # the "stage" of the probe's last line when it finished; an earlier line names where it was
+
+
+def last_json_object(stdout: str) -> dict[str, object]:
+    """The last line of `stdout` that is a JSON object ({} when none is)."""
+    for line in reversed(stdout.strip().splitlines()):
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(parsed, dict):
+            return parsed
+    return {}
+
+
+def death_of(script: str, returncode: int, stage: str, stderr: str) -> str:
+    """One paragraph on why the probe gave no complete result: the signal that killed it (with faulthandler's fatal
+    error and innermost frames), else its exit status and the end of its stderr."""
+    where = "before its first result" if stage == "None" else f"after its {stage} step"
+    if returncode < 0:
+        try:
+            name = signal.Signals(-returncode).name
+        except ValueError:
+            name = f"signal {-returncode}"
+        lines = stderr.splitlines()
+        start = next((i for i, line in enumerate(lines) if line.startswith("Fatal Python error")), None)
+        trace = " | ".join(line.strip() for line in lines[start : start + 8]) if start is not None else stderr[-1500:]
+        return f"{script} died of {name} (exit {returncode}) {where}: {trace}"
+    return f"{script} exited {returncode} {where}: {stderr.strip()[-2000:]}"
+
+
 class BackgroundProbe:
     def __init__(self, script: Path) -> None:
         self.script = script
@@ -32,13 +64,19 @@ class BackgroundProbe:
         self.process: subprocess.Popen[str] | None = None
         try:
             self.process = subprocess.Popen(
-                [sys.executable, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+                # faulthandler: a crash in native code prints the Python frames it happened under
+                [sys.executable, "-X", "faulthandler", str(script)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
         except OSError as exc:
             self._result = {"error": f"cannot start {script.name}: {exc}"}
 
     def result(self) -> dict[str, object]:
-        """The probe's JSON (waits for it); ``{"error": ...}`` when it crashed or hung."""
+        """The probe's JSON (waits for it): its last complete line, so that what it learned before a crash (the
+        vector ISA, OpenMP) is kept; ``"error"`` names a crash (the signal and faulthandler's fatal frames), an exit
+        status other than 0, or a hang."""
         if self._result is not None or self.process is None:
             return self._result or {"error": f"{self.script.name} was not started"}
         try:
@@ -48,13 +86,9 @@ class BackgroundProbe:
             self.process.communicate()
             self._result = {"error": f"{self.script.name} did not finish within {TIMEOUT_S:.0f} s"}
             return self._result
-        lines = stdout.strip().splitlines()
-        try:
-            parsed: dict[str, object] = json.loads(lines[-1]) if lines else {}
-        except ValueError:
-            parsed = {}
-        if not parsed:
-            parsed = {"error": f"{self.script.name} exited {self.process.returncode}: {stderr.strip()[-2000:]}"}
+        parsed = last_json_object(stdout)
+        if self.process.returncode != 0 or parsed.get("stage") != DONE:
+            parsed["error"] = death_of(self.script.name, self.process.returncode, str(parsed.get("stage")), stderr)
         parsed["wall_s"] = round(time.monotonic() - self.started, 2)
         self._result = parsed
         return parsed

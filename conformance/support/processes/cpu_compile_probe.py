@@ -21,6 +21,7 @@ import subprocess
 import sys
 import time
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -72,8 +73,13 @@ class ForkedLoadCheck:
 
 
 def _load_in_child(path: str) -> int | None:
-    """Exit status of a forked child that loads `path`; None when it did not finish in time (it is killed)."""
-    pid = os.fork()
+    """Exit status of a forked child that loads `path`; None when it did not finish in time (it is killed).
+    Python 3.12+ warns that this process is multi-threaded (torch's import starts threads): the child only loads
+    a library and exits, and one that hangs is killed and the load goes through torch's own subprocess, so the
+    warning is silenced rather than shown as the probe's stderr."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"This process .* is multi-threaded", category=DeprecationWarning)
+        pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         code = 1
         try:
@@ -146,6 +152,8 @@ def main() -> int:
     except Exception as exc:
         result["vec_isa_error"] = f"{type(exc).__name__}: {exc}"
     result["precompiled_headers"] = keep_precompiled_headers_in_cache_dir(cache_root)
+    # What is known so far, before the compile: a compile that kills this process leaves the ISA and OpenMP answers
+    print(json.dumps({**result, "stage": "vector ISA"}), flush=True)
     try:
         outcome = compile_and_compare(PointwiseNet, seeded_randn((16, 32), seed=32), None, backward=False)
     except Exception as exc:
@@ -162,7 +170,7 @@ def main() -> int:
             explain_s=outcome.explain_s,
             compile_and_run_s=outcome.compile_and_run_s,
         )
-    print(json.dumps(result))
+    print(json.dumps({**result, "stage": "done"}))
     return 0
 
 
