@@ -39,16 +39,20 @@ CARRIED = CarriedStack(
 )
 
 
-def _committed_results() -> list[Path]:
+CARRIED_RUNS = "evidence/shipped-stack/"  # runs of the carried stack, which name their stack
+
+
+def _committed_results(recorded: bool = False) -> list[Path]:
     found = []
     for path in sorted([*ROOT.glob("evidence/**/*.json"), *ROOT.glob("tests/fixtures/**/*.json")]):
         try:
             document = json.loads(path.read_text())
         except ValueError:
             continue
-        if isinstance(document, dict) and document.get("suite") == "pytorch-cuda-conformance":
+        named = str(path.relative_to(ROOT)).startswith(CARRIED_RUNS)
+        if isinstance(document, dict) and document.get("suite") == "pytorch-cuda-conformance" and named == recorded:
             found.append(path)
-    return [*found, *sorted(ROOT.glob("conformance/examples/*.json"))]
+    return found if recorded else [*found, *sorted(ROOT.glob("conformance/examples/*.json"))]
 
 
 def _write_marker(prefix: Path, stack: CarriedStack = CARRIED) -> None:
@@ -171,3 +175,21 @@ def test_every_committed_results_file_reads_with_an_inferred_stack(path: Path) -
 def test_the_committed_runs_hold_both_inferred_kinds() -> None:
     kinds = {load_results(path).stack.kind for path in _committed_results()}
     assert kinds == {"image", "host"}
+
+
+@pytest.mark.parametrize("path", _committed_results(recorded=True), ids=lambda p: str(p.relative_to(ROOT)))
+def test_every_committed_carried_run_names_its_stack_and_judges_the_three_host_checks_not(path: Path) -> None:
+    """The shipped stack's runs on a GPU host: carried, the image's pins, and not_judged only where the image's own
+    files have no equivalent there (the Python and venv, the loader cache, the base image's packages)."""
+    results = load_results(path)
+    assert results.stack.recorded
+    assert results.stack.kind == "carried"
+    assert results.stack.carried is not None
+    assert results.stack.carried.packages["torch"] == "2.9.1"
+    not_judged = sorted(n.split("::")[-1] for n, t in results.tests.items() if t.outcome == "not_judged")
+    assert not_judged == [
+        "test_debian_packages_match_the_base_record",
+        "test_ldconfig_has_no_second_cuda_library",
+        "test_python_and_venv_match_manifest",
+    ]
+    assert results.tests["conformance/test_libraries.py::test_cuda_libraries_loaded_once"].outcome == "passed"

@@ -23,7 +23,9 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
         pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
     root = tmp_path_factory.mktemp("site")
     store = root / "store"
-    ingest([ROOT / "evidence/reports/h200/results.json", RUNS / "h200/runs/untouched.json"], store)
+    # five nightly runs: a history of fewer says "no history yet" and judges nothing, its faults included
+    h200 = sorted((ROOT / "evidence/fleet-runs/h200").glob("*.json"))
+    ingest([ROOT / "evidence/reports/h200/results.json", RUNS / "h200/runs/untouched.json", *h200], store)
     ingest([RUNS / "h100/runs/untouched.json"], store)
     ingest([RUNS / "h200/runs/busy-gpu.json"], store, fault="busy-gpu")
     build_site(store, root / "out")
@@ -46,7 +48,7 @@ def test_a_gpu_page_draws_history_and_marks_the_regression(site: Path, tmp_path:
     shot = tmp_path / "h200.png"
     page = load(site / "gpu/nvidia-h200.html", shot, height=3200)
     assert page.console == ()
-    assert page.svg_count == 5  # GEMM, conv, AMP, SDPA and compile histories (nightly runs only)
+    assert page.svg_count == 6  # GEMM, conv, AMP, SDPA, compile and MAMF histories (nightly runs only)
     assert "What the history flags under faults and controls" in page.dom
     assert re.search(
         r'<td><span class="fault">fault: busy-gpu</span></td>\s*<td><code>gemm.fp32.tflops</code>', page.dom
