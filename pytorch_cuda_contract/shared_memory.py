@@ -7,6 +7,8 @@ from typing import Final
 
 MIN_SHM_BYTES: Final = 1 << 30
 SHM_PATH: Final = "/dev/shm"
+# The one advice, for the banner and the suite alike: the size the suite's check asks for, or the host's own.
+SHM_FIX: Final = "run the container with --ipc=host or --shm-size=1g (or larger)"
 
 
 def shm_size_bytes(path: str = SHM_PATH) -> int | None:
@@ -20,10 +22,10 @@ def shm_size_bytes(path: str = SHM_PATH) -> int | None:
 def shm_problem(size: int | None, minimum: int = MIN_SHM_BYTES) -> str | None:
     """None when /dev/shm is big enough (a host-sized tmpfs, as with --ipc=host, is)."""
     if size is None:
-        return f"{SHM_PATH} is missing: run the container with --shm-size=1g or --ipc=host"
+        return f"{SHM_PATH} is missing: {SHM_FIX}"
     if size < minimum:
         return (
             f"{SHM_PATH} is {size / 2**20:.0f} MiB, below {minimum / 2**30:.0f} GiB: DataLoader workers and NCCL "
-            "run out of shared memory; run the container with --shm-size=1g (or larger) or --ipc=host"
+            f"run out of shared memory; {SHM_FIX}"
         )
     return None

@@ -5,11 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, requirement_for_cuda
+from pytorch_cuda_contract.shared_memory import MIN_SHM_BYTES, SHM_FIX
 from pytorch_cuda_entry.facts import Environment
 
-MIN_SHM_BYTES = 1 << 30
 NO_GPU_FIX = "pass --gpus all, or install the NVIDIA Container Toolkit"
-SHM_FIX = "use --ipc=host or --shm-size=16g"
 FORWARD_COMPAT_NOTE = (
     "on data-center GPUs, CUDA forward compatibility (the cuda-compat package of this CUDA release on the host) "
     "also lets an older driver run it"

@@ -62,7 +62,7 @@ def test_small_shm_warns_with_its_fix(size: int | None, warned: bool) -> None:
     found = warnings(healthy(shm_bytes=size))
     assert ([w.fix for w in found] == [SHM_FIX]) is warned
     if warned:
-        assert "use --ipc=host or --shm-size=16g" in compose(healthy(shm_bytes=size))
+        assert "run the container with --ipc=host or --shm-size=1g (or larger)" in compose(healthy(shm_bytes=size))
         assert "64 MiB" in found[0].problem or size != 64 * 2**20
 
 

@@ -38,7 +38,7 @@ def test_interactive_start_prints_the_banner(built: BuiltImage) -> None:
 def test_small_shm_warns_with_its_fix(built: BuiltImage) -> None:
     ran = docker_run(built.ref, "true", options=("-t", "--shm-size=64m"))
     assert "/dev/shm is 64 MiB, under 1 GiB" in ran.output
-    assert "use --ipc=host or --shm-size=16g" in ran.output
+    assert "run the container with --ipc=host or --shm-size=1g (or larger)" in ran.output
 
 
 @pytest.mark.parametrize(
@@ -96,5 +96,5 @@ def test_info_text_and_json(built: BuiltImage) -> None:
     assert data["image"]["min_driver"] == "570.26"
     assert [w["fix"] for w in data["warnings"]] == [
         "pass --gpus all, or install the NVIDIA Container Toolkit",
-        "use --ipc=host or --shm-size=16g",
+        "run the container with --ipc=host or --shm-size=1g (or larger)",
     ]
