@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.errors import EngineError, UserError
-from pytorch_cuda.steps.check_memo import suite_tree_digest
+from pytorch_cuda_contract.suite_digest import suite_tree_digest
 
 RUN_CONFIG_KEYS = ("Env", "Entrypoint", "Cmd", "User", "WorkingDir")
 _SCHEMA = "pytorch-cuda/content-hash/1"

@@ -14,13 +14,14 @@ from pytorch_cuda.image_build.build_plan import PIP_CA_SECRET, BuildPlan
 from pytorch_cuda.locks.resolving import installed_lock
 from pytorch_cuda.retry import Backoff, Sleeper
 from pytorch_cuda.steps.base_image import BaseOutcome, ensure_base
-from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
+from pytorch_cuda.steps.check_memo import recall, remember
 from pytorch_cuda.steps.in_image_checks import CheckReport, run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import host_cache
 from pytorch_cuda.steps.move_tags import TagMove, move_tags
 from pytorch_cuda.steps.publish import Publisher, PublishOutcome, publish
 from pytorch_cuda.steps.remote_names import cache_ref
 from pytorch_cuda.steps.sbom import SbomSummary, collect_sbom
+from pytorch_cuda_contract.suite_digest import suite_tree_digest
 
 MIN_FREE_DISK_BYTES = 12 * 1024**3
 

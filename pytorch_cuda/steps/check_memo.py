@@ -14,15 +14,9 @@ from dataclasses import asdict
 from pathlib import Path
 
 from pytorch_cuda.steps.in_image_checks import CHECK_COMMAND, CheckReport
+from pytorch_cuda_contract.suite_digest import suite_tree_digest
 
-
-def suite_tree_digest(suite_dir: Path) -> str:
-    """sha256 over the suite's file names and contents (caches and bytecode left out)."""
-    digest = hashlib.sha256()
-    for path in sorted(suite_dir.rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc":
-            digest.update(str(path.relative_to(suite_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
+__all__ = ["memo_key", "recall", "remember", "suite_tree_digest"]
 
 
 def memo_key(image_id: str, suite: str, command: Sequence[str] = CHECK_COMMAND) -> str:

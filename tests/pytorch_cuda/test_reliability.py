@@ -14,9 +14,10 @@ from pytorch_cuda.image_build.build_mutex import variant_mutex
 from pytorch_cuda.image_build.build_plan import BuildPlan
 from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.steps.check_memo import recall, remember, suite_tree_digest
+from pytorch_cuda.steps.check_memo import recall, remember
 from pytorch_cuda.steps.in_image_checks import CheckReport
 from pytorch_cuda.steps.move_tags import move_tags
+from pytorch_cuda_contract.suite_digest import suite_tree_digest
 from tests.support.fake_engine import FakeEngine, conformance_results
 from tests.support.plans import cu12_plan
 

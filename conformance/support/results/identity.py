@@ -14,6 +14,7 @@ from conformance.support import SUITE_SOURCE
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.carried_stack import RunStack, read_run_stack
 from pytorch_cuda_contract.manifest import ManifestLookup
+from pytorch_cuda_contract.suite_digest import suite_tree_digest
 
 IMAGE_DIGEST_ENV: Final = "PYTORCH_CUDA_IMAGE_DIGEST"
 IMAGE_REF_ENV: Final = "PYTORCH_CUDA_IMAGE_REF"
@@ -21,14 +22,12 @@ HOST_ENV: Final = "PYTORCH_CUDA_HOST"  # the nightly sets it to the runner's nam
 
 
 def suite_digest() -> str | None:
-    """sha256 over the suite's own Python files (names and contents), None if unreadable."""
-    digest = hashlib.sha256()
+    """The contract's suite digest of this suite's folder (every file, as the build's check memo and the GPU job's
+    content hash take it), None if unreadable."""
     try:
-        for path in sorted(SUITE_SOURCE.rglob("*.py")):
-            digest.update(str(path.relative_to(SUITE_SOURCE)).encode() + b"\0" + path.read_bytes() + b"\0")
+        return f"sha256:{suite_tree_digest(SUITE_SOURCE)}"
     except OSError:
         return None
-    return f"sha256:{digest.hexdigest()}"
 
 
 def host_identity() -> dict[str, object]:
