@@ -245,4 +245,7 @@ def test_suite_versions_name_the_cases_judged_by_an_older_suite() -> None:
     })  # fmt: skip
     assert versions["latest"] == "sha256:new"
     assert versions["older"] == ["untouched", "cudnn-off"]
-    assert versions["by_digest"] == {"sha256:old": ["untouched", "cudnn-off"], "sha256:new": ["fp16-accumulation-allowed"]}
+    assert versions["by_digest"] == {
+        "sha256:old": ["untouched", "cudnn-off"],
+        "sha256:new": ["fp16-accumulation-allowed"],
+    }
