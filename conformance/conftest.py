@@ -42,7 +42,7 @@ DISTRIBUTED_ENV: Final = apply_safe_distributed_env()
 
 MARKERS: Final = {
     "cpu": "runs without a GPU (CI runs `-m cpu`)",
-    "gpu": "needs one visible GPU; skips without one under -m, fails with --require-gpu; a run with no -m stops",
+    "gpu": "needs one visible GPU; a run that selects one with no GPU visible stops (exit 4); --require-gpu: fails",
     "multigpu": "needs >= 2 visible GPUs",
 }
 # Not a mode: a check that no plausible fault can trip documents a fact and gates nothing. The results file says
@@ -124,9 +124,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Stop when no GPU is visible to a run without a -m selection (fail closed: one paragraph, exit status 4);
-    otherwise start the slow CPU-only work (Inductor C++ compile, gloo ranks) now, so that it overlaps the GPU
-    checks."""
+    """Stop when no GPU is visible to a run whose selection (-m, -k, paths, node ids) holds a GPU check (fail
+    closed: one paragraph, exit status 4); otherwise start the slow CPU-only work (Inductor C++ compile, gloo
+    ranks) now, so that it overlaps the GPU checks."""
     refusal = refuse_without_gpu(session.config, session.items)
     if refusal is not None:
         raise pytest.UsageError(refusal)

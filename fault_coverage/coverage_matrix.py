@@ -10,6 +10,8 @@
   (kind "environment" or "setting": what a user's host can have as it is), and the checks each kind trips.
 - A fault that trips nothing is a finding, unless the catalogue says why one run on one GPU cannot show it (its
   `gap`): then it is listed as a gap with that reason.
+- Each case records the suite digest of its run(s): a matrix whose runs span several suite versions says which
+  cases were judged by a suite older than its latest run's (``suites``).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from fault_coverage.case_model import FAULT_KINDS, TIMED_SUFFIX, UNTOUCHED, Case
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results
 from pytorch_cuda_contract.results_model import ConformanceResults
 
-MATRIX_SCHEMA: Final = 3  # 2: fault kinds, real-fault coverage, gaps; 3: not_run (the GPU cases without a run)
+# 2: fault kinds, real-fault coverage, gaps; 3: not_run (the GPU cases without a run); 4: suite digests (suites)
+MATRIX_SCHEMA: Final = 4
 SUITE_BUDGET_S: Final = 120.0  # the whole suite on one GPU
 
 
@@ -46,11 +49,21 @@ def _load(runs: Path, case: Case, name: str | None = None) -> tuple[ConformanceR
         return None, str(exc)
 
 
-def _case_outcomes(runs: Path, case: Case) -> tuple[dict[str, dict[str, str | None]], str | None, bool]:
-    """A case's outcomes, its problem, and whether it ran here: a control's timed run (CASE.timed.json) and its
-    other run (CASE.json) read as one."""
+def _identity(results: ConformanceResults | None) -> list[tuple[str, str]]:
+    """(started_at, suite digest) of a run that has both."""
+    if results is None or not results.suite_digest:
+        return []
+    return [(results.started_at or "", results.suite_digest)]
+
+
+def _case_outcomes(
+    runs: Path, case: Case
+) -> tuple[dict[str, dict[str, str | None]], str | None, bool, list[tuple[str, str]]]:
+    """A case's outcomes, its problem, whether it ran here, and the (start, suite digest) of each of its runs: a
+    control's timed run (CASE.timed.json) and its other run (CASE.json) read as one."""
     results, problem = _load(runs, case)
     outcomes = _outcomes(results)
+    identities = _identity(results)
     ran = results is not None or (runs / f"{case.name}.log").exists()
     timed_name = case.name + TIMED_SUFFIX
     if (runs / f"{timed_name}.json").exists() or (runs / f"{timed_name}.log").exists():
@@ -58,8 +71,22 @@ def _case_outcomes(runs: Path, case: Case) -> tuple[dict[str, dict[str, str | No
         # each check ran in one of the two runs: the other run's "not_run" (deselected) must not hide its outcome
         outcomes.update({check: o for check, o in _outcomes(timed).items() if o["outcome"] != "not_run"})
         problem = problem or (timed_problem and f"its timed run: {timed_problem}")
+        identities += _identity(timed)
         ran = True
-    return outcomes, problem, ran
+    return outcomes, problem, ran, identities
+
+
+def suite_versions(identities: Mapping[str, Sequence[tuple[str, str]]]) -> dict[str, Any]:
+    """The suite digests of a matrix's runs (``identities``: case -> its runs' (start, digest)): the latest run's
+    digest, the cases of each digest, and the cases judged (in one run at least) by another, older suite."""
+    runs = sorted((start, digest) for pairs in identities.values() for start, digest in pairs)
+    latest = runs[-1][1] if runs else None
+    by_digest: dict[str, list[str]] = {}
+    for case, pairs in identities.items():
+        for digest in sorted({d for _, d in pairs}):
+            by_digest.setdefault(digest, []).append(case)
+    older = [case for case, pairs in identities.items() if any(d != latest for _, d in pairs)]
+    return {"latest": latest, "by_digest": by_digest, "older": older}
 
 
 def _gpu(results: ConformanceResults) -> dict[str, Any]:
@@ -115,12 +142,17 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
     gated = [c for c, o in baseline.items() if o["outcome"] == "passed" and c not in informational]
     entries: list[dict[str, Any]] = []
     not_run: list[str] = []
+    identities: dict[str, list[tuple[str, str]]] = {}
     grid: dict[str, dict[str, str]] = {c: {} for c in baseline}
     for case in cases:
         if case.name == UNTOUCHED:
-            outcomes, problem, ran = baseline, None, True
+            outcomes, problem, ran, identity = baseline, None, True, _identity(untouched)
+            timed, _ = _load(runs, case, case.name + TIMED_SUFFIX)
+            identity += _identity(timed)
         else:
-            outcomes, problem, ran = _case_outcomes(runs, case)
+            outcomes, problem, ran, identity = _case_outcomes(runs, case)
+        if ran:
+            identities[case.name] = identity
         if not ran:
             if case.where == "gpu":
                 not_run.append(case.name)  # a partial matrix names what it lacks
@@ -151,6 +183,7 @@ def build_matrix(cases: Sequence[Case], runs: Path, card: str) -> dict[str, Any]
         },
         "cases": entries,
         "not_run": not_run,
+        "suites": suite_versions(identities),
         "grid": grid,
         "findings": findings(entries, baseline) + suite_findings(runs / f"{UNTOUCHED}.json"),
     }

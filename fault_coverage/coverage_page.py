@@ -70,6 +70,7 @@ def render(matrix: Mapping[str, Any]) -> str:
     if matrix.get("not_run"):
         lines += [f"**Partial: {len(matrix['not_run'])} cases of the catalogue have no run on this card**, so the "
                   f"coverage above counts the others only: {_names(matrix['not_run'])}.", ""]  # fmt: skip
+    lines += _suite_lines(matrix.get("suites"))
     if matrix["gaps"]:
         lines += ["**Gaps: faults that trip nothing here, and why** (not findings: the catalogue names the reason; "
                   "the regressions history or a two-GPU host must catch them):", ""]  # fmt: skip
@@ -90,6 +91,27 @@ def render(matrix: Mapping[str, Any]) -> str:
     )  # fmt: skip
     lines += _check_table(matrix, faults, controls)
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _short(digest: str | None) -> str:
+    return f"`{digest.removeprefix('sha256:')[:12]}`" if digest else "unknown"
+
+
+def _suite_lines(suites: Mapping[str, Any] | None) -> list[str]:
+    """Which suite version judged which case: one line when every run had the latest run's suite."""
+    if not suites or not suites["by_digest"]:
+        return ["**Suite versions:** no run recorded its suite digest.", ""]
+    versions = len(suites["by_digest"])
+    if not suites["older"]:
+        return [f"**Suite versions:** every run had one suite, {_short(suites['latest'])}.", ""]
+    lines = [
+        f"**Suite versions: the runs span {versions} suites**; the checks of "
+        f"{len(suites['older'])} cases were judged by a suite other than the latest run's "
+        f"({_short(suites['latest'])}): {_names(suites['older'])}.",
+        "",
+    ]
+    lines += [f"- {_short(digest)}: {_names(cases)}" for digest, cases in suites["by_digest"].items()]
+    return [*lines, ""]
 
 
 def _check_table(

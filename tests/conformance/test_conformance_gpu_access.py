@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,7 @@ import torch
 from conformance.support.probes.gpu_access import diagnose
 from conformance.support.probes.gpu_gate import NO_GPU_EXIT_STATUS, no_gpu_paragraph
 from pytorch_cuda_contract.driver import DriverRequirement
-from tests.conformance.harness import manifest_document, run_suite, write_manifest
+from tests.conformance.harness import SCRUBBED_ENV, SUITE, manifest_document, run_suite, write_manifest
 
 REQUIREMENT = DriverRequirement("570.26", "525.60.13", "manifest")
 WORKING = {"device_nodes": ["/dev/nvidia0", "/dev/nvidiactl"], "nvml_driver": "580.159.04", "libcuda": "libcuda.so.1"}
@@ -74,9 +76,6 @@ def test_fake_old_libcuda_fails_access_check_naming_the_minimum_driver(tmp_path:
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="this host has a GPU")
 def test_require_gpu_turns_missing_gpu_into_failure(tmp_path: Path) -> None:
-    skipped = run_suite(tmp_path, marker="gpu", keyword="cuda_initialises")
-    assert skipped.outcome("test_cuda_initialises") == "skipped"
-    assert skipped.message("test_cuda_initialises").startswith("no GPU visible")
     required = run_suite(tmp_path, "--require-gpu", marker="gpu", keyword="cuda_initialises")
     assert required.returncode != 0
     assert required.outcome("test_cuda_initialises") == "failed"
@@ -109,12 +108,15 @@ def test_no_device_nodes_named_as_the_cause(tmp_path: Path) -> None:
     assert "--gpus all" in message
 
 
+STOPPED = "no GPU is visible, and this run selects"
+
+
 @pytest.mark.skipif(not NO_GPU_HERE or torch.cuda.is_available(), reason="this host has a GPU")
 def test_no_selection_without_gpu_stops_with_one_paragraph(tmp_path: Path) -> None:
     """Fail closed: with no -m, the GPU checks are not skipped into a pass; `-m cpu` stays green."""
     stopped = run_suite(tmp_path, marker=None, keyword="cuda_initialises or pip_check")
     assert stopped.returncode == NO_GPU_EXIT_STATUS == 4, stopped.output[-3000:]
-    assert "no GPU is visible, and `conformance` without a -m selection checks the GPU" in stopped.output
+    assert f"{STOPPED} 1 GPU checks" in stopped.output
     for looked_for in ("torch.cuda.device_count(): 0", "NVIDIA_VISIBLE_DEVICES", "libcuda.so.1", "--gpus all",
                        "`conformance -m cpu`"):  # fmt: skip
         assert looked_for in stopped.output, looked_for
@@ -128,10 +130,56 @@ def test_no_selection_without_gpu_stops_with_one_paragraph(tmp_path: Path) -> No
     assert only_cpu.returncode == 0, only_cpu.output[-3000:]
 
 
+@pytest.mark.skipif(not NO_GPU_HERE or torch.cuda.is_available(), reason="this host has a GPU")
+@pytest.mark.parametrize(
+    ("marker", "keyword", "selected"),
+    [
+        ("gpu", None, "-m gpu: every GPU check"),
+        ("gpu or cpu", "cuda_initialises or pip_check", "-m 'gpu or cpu' with -k"),
+        ("multigpu", None, "-m multigpu"),
+        (None, "amp", "-k amp"),
+        ("not cpu", "cuda_initialises", "-m 'not cpu'"),
+    ],
+)
+def test_any_selection_of_a_gpu_check_without_gpu_stops(
+    tmp_path: Path, marker: str | None, keyword: str | None, selected: str
+) -> None:
+    """Fail closed whatever selects the GPU checks (issue 52): `-m gpu` on a runner whose GPU did not come up is
+    exit status 4 and the paragraph, never every GPU check skipped and exit 0."""
+    stopped = run_suite(tmp_path, marker=marker, keyword=keyword)
+    assert stopped.returncode == NO_GPU_EXIT_STATUS, (selected, stopped.output[-3000:])
+    assert STOPPED in stopped.output, selected
+    assert not any(r["outcome"] in ("passed", "skipped") for r in stopped.document["tests"].values()), selected
+
+
+@pytest.mark.skipif(not NO_GPU_HERE or torch.cuda.is_available(), reason="this host has a GPU")
+def test_a_gpu_checks_node_id_without_gpu_stops(tmp_path: Path) -> None:
+    """A path and node id select a GPU check as surely as -m does."""
+    ini = tmp_path / "pytest.ini"
+    ini.write_text("[pytest]\n")
+    json_path = tmp_path / "conformance.json"
+    node = f"{SUITE}/test_device.py::test_cuda_initialises"
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", node, "-q",
+         "--conformance-json", str(json_path)],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+        env={k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV},
+    )  # fmt: skip
+    assert ran.returncode == NO_GPU_EXIT_STATUS, (ran.stdout + ran.stderr)[-3000:]
+    assert f"{STOPPED} 1 GPU checks" in ran.stdout + ran.stderr
+    listed = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ini), "-p", "no:cacheprovider", node, "-q", "--collect-only"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600, check=False,
+        env={k: v for k, v in os.environ.items() if k not in SCRUBBED_ENV},
+    )  # fmt: skip
+    assert listed.returncode == 0, (listed.stdout + listed.stderr)[-3000:]  # listing judges nothing: no refusal
+
+
 def test_no_gpu_paragraph_names_what_was_looked_for() -> None:
     paragraph = no_gpu_paragraph(64, {"torch.cuda.device_count()": "0", "NVIDIA_VISIBLE_DEVICES": "'void'"})
     assert "\n" not in paragraph
-    assert "skip its 64 GPU checks" in paragraph
+    assert "this run selects 64 GPU checks" in paragraph
+    assert "skip them and pass" in paragraph
     assert "torch.cuda.device_count(): 0; NVIDIA_VISIBLE_DEVICES: 'void'" in paragraph
     assert "exit status 4" in paragraph
     assert "-m cpu" in paragraph

@@ -233,3 +233,19 @@ def test_a_part_runs_its_cases_and_waits_for_the_untouched_run_to_write_the_matr
     assert "deterministic-algorithms" in ran[-1][0]
     assert main(["run", "--card", "h100", "--out", str(tmp_path), "--part", "controls", "expandable-segments"]) == 0
     assert ran[-1] == (["expandable-segments"], "cases-expandable-segments.json")
+
+
+def test_suite_versions_name_the_cases_judged_by_an_older_suite() -> None:
+    from fault_coverage.coverage_matrix import suite_versions
+
+    versions = suite_versions({
+        "untouched": [("2026-12-06T04:40", "sha256:old")],
+        "cudnn-off": [("2026-12-06T04:50", "sha256:old")],
+        "fp16-accumulation-allowed": [("2026-12-06T09:00", "sha256:new")],
+    })  # fmt: skip
+    assert versions["latest"] == "sha256:new"
+    assert versions["older"] == ["untouched", "cudnn-off"]
+    assert versions["by_digest"] == {
+        "sha256:old": ["untouched", "cudnn-off"],
+        "sha256:new": ["fp16-accumulation-allowed"],
+    }

@@ -103,8 +103,17 @@ def test_conformance_without_gpu_and_selection_fails_closed(built: BuiltImage, r
     status 4 instead of skipping the GPU checks into a pass."""
     finished = runner.run(built.ref, ["conformance", "-q"])
     assert finished.exit_code == 4, finished.output[-3000:]
-    assert "no GPU is visible, and `conformance` without a -m selection checks the GPU" in finished.output
-    assert "`conformance -m cpu`" in finished.output and "--gpus all" in finished.output
+    assert "no GPU is visible, and this run selects" in finished.output
+    assert "`conformance -m cpu`" in finished.output
+    assert "--gpus all" in finished.output
+
+
+def test_conformance_gpu_selection_without_gpu_fails_closed(built: BuiltImage, runner: ImageRunner) -> None:
+    """`docker run IMAGE conformance -m gpu` (a nightly's GPU selection on a runner whose GPU did not come up) stops
+    with the same paragraph and exit status 4, not every GPU check skipped and exit 0 (issue 52)."""
+    finished = runner.run(built.ref, ["conformance", "-q", "-m", "gpu"])
+    assert finished.exit_code == 4, finished.output[-3000:]
+    assert "no GPU is visible, and this run selects" in finished.output
 
 
 def test_ca_bundle_is_in_no_layer_and_no_history(

@@ -1,5 +1,7 @@
-"""Which checks run for the GPUs a run sees: a gpu/multigpu check skips with the reason when too few GPUs are
-visible, and fails instead when the command line demands them (--require-gpu, --require-gpus N)."""
+"""Which checks run for the GPUs a run sees. A run that selects any gpu/multigpu check (no -m, `-m gpu`, `-k amp`,
+a path or a node id: whatever the selection) and sees no GPU at all stops before any test with one paragraph (exit
+status 4); only a selection without a GPU check (`-m cpu`) runs without one. With a GPU, a multigpu check skips
+with the reason when too few are visible, and fails instead when the command line demands them (--require-gpus N)."""
 
 from __future__ import annotations
 
@@ -45,18 +47,19 @@ def gate_on_gpus(item: pytest.Item) -> None:
         pytest.fail(f"--require-gpus {required}: only {found} GPU(s) visible", pytrace=False)
 
 
-# A run with no -m selection checks the GPU: without one it stops with this status (pytest's usage error, as for
-# an unwritable --conformance-json) instead of skipping every GPU check and passing.
+# A run whose selection holds a GPU check, whatever selected it, checks the GPU: without one it stops with this
+# status (pytest's usage error, as for an unwritable --conformance-json) instead of skipping every GPU check and
+# passing. A nightly `-m gpu` job on a runner whose GPU did not come up is red, not green.
 NO_GPU_EXIT_STATUS = 4
 
 
 def no_gpu_paragraph(gpu_checks: int, facts: dict[str, str]) -> str:
-    """The one paragraph a run without a -m selection and without a GPU stops with (pure: ``facts`` is what was
-    looked for, from ``no_gpu_facts``)."""
+    """The one paragraph a run that selects GPU checks stops with when no GPU is visible (pure: ``facts`` is what
+    was looked for, from ``no_gpu_facts``)."""
     looked = "; ".join(f"{what}: {found}" for what, found in facts.items())
     return (
-        f"no GPU is visible, and `conformance` without a -m selection checks the GPU: it stops here (exit status "
-        f"{NO_GPU_EXIT_STATUS}) rather than skip its {gpu_checks} GPU checks and pass. Looked for: {looked}. "
+        f"no GPU is visible, and this run selects {gpu_checks} GPU checks: it stops here (exit status "
+        f"{NO_GPU_EXIT_STATUS}) rather than skip them and pass. Looked for: {looked}. "
         "Pass a GPU: `docker run --gpus all IMAGE conformance` (the NVIDIA Container Toolkit on the host; in "
         "Kubernetes a nvidia.com/gpu resource limit; NVIDIA_VISIBLE_DEVICES must not be void, none or empty), or on "
         "a bare host check `nvidia-smi`. Without a GPU, `conformance -m cpu` (from a checkout `python -m pytest "
@@ -93,10 +96,11 @@ def no_gpu_facts() -> dict[str, str]:
 
 
 def refuse_without_gpu(config: pytest.Config, items: list[pytest.Item]) -> str | None:
-    """The paragraph to stop with when a run selects GPU checks with no -m and no GPU is visible; None otherwise
-    (a -m selection, --require-gpu[s], no GPU check selected, a GPU there, or torch that cannot even be imported:
-    the suite then reports that failure by name)."""
-    if config.option.markexpr or required_gpus(config):
+    """The paragraph to stop with when the selected checks (``items``: after -m, -k, paths and node ids) hold a GPU
+    check and no GPU is visible; None otherwise (--require-gpu[s]: each GPU check then fails by name; no GPU check
+    selected; --collect-only, which judges nothing; a GPU there; or torch that cannot even be imported: the suite
+    then reports that failure by name)."""
+    if required_gpus(config) or config.option.collectonly:
         return None
     gpu_checks = [i for i in items if i.get_closest_marker("gpu") or i.get_closest_marker("multigpu")]
     if not gpu_checks:
