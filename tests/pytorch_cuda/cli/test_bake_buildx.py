@@ -51,11 +51,11 @@ def _buildx() -> list[str]:
 @pytest.fixture(params=["installed", "current"])
 def buildx(request: pytest.FixtureRequest) -> list[str]:
     """Each buildx the comparison runs with: setup-buildx.sh's (0.13.1), and a current one (0.29+, its binary
-    in $PYTORCH_CUDA_BUILDX_CURRENT: scripts/fetch-buildx-current.sh fetches Debian sid's)."""
+    in $PYTORCH_CUDA_BUILDX_CURRENT, e.g. the binary of Debian sid's docker-buildx package, unpacked)."""
     if request.param == "installed":
         return _buildx()
     if not CURRENT:
-        pytest.skip("no current buildx: run scripts/fetch-buildx-current.sh and set PYTORCH_CUDA_BUILDX_CURRENT")
+        pytest.skip("no current buildx: set PYTORCH_CUDA_BUILDX_CURRENT to a buildx 0.29+ binary (Debian sid's)")
     return [CURRENT]
 
 
