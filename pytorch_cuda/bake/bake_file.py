@@ -23,10 +23,10 @@ def bake_document(
     """The bake file of the variants of ``names`` (targets or groups), with the ``--set`` values applied."""
     scope = scope_of(matrix)
     sets = parse_overrides(sets_given, BAKE_KEYS, scope)
-    chosen = set(expand_targets(matrix, names))
+    chosen = _chosen_variants(matrix, root, names)
     targets: dict[str, dict[str, Any]] = {}
     owners: dict[str, str] = {}
-    for variant in (v for v in all_variants(matrix) if v.target_name in chosen):
+    for variant in (v for v in all_variants(matrix) if v.key in chosen):
         asked = BuildRequest(variant.target_name, variant.flavour_name, ca_bundle=ca_bundle, dry_run=True)
         plans = plan_lineage(matrix, asked, root)
         plan, parents = plans[-1], plans[:-1]
@@ -45,8 +45,24 @@ def bake_document(
         if plan.ca_bundle:  # --ca-bundle, else the environment's default, as build uses it
             entry["secret"] = [f"id={PIP_CA_SECRET},src={plan.ca_bundle}"]
         targets[variant.key], owners[variant.key] = entry, variant.target_name
-    apply_sets(targets, owners, sets, scope)
+    apply_sets(targets, sets)
     return {"group": _groups(matrix, owners), "target": targets}
+
+
+def _chosen_variants(matrix: Matrix, root: Path, names: Sequence[str]) -> set[str]:
+    """The bake targets (variant keys) of ``names``: a target, alias or group stands for its variants, as in
+    the file's groups; a bake target (cu128-runtime) for itself, with the parents it is built FROM (its
+    named context must be a target of the file)."""
+    variants = {v.key: v for v in all_variants(matrix)}
+    keys = [name for name in names if name in variants]
+    others = [name for name in names if name not in variants]
+    targets = set(expand_targets(matrix, others)) if others else set()
+    chosen = {key for key, v in variants.items() if v.target_name in targets}
+    for key in keys:
+        variant = variants[key]
+        asked = BuildRequest(variant.target_name, variant.flavour_name, dry_run=True)
+        chosen.update(plan.variant.key for plan in plan_lineage(matrix, asked, root))
+    return chosen
 
 
 def _base_ref(matrix: Matrix, name: str) -> str:

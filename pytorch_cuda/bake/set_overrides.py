@@ -1,12 +1,14 @@
 """The overrides `build`, `push` and `bake` take beside the matrix, in docker buildx's words: `--set PATTERN.KEY=VALUE`
-(bake's overrides, with bake's rules: a value is kept whole, commas and all; a repeated --set on a list appends;
-a pattern that matches no target is an error; a boolean is one that Go's strconv.ParseBool reads) and
-`--platform` (linux/amd64 only, and why). The project's own labels are not --set keys."""
+(bake's overrides, with buildx bake's rules: PATTERN is a bake target name or a glob over them, never a group or an
+alias; a value is kept whole, commas and all; a repeated --set on a list appends; a pattern that matches no target
+is an error; a boolean is one that Go's strconv.ParseBool reads; `args.NAME` with no value is taken from the
+environment) and `--platform` (linux/amd64 only, and why). The project's own labels are not --set keys."""
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Sequence
+import os
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from pytorch_cuda.errors import UserError
@@ -19,8 +21,12 @@ from pytorch_cuda.matrix.variants import all_variants
 PLATFORM = "linux/amd64"
 _PLATFORM_ALIASES = {"linux/amd64", "linux/x86_64", "linux/amd64/v1", "amd64", "x86_64"}
 BUILD_KEYS = ("labels.", "no-cache")  # what `build`/`push` apply; `bake` takes bake's own keys too
-LIST_KEYS = ("tags", "cache-from", "cache-to", "output")  # bake's list attributes: --set appends, += too
-BAKE_KEYS = ("labels.", "no-cache", "args.", "platform", "pull", *LIST_KEYS)
+LIST_KEYS = ("tags", "cache-from", "cache-to", "output", "secrets", "attest")  # --set appends, += too
+MAP_KEYS = ("args.", "labels.", "contexts.")
+TEXT_KEYS = ("context", "dockerfile", "target", "shm-size")
+BOOL_KEYS = ("no-cache", "pull", "push")
+BAKE_KEYS = (*MAP_KEYS, *TEXT_KEYS, *BOOL_KEYS, "platform", *LIST_KEYS)  # the keys buildx 0.13.1 applies and prints
+ATTRIBUTES = {"secrets": "secret", "platform": "platforms"}  # a --set key -> its bake file attribute
 PROJECT_LABELS = ("org.opencontainers.image.", f"{LABEL_PREFIX}.")  # what the image says about itself
 _TRUE, _FALSE = {"1", "t", "T", "TRUE", "true", "True"}, {"0", "f", "F", "FALSE", "false", "False"}
 
@@ -40,8 +46,8 @@ def check_platform(platform: str) -> str:
 
 @dataclass(frozen=True)
 class Scope:
-    """What a --set pattern is matched against: every variant of the matrix (bake's file), and the names that
-    stand for targets (aliases) or for several (groups)."""
+    """What a --set pattern is matched against: the bake target names (one per variant of the matrix), as
+    buildx matches them; the aliases and groups only to say what to write instead."""
 
     variants: tuple[tuple[str, str], ...]  # (variant key, target name)
     names: dict[str, str] = field(default_factory=dict)  # alias -> target
@@ -64,42 +70,66 @@ class Override:
     def text(self) -> str:
         return f"{self.pattern}.{self.key}{'+=' if self.append else '='}{self.value}"
 
-    def matches(self, variant: str, target: str, scope: Scope) -> bool:
-        if self.pattern in scope.groups:
-            return target in scope.groups[self.pattern]
-        canonical = scope.names.get(self.pattern, self.pattern)  # an alias (cu12) names its target (cu128)
-        return any(fnmatch.fnmatchcase(name, canonical) for name in (variant, target))
+    def matches(self, variant: str) -> bool:
+        """buildx's expandTargets: the bake target of that name, else every one the glob matches."""
+        return self.pattern == variant or fnmatch.fnmatchcase(variant, self.pattern)
 
 
-def parse_overrides(values: Sequence[str], allowed: Sequence[str], scope: Scope) -> list[Override]:
+def parse_overrides(
+    values: Sequence[str], allowed: Sequence[str], scope: Scope, environ: Mapping[str, str] | None = None
+) -> list[Override]:
     """The --set values, each checked: its form, its key, a boolean's value, a label that is the project's own,
-    and that its pattern matches some target (buildx: could not find any target matching)."""
-    found = [_parse(value, allowed) for value in values]
-    for override in found:
-        if not any(override.matches(variant, target, scope) for variant, target in scope.variants):
-            accepted = [*(v for v, _ in scope.variants), *scope.names.values(), *scope.names, *scope.groups]
-            raise UserError(
-                cause=f"--set {override.text!r}: could not find any target matching {override.pattern!r}"
-                f"{did_you_mean(override.pattern, accepted)}",
-                fix=f"use a variant, target, alias or group from `python build.py list` (or a glob such as "
-                f"'*' or 'cu12*'): {', '.join(sorted(set(accepted)))}",
-            )
+    and that its pattern matches some bake target (buildx: could not find any target matching). `args.NAME`
+    with no `=VALUE` takes $NAME, and is left out when $NAME is unset, as buildx does."""
+    found: list[Override] = []
+    for value in values:
+        override = _parse(value, allowed, os.environ if environ is None else environ)
+        pattern = override.pattern if override else value.partition(".")[0]
+        if not any(fnmatch.fnmatchcase(variant, pattern) or variant == pattern for variant, _ in scope.variants):
+            raise _no_target(value, pattern, scope)
+        if override:
+            found.append(override)
     return found
 
 
-def _parse(value: str, allowed: Sequence[str]) -> Override:
+def _no_target(value: str, pattern: str, scope: Scope) -> UserError:
+    keys = [variant for variant, _ in scope.variants]
+    target = scope.names.get(pattern, pattern)
+    if target in scope.groups or target in {t for _, t in scope.variants}:
+        members = scope.groups.get(target, [target])
+        glob = f"{members[0]}-*" if len(members) == 1 else "*"
+        kind = "group" if target in scope.groups else "target" if target == pattern else f"alias of {target}"
+        return UserError(
+            cause=f"--set {value!r}: could not find any target matching {pattern!r}; {pattern!r} is a matrix "
+            f"{kind}, and buildx bake matches a --set pattern against bake target names only (one per variant: "
+            f"{', '.join(keys)}), never against a group or an alias",
+            fix=f"name the variants with a glob instead, e.g. --set '{glob}.{value.partition('.')[2]}' (quoted, "
+            "so the shell leaves the * to bake)",
+        )
+    return UserError(
+        cause=f"--set {value!r}: could not find any target matching {pattern!r}{did_you_mean(pattern, keys)}",
+        fix=f"use a bake target (a variant) or a glob over them (e.g. '*' or 'cu128-*'): {', '.join(keys)}",
+    )
+
+
+def _parse(value: str, allowed: Sequence[str], environ: Mapping[str, str]) -> Override | None:
     left, equals, right = value.partition("=")
     append = left.endswith("+")
     pattern, dot, key = left.removesuffix("+").partition(".")
-    if not equals or not dot or not pattern or not key:
+    from_env = not equals and key.startswith("args.") and len(key) > len("args.")
+    if (not equals and not from_env) or not dot or not pattern or not key:
         raise UserError(
-            cause=f"--set {value!r} is not PATTERN.KEY=VALUE",
-            fix="write it as bake does, e.g. --set cu12.labels.org.example.team=ml or --set '*.no-cache=true'",
+            cause=f"--set {value!r} is not PATTERN.KEY=VALUE (buildx: expected target.name=value; only "
+            "args.NAME may leave out =VALUE, to take $NAME)",
+            fix="write it as bake does, e.g. --set cu128-runtime.labels.org.example.team=ml or --set '*.no-cache=true'",
         )
     if not any(key == a or (a.endswith(".") and key.startswith(a) and len(key) > len(a)) for a in allowed):
+        bare = key.rstrip(".")
+        needs_name = f"{bare}." in allowed
         raise UserError(
-            cause=f"--set {value!r}: {key!r} is not a key this command overrides"
-            f"{did_you_mean(key, [a.rstrip('.') for a in allowed])}",
+            cause=f"--set {value!r}: "
+            + (f"{bare} requires a name ({bare}.NAME)" if needs_name else f"{key!r} is not a key this command ")
+            + ("" if needs_name else f"overrides{did_you_mean(key, [a.rstrip('.') for a in allowed])}"),
             fix=f"use one of {', '.join(a + 'NAME' if a.endswith('.') else a for a in allowed)}",
         )
     if append and key not in LIST_KEYS:
@@ -114,9 +144,15 @@ def _parse(value: str, allowed: Sequence[str]) -> Override:
             f"{LABEL_PREFIX}.* say what the image is, its revision and pins, and a verifier reads them)",
             fix="set a label of your own namespace instead, e.g. --set '*.labels.org.example.team=ml'",
         )
+    if from_env:
+        name = key.removeprefix("args.")
+        return Override(pattern, key, environ[name]) if name in environ else None
     override = Override(pattern, key, right, append)
-    if key in ("no-cache", "pull"):
+    if key in BOOL_KEYS:
         is_flag(override)
+    elif key == "platform":
+        for platform in right.split(","):
+            check_platform(platform)
     return override
 
 
@@ -134,14 +170,13 @@ def is_flag(override: Override) -> bool:
     )
 
 
-def apply_to_plan(plan: BuildPlan, overrides: Sequence[Override], scope: Scope) -> BuildPlan:
-    """The plan with the overrides that match its variant (labels, no-cache)."""
-    labels, no_cache = dict(plan.labels), plan.no_cache
-    for override in overrides:
-        if not override.matches(plan.variant.key, plan.variant.target_name, scope):
-            continue
+def apply_to_plan(plan: BuildPlan, overrides: Sequence[Override]) -> BuildPlan:
+    """The plan with the overrides that match its variant (labels, no-cache). As in buildx, the --no-cache flag
+    beats a --set: it is bake's `*.no-cache=true` given after every --set."""
+    labels, no_cache = dict(plan.labels), False
+    for override in (o for o in overrides if o.matches(plan.variant.key)):
         if override.key == "no-cache":
             no_cache = is_flag(override)
         else:
             labels[override.key.removeprefix("labels.")] = override.value
-    return replace(plan, labels=labels, no_cache=no_cache)
+    return replace(plan, labels=labels, no_cache=plan.no_cache or no_cache)

@@ -30,7 +30,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "tags do not run there.",
         epilog=examples("bake", "bake --file docker-bake.json --target cu12", "bake --set '*.cache-to=type=inline'"),
     )
-    verb.add_argument("--target", action="append", metavar="NAME", help="these targets or groups (default: all)")
+    verb.add_argument(
+        "--target",
+        action="append",
+        metavar="NAME",
+        help="these targets, aliases, groups or bake targets (a variant, e.g. cu128-runtime, with its parents; "
+        "default: all)",
+    )
     verb.add_argument("--file", type=Path, metavar="PATH", help="write the JSON there instead of stdout")
     options(verb, metadata=False)
     ca_bundle_option(verb)

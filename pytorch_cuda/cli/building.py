@@ -46,7 +46,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
             "build --target cu12 --flavour jupyter --verify-reproducible-apart",
             "build --target cu12 --target cu13",
             "build --target all --dry-run",
-            "build --target cu12 --set cu12.labels.org.example.team=ml --metadata-file build.json",
+            "build --target cu12 --set 'cu128-*.labels.org.example.team=ml' --metadata-file build.json",
         ),
     )
     build.add_argument(
@@ -123,7 +123,7 @@ def run(args: argparse.Namespace, session: Session) -> int:
     engine: list[DockerEngine] = []  # connected once, on the first target that builds
 
     def one(target: str) -> dict[str, Any]:
-        plans = [apply_to_plan(p, sets, scope) for p in plan_lineage(matrix, request(args, target), session.root())]
+        plans = [apply_to_plan(p, sets) for p in plan_lineage(matrix, request(args, target), session.root())]
         if args.dry_run:  # plans only what a build would build: a variant with no lock is left out, and why
             for plan in plans:
                 require_lock(plan.variant, session.root(), _offline)

@@ -15,9 +15,11 @@ def options(parser: argparse.ArgumentParser, *, metadata: bool = True) -> None:
         action="append",
         default=[],
         metavar="PATTERN.KEY=VALUE",
-        help="override for the variants PATTERN matches (a variant, a target, alias or group, or a glob: *, "
-        "cu12*), as bake's --set: labels.NAME=V, no-cache=true (bake also: args.NAME=V, tags, cache-from, "
-        "cache-to, output (each value whole; repeated: appended; KEY+=V appends to the file's), platform, pull)",
+        help="override for the bake targets PATTERN names (a variant, or a glob over them: '*', 'cu128-*'; not a "
+        "group or alias, as in buildx), as bake's --set: labels.NAME=V, no-cache=true (bake also: args.NAME[=V], "
+        "contexts.NAME=V, context, dockerfile, target, shm-size, pull, push, platform, and the lists tags, "
+        "cache-from, cache-to, output, secrets, attest: each value whole; repeated: appended; KEY+=V appends to "
+        "the file's)",
     )
     parser.add_argument(
         "--platform",

@@ -33,7 +33,7 @@ def test_only_linux_amd64_and_why(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_set_labels_and_no_cache_reach_the_plan(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["build", "--target", "cu12", "--flavour", "jupyter", "--dry-run", "--json"]
-    found = _json([*argv, "--set", "cu12.labels.org.example.team=ml", "--set", "*-jupyter.no-cache=true"], capsys)
+    found = _json([*argv, "--set", "cu128-*.labels.org.example.team=ml", "--set", "*-jupyter.no-cache=true"], capsys)
     assert found["labels"]["org.example.team"] == "ml"
     assert found["no_cache"] is True
     parent = found["built_first"][0]
@@ -42,7 +42,7 @@ def test_set_labels_and_no_cache_reach_the_plan(capsys: pytest.CaptureFixture[st
 
 
 def test_a_bad_set_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
-    assert cli.main(["build", "--target", "cu12", "--dry-run", "--set", "cu12.lables.x=1"]) == 2
+    assert cli.main(["build", "--target", "cu12", "--dry-run", "--set", "cu128-*.lables.x=1"]) == 2
     assert "(did you mean 'labels'?)" in " ".join(capsys.readouterr().err.split())
     assert cli.main(["build", "--target", "cu12", "--dry-run", "--set", "nodot=1"]) == 2
     assert "is not PATTERN.KEY=VALUE" in " ".join(capsys.readouterr().err.split())
@@ -64,7 +64,7 @@ def test_metadata_in_buildx_keys(tmp_path: Path) -> None:
 
 
 def test_bake_exports_every_variant_with_parents_as_contexts(capsys: pytest.CaptureFixture[str]) -> None:
-    bake = _json(["bake", "--set", "*.cache-to=type=inline", "--set", "cu13.args.EXTRA=1"], capsys)
+    bake = _json(["bake", "--set", "*.cache-to=type=inline", "--set", "cu130-*.args.EXTRA=1"], capsys)
     targets = bake["target"]
     assert set(targets) == {
         "cu126-jupyter", "cu126-runtime", "cu128-jupyter", "cu128-runtime", "cu130-devel", "cu130-jupyter",

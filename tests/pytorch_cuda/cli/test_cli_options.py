@@ -36,5 +36,5 @@ def test_abbreviations_are_not_options(capsys: pytest.CaptureFixture[str]) -> No
 
 def test_repeatable_options_still_repeat(capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["build", "--target", "cu12", "--flavour", "jupyter", "--dry-run", "--json"]
-    assert cli.main([*argv, "--set", "cu12.labels.a=1", "--set", "cu12.labels.b=2"]) == 0
+    assert cli.main([*argv, "--set", "cu128-*.labels.a=1", "--set", "cu128-*.labels.b=2"]) == 0
     assert '"a": "1"' in capsys.readouterr().out
