@@ -33,6 +33,7 @@ class FileStore:
                 "pass a folder (a new one starts a store), or a path ending in .sqlite for the embedded database",
             )
         self._location = location
+        self._runs: list[Stored] | None = None
         if not create or (location.is_dir() and any(location.iterdir())):
             _check_store(location, create=False)
 
@@ -64,10 +65,13 @@ class FileStore:
                 raise StoreError(f"cannot write {target} ({error.strerror})", "pass a writable --store") from None
             written.append(_read_record(target))
         write_index(self._location)
+        self._runs = None
         return written, duplicates
 
     def runs(self) -> list[Stored]:
-        return read_store(self._location)
+        if self._runs is None:  # read once per open store: judge asks for every history in turn
+            self._runs = read_store(self._location)
+        return self._runs
 
     def histories(self) -> list[str]:
         return sorted({history_key(s.results).text for s in self.runs()})
