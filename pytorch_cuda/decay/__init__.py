@@ -9,8 +9,18 @@ Runs under a fault or a control are judged against the history and never join it
 """
 
 from pytorch_cuda.decay.finding import DecayFinding
-from pytorch_cuda.decay.judge import Judged, judge_history, judge_store
+from pytorch_cuda.decay.judge import Judged, judge_each, judge_history, judge_store
 from pytorch_cuda.decay.noise import Noise, learn
 from pytorch_cuda.decay.watched import WATCHED, Watched
 
-__all__ = ["WATCHED", "DecayFinding", "Judged", "Noise", "Watched", "judge_history", "judge_store", "learn"]
+__all__ = [
+    "WATCHED",
+    "DecayFinding",
+    "Judged",
+    "Noise",
+    "Watched",
+    "judge_each",
+    "judge_history",
+    "judge_store",
+    "learn",
+]

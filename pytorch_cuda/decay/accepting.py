@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from pytorch_cuda.decay.judge import Judged, judge_store
-from pytorch_cuda.run_store import StoreError, read_store
-from pytorch_cuda.run_store.accepted import Accepted, read_accepted
-from pytorch_cuda.run_store.store import write_accepted
+from pytorch_cuda.run_store import StoreError
+from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.backend import open_store
 
 
 def _history(judged: list[Judged], history: str | None) -> list[Judged]:
@@ -27,7 +27,8 @@ def accept_open(store: Path, metric: str, reason: str, history: str | None = Non
             f"results accept {metric} was given no reason",
             'say why the new level is right: --reason "cuBLAS 13.1 picks a slower kernel for this shape; see #123"',
         )
-    judged = _history(judge_store(read_store(store), read_accepted(store)), history)
+    backend = open_store(store)
+    judged = _history(judge_store(backend.runs(), backend.accepted()), history)
     now = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     accepted = []
     for j in judged:
@@ -42,5 +43,5 @@ def accept_open(store: Path, metric: str, reason: str, history: str | None = Non
             "name a metric (and --history) from `build.py results judge`, which lists the open regressions",
         )
     for a in accepted:
-        write_accepted(store, a)
+        backend.add_accepted(a)
     return tuple(accepted)

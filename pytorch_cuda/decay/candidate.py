@@ -11,8 +11,9 @@ from pathlib import Path
 
 from pytorch_cuda.decay.finding import DecayFinding
 from pytorch_cuda.decay.judge import judge_store
-from pytorch_cuda.run_store import ingest, read_store
-from pytorch_cuda.run_store.accepted import read_accepted
+from pytorch_cuda.run_store import ingest
+from pytorch_cuda.run_store.backend import is_database, open_store
+from pytorch_cuda.run_store.export import export_store
 from pytorch_cuda.run_store.record import results_sha256
 
 
@@ -42,13 +43,18 @@ def judge_candidate(store: Path, new: Path) -> CandidateVerdict:
     it stands)."""
     own = results_sha256(json.loads(new.read_bytes()))
     with tempfile.TemporaryDirectory(prefix="candidate-") as tmp:
-        copy = Path(tmp) / "store"
-        shutil.copytree(store, copy)
+        if is_database(store):
+            copy = Path(tmp) / "store.sqlite"
+            export_store(store, copy)
+        else:
+            copy = Path(tmp) / "store"
+            shutil.copytree(store, copy)
         ingest([new], copy, skip_duplicates=True)
-        runs = read_store(copy)
+        backend = open_store(copy)
+        runs = backend.runs()
         candidate = next(r for r in runs if r.record.sha256 == own)
         history = [r for r in runs if r.key == candidate.key and r is not candidate and r.purpose == "nightly"]
-        (judged,) = judge_store([*history, candidate], read_accepted(copy))
+        (judged,) = judge_store([*history, candidate], backend.accepted())
         latest = judged.nightly[-1] if judged.nightly else None
         findings = judged.on(candidate)
         no_history = judged.no_history if latest is candidate else None

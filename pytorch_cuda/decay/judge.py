@@ -16,6 +16,7 @@ from pytorch_cuda.decay.noise import Noise
 from pytorch_cuda.decay.watched import WATCHED
 from pytorch_cuda.run_store import Stored
 from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.backend import RunStore
 from pytorch_cuda.run_store.run_identity import HistoryKey
 
 
@@ -85,3 +86,10 @@ def judge_store(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> li
     for run in runs:
         by_key.setdefault(run.key, []).append(run)
     return [judge_history(members, accepted) for _, members in sorted(by_key.items())]
+
+
+def judge_each(store: RunStore) -> list[Judged]:
+    """Every history of a store, by key, each read on its own (an indexed query in a database)."""
+    accepted = store.accepted()
+    judged = [judge_history(store.history(text), accepted) for text in store.histories()]
+    return sorted(judged, key=lambda j: j.key)

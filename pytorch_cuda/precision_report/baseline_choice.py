@@ -29,7 +29,7 @@ def diff_pair(paths: list[Path], store: Path | None) -> tuple[ConformanceResults
             cause=f"report --diff --baseline-store takes NEW, or a fallback OLD then NEW; {len(paths)} were given",
             fix="pass the candidate's results.json (and, optionally before it, the results to fall back to)",
         )
-    from pytorch_cuda.run_store.store import read_store
+    from pytorch_cuda.run_store import read_store
 
     fallback: ConformanceResults | None = None
     if len(paths) == 2:

@@ -10,12 +10,18 @@ A subject is what a run tested: an image by its digest (``image-sha256-<hex>``),
 CUDA versions (``bare-torch-<v>-cuda-<v>``, labelled bare). ``build.py results ingest`` validates every file
 before it writes any, refuses malformed, foreign-schema and duplicate results with one paragraph (exit 2), and
 writes each record atomically (temporary file, fsync, link into place), so nothing already stored is lost.
+
+The same store may be one SQLite database instead of a folder (``--store results.sqlite``: backend.py picks the
+backend by the location, sqlite_store.py is the database); `build.py results export` writes any store back out as
+run files, and a store is rebuilt from them the same way.
 """
 
+from pytorch_cuda.run_store.ingesting import Ingested, ingest, read_store
 from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256, subject_of
-from pytorch_cuda.run_store.store import Stored, ingest, read_store
+from pytorch_cuda.run_store.store import Stored
 
 __all__ = [
+    "Ingested",
     "Record",
     "RunSubject",
     "StoreError",

@@ -1,7 +1,9 @@
-"""Read and grow a results store: validate everything first, then write each record atomically."""
+"""The folder of run files (files.py is its backend): a stored run as read back, reading the folder, writing a
+record atomically, and its generated index.json."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import tempfile
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.accepted import Accepted, accepted_path, read_accepted
-from pytorch_cuda.run_store.record import RECORD_KIND, Record, RunSubject, StoreError, results_sha256, subject_of
+from pytorch_cuda.run_store.record import RECORD_KIND, Record, RunSubject, StoreError, results_sha256
 from pytorch_cuda.run_store.run_identity import (
     HistoryKey,
     RunIdentity,
@@ -58,12 +60,6 @@ class Stored:
         return failed or not self.results.complete or is_partial(self.results)
 
 
-@dataclass(frozen=True)
-class Ingested:
-    stored: tuple[Stored, ...]  # written by this call
-    duplicates: tuple[str, ...]  # sha256 of files already stored (only with skip_duplicates)
-
-
 def _marker(store: Path) -> Path:
     return store / "STORE.json"
 
@@ -81,7 +77,7 @@ def _check_store(store: Path, *, create: bool) -> None:
                 "pass the folder `build.py results ingest` created, or update this checkout",
             )
         return
-    if store.is_dir() and any(store.iterdir()):
+    if store.is_dir() and any(not p.name.startswith((".tmp-", ".lock")) for p in store.iterdir()):
         raise StoreError(
             f"{store} is not empty and holds no STORE.json, so it is not a results store",
             "pass an empty or new folder to start a store, or the folder of an existing one",
@@ -151,76 +147,6 @@ def read_store(store: Path) -> list[Stored]:
     return sorted(runs, key=lambda s: (s.results.started_at or "", s.record.sha256))
 
 
-def _load(path: Path) -> tuple[dict[str, Any], ConformanceResults]:
-    try:
-        raw = path.read_bytes()
-    except OSError as error:
-        raise StoreError(f"{path} cannot be read ({error.strerror})", "check the path and its permissions") from None
-    try:
-        results = parse_results(raw, source=str(path))
-    except ResultsFileError as error:
-        raise StoreError(f"{error.source}: {error.cause}; nothing was stored", error.fix) from None
-    if not results.gpus:
-        raise StoreError(
-            f"{path} records no GPU (the run saw none), so it belongs to no image x GPU cell; nothing was stored",
-            "ingest the results of a run on a GPU host (conformance --require-gpu)",
-        )
-    document = json.loads(raw)
-    return document, results
-
-
-def ingest(
-    paths: Sequence[Path],
-    store: Path,
-    *,
-    fault: str | None = None,
-    image_digest: str | None = None,
-    skip_duplicates: bool = False,
-    control: str | None = None,
-) -> Ingested:
-    """Validate every file, then store each; a bad file, or a duplicate (unless skipped), stores none."""
-    if fault and control:
-        raise StoreError(
-            f"--fault {fault} and --control {control} were both given: a run is either under a fault or a control",
-            "ingest fault runs with --fault and legitimate setups with --control, in two calls",
-        )
-    if store.exists() and not store.is_dir():
-        raise StoreError(f"--store {store} is a file, not a folder", "pass a folder (a new one starts a store)")
-    known = {s.record.sha256: s for s in read_store(store)} if _marker(store).exists() else {}
-    if not known and not _marker(store).exists() and store.is_dir() and any(store.iterdir()):
-        _check_store(store, create=True)  # refuses: a folder that is neither empty nor a store
-    pending: dict[str, Record] = {}
-    duplicates: list[str] = []
-    for path in paths:
-        document, results = _load(path)
-        sha = results_sha256(document)
-        if sha in known or sha in pending:
-            where = known[sha].path if sha in known else f"{pending[sha].source_name}, given twice"
-            if skip_duplicates and sha in known:
-                duplicates.append(sha)
-                continue
-            raise StoreError(
-                f"{path} is already stored as {where} (same results, sha256 {sha[:12]}); nothing was stored",
-                "leave it out (a run is stored once), or pass --skip-duplicates to store only the new files",
-            )
-        pending[sha] = Record(sha, subject_of(results, image_digest), fault, path.name, document, control)
-    _check_store(store, create=True)
-    written = []
-    for sha, record in pending.items():
-        target = store / "runs" / record.subject.key / f"{sha}.json"
-        text = json.dumps(record.document(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
-        try:
-            _write_atomically(target, text, replace=False)
-        except FileExistsError:
-            duplicates.append(sha)  # stored by a concurrent ingest since we looked: the same bytes by definition
-            continue
-        except OSError as error:
-            raise StoreError(f"cannot write {target} ({error.strerror})", "pass a writable --store") from None
-        written.append(_read_record(target))
-    write_index(store)
-    return Ingested(tuple(written), tuple(duplicates))
-
-
 def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> dict[str, Any]:
     rows = []
     for s in runs:
@@ -256,9 +182,12 @@ def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) ->
 
 
 def write_index(store: Path) -> Path:
+    """Regenerate index.json under the store's lock: a concurrent ingest's older view never replaces a newer."""
     path = store / "index.json"
-    document = index_document(read_store(store), read_accepted(store))
-    _write_atomically(path, json.dumps(document, indent=1) + "\n", replace=True)
+    with (store / ".lock").open("a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        document = index_document(read_store(store), read_accepted(store))
+        _write_atomically(path, json.dumps(document, indent=1) + "\n", replace=True)
     return path
 
 

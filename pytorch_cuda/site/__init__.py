@@ -1,4 +1,4 @@
-"""`build.py site --store DIR --out DIR`: the static site of a results store (pytorch_cuda/run_store).
+"""`build.py site --store STORE --out DIR`: the static site of a results store (pytorch_cuda/run_store).
 
 A home table image x GPU (recommendation, GEMM and AMP speed-ups, last run; failures and regressions marked and
 linked), a page per GPU (the article's claims, regressions beyond each history's learned noise, history charts with the
@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from pytorch_cuda.run_store import StoreError, read_store
-from pytorch_cuda.run_store.accepted import read_accepted
+from pytorch_cuda.run_store import StoreError
+from pytorch_cuda.run_store.backend import open_store
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.pages import render_pages
@@ -43,10 +43,11 @@ def _replace(out: Path, staged: Path) -> None:
 
 def build_site(store: Path, out: Path, chart: Chart = history_chart) -> Built:
     """The site of ``store`` into ``out`` (``chart``: how a history chart is drawn; benchmarks/site_build.py)."""
-    runs = read_store(store)
+    backend = open_store(store)
+    runs = backend.runs()
     if not runs:
         raise StoreError(f"the store {store} holds no runs", "ingest results first: build.py results ingest ...")
-    cells = build_cells(runs, read_accepted(store))
+    cells = build_cells(runs, backend.accepted())
     files = render_pages(cells, len(runs), chart)
     out.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".site-") as tmp:

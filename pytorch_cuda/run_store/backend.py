@@ -1,0 +1,75 @@
+"""One interface over every results store (the store's backends: a folder of run files, files.py; an embedded
+SQLite database, sqlite_store.py), and how a ``--store`` location picks one.
+
+A location that ends in ``.sqlite`` (or ``.sqlite3``, ``.db``), or names a file that is a SQLite database, is the
+embedded database; anything else is a folder of run files (STORE.json). The run files stay the archive: every
+backend holds the same records, byte for byte, and ``results export`` writes any store back out as run files
+(or into another backend: a store is rebuilt from its export).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from pathlib import Path
+from typing import Final, Protocol
+
+from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.record import Record
+from pytorch_cuda.run_store.store import Stored
+from pytorch_cuda_contract.results_file import ConformanceResults
+
+DATABASE_SUFFIXES: Final = (".sqlite", ".sqlite3", ".db")
+SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+
+class RunStore(Protocol):
+    """A results store: immutable runs named by their sha256, and the accepted regressions."""
+
+    @property
+    def location(self) -> Path: ...
+
+    def known(self, shas: Collection[str]) -> dict[str, str]:
+        """Which of ``shas`` are stored already: sha256 -> where (for a refusal's paragraph)."""
+        ...
+
+    def write(self, pending: Sequence[tuple[Record, ConformanceResults]]) -> tuple[list[Stored], list[str]]:
+        """Store each record once: (written, the sha256 of those a concurrent writer stored first)."""
+        ...
+
+    def runs(self) -> list[Stored]:
+        """Every stored run, oldest first (by the time the run started, then by sha256)."""
+        ...
+
+    def histories(self) -> list[str]:
+        """The text of every history key (run_identity.HistoryKey.text) with a stored run, sorted."""
+        ...
+
+    def history(self, text: str) -> list[Stored]:
+        """The runs of one history, oldest first."""
+        ...
+
+    def accepted(self) -> list[Accepted]:
+        """Every accepted regression, oldest first."""
+        ...
+
+    def add_accepted(self, accepted: Accepted) -> None: ...
+
+
+def is_database(location: Path) -> bool:
+    if location.suffix in DATABASE_SUFFIXES:
+        return True
+    if not location.is_file():
+        return False
+    with location.open("rb") as handle:
+        return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
+
+
+def open_store(location: Path, *, create: bool = False) -> RunStore:
+    """The store at ``location`` (``create``: start one there when none is)."""
+    if is_database(location):
+        from pytorch_cuda.run_store.sqlite_store import SqliteStore
+
+        return SqliteStore(location, create=create)
+    from pytorch_cuda.run_store.files import FileStore
+
+    return FileStore(location, create=create)

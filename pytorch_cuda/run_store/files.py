@@ -1,0 +1,86 @@
+"""The folder backend: one immutable JSON file per run (store.py), the store the project started with and the
+archive every other backend exports to (export.py)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Collection, Sequence
+from pathlib import Path
+
+from pytorch_cuda.run_store.accepted import Accepted, read_accepted
+from pytorch_cuda.run_store.record import Record, StoreError
+from pytorch_cuda.run_store.run_identity import history_key
+from pytorch_cuda.run_store.store import (
+    Stored,
+    _check_store,
+    _marker,
+    _read_record,
+    _write_atomically,
+    read_store,
+    write_accepted,
+    write_index,
+)
+from pytorch_cuda_contract.results_file import ConformanceResults
+
+
+class FileStore:
+    """A folder: STORE.json, runs/<subject>/<sha256>.json, accepted/<sha256>.json, index.json."""
+
+    def __init__(self, location: Path, *, create: bool = False) -> None:
+        if location.exists() and not location.is_dir():
+            raise StoreError(
+                f"--store {location} is a file, not a folder, and not a SQLite database",
+                "pass a folder (a new one starts a store), or a path ending in .sqlite for the embedded database",
+            )
+        self._location = location
+        self._runs: list[Stored] | None = None
+        if not create or (location.is_dir() and any(location.iterdir())):
+            _check_store(location, create=False)
+
+    @property
+    def location(self) -> Path:
+        return self._location
+
+    def known(self, shas: Collection[str]) -> dict[str, str]:
+        if not _marker(self._location).exists():
+            return {}
+        found = {}
+        for sha in shas:
+            for path in (self._location / "runs").glob(f"*/{sha}.json"):
+                found[sha] = str(path)
+        return found
+
+    def write(self, pending: Sequence[tuple[Record, ConformanceResults]]) -> tuple[list[Stored], list[str]]:
+        _check_store(self._location, create=True)
+        written, duplicates = [], []
+        for record, _ in pending:
+            target = self._location / "runs" / record.subject.key / f"{record.sha256}.json"
+            text = json.dumps(record.document(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+            try:
+                _write_atomically(target, text, replace=False)
+            except FileExistsError:
+                duplicates.append(record.sha256)  # stored by a concurrent ingest since we looked: the same bytes
+                continue
+            except OSError as error:
+                raise StoreError(f"cannot write {target} ({error.strerror})", "pass a writable --store") from None
+            written.append(_read_record(target))
+        write_index(self._location)
+        self._runs = None
+        return written, duplicates
+
+    def runs(self) -> list[Stored]:
+        if self._runs is None:  # read once per open store: judge asks for every history in turn
+            self._runs = read_store(self._location)
+        return self._runs
+
+    def histories(self) -> list[str]:
+        return sorted({history_key(s.results).text for s in self.runs()})
+
+    def history(self, text: str) -> list[Stored]:
+        return [s for s in self.runs() if history_key(s.results).text == text]
+
+    def accepted(self) -> list[Accepted]:
+        return read_accepted(self._location)
+
+    def add_accepted(self, accepted: Accepted) -> None:
+        write_accepted(self._location, accepted)

@@ -1,0 +1,194 @@
+"""The embedded backend: one SQLite database file (the standard library's sqlite3), the default for a store that
+outgrows a folder of files.
+
+Each run is one row, keyed by its sha256, with the columns the nightly's queries need indexed: its history (the
+judge reads one history at a time), when it started (oldest first), its purpose. Writers may race (the nightly,
+a bump's GPU run and a release ingest at once): every write is one ``BEGIN IMMEDIATE`` transaction and a run is
+inserted with ``INSERT OR IGNORE`` on its primary key, so a run is stored exactly once, by whichever ingest came
+first, and the other one reports it as already stored. WAL mode lets readers run beside a writer.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Final
+
+from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
+from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
+from pytorch_cuda.run_store.run_identity import history_key
+from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+
+BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
+SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
+    """CREATE TABLE IF NOT EXISTS runs (
+        sha256 TEXT PRIMARY KEY,
+        subject_key TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        history TEXT NOT NULL,
+        started_at TEXT NOT NULL,
+        purpose TEXT NOT NULL,
+        fault TEXT,
+        control TEXT,
+        source_name TEXT NOT NULL,
+        results TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS runs_by_history ON runs (history, started_at, sha256)",
+    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at, sha256)",
+    """CREATE TABLE IF NOT EXISTS accepted (
+        sha256 TEXT PRIMARY KEY,
+        history TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        through TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        accepted_at TEXT NOT NULL
+    )""",
+    "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
+)
+_COLUMNS: Final = "sha256, subject, fault, control, source_name, results"
+
+
+class SqliteStore:
+    """A results store in one SQLite file."""
+
+    def __init__(self, location: Path, *, create: bool = False) -> None:
+        self._location = location
+        if not location.exists() and not create:
+            raise StoreError(
+                f"{location} is not a results store (no such database)",
+                "ingest a results file into it first (`build.py results ingest FILE --store PATH.sqlite`)",
+            )
+        if location.exists() and not location.is_file():
+            raise StoreError(
+                f"--store {location} names a SQLite database (by its suffix) but is a folder",
+                "pass the database file, or a folder without a .sqlite/.sqlite3/.db suffix for run files",
+            )
+        location.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = sqlite3.connect(location, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._prepare(create)
+        except sqlite3.DatabaseError as error:
+            raise StoreError(
+                f"{location} cannot be opened as a results database ({error})",
+                "pass the database `build.py results ingest` created, or rebuild it from its run files with "
+                "`build.py results export --store FOLDER --out PATH.sqlite`",
+            ) from None
+
+    @property
+    def location(self) -> Path:
+        return self._location
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        self._db.execute("BEGIN IMMEDIATE")  # one writer at a time; the others wait up to BUSY_TIMEOUT_S
+        try:
+            yield self._db
+        except BaseException:
+            self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    def _prepare(self, create: bool) -> None:
+        tables = {row[0] for row in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "store" not in tables:
+            if tables:
+                raise StoreError(
+                    f"{self._location} is a SQLite database, but not a results store (it has no store table)",
+                    "pass a new path (a new database starts a store), or the database of an existing store",
+                )
+            with self._writing() as db:
+                for statement in SCHEMA:
+                    db.execute(statement)
+                if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
+                    db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
+        found = self._db.execute("SELECT kind, schema FROM store").fetchall()
+        if found != [(STORE_KIND, STORE_SCHEMA)]:
+            raise StoreError(
+                f"{self._location} does not hold a results store of schema {STORE_SCHEMA} (found {found!r})",
+                "pass the database `build.py results ingest` created, or update this checkout",
+            )
+
+    def known(self, shas: Collection[str]) -> dict[str, str]:
+        wanted = sorted(set(shas))
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            rows = self._db.execute(f"SELECT sha256, subject_key FROM runs WHERE sha256 IN ({marks})", chunk)
+            found.update({sha: f"{self._location}: runs/{key}/{sha}.json" for sha, key in rows})
+        return found
+
+    def write(self, pending: Sequence[tuple[Record, ConformanceResults]]) -> tuple[list[Stored], list[str]]:
+        written, duplicates = [], []
+        with self._writing() as db:
+            for record, results in pending:
+                row = (
+                    record.sha256,
+                    record.subject.key,
+                    json.dumps(record.document()["subject"], sort_keys=True),
+                    history_key(results).text,
+                    results.started_at or "",
+                    "fault" if record.fault else ("control" if record.control else "nightly"),
+                    record.fault,
+                    record.control,
+                    record.source_name,
+                    canonical_bytes(record.results_document).decode("utf-8"),
+                )
+                inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(row))})", row)
+                if inserted.rowcount == 1:
+                    written.append(Stored(record, self._path(record.subject.key, record.sha256), results))
+                else:
+                    duplicates.append(record.sha256)  # stored by a concurrent ingest since we looked
+        return written, duplicates
+
+    def _path(self, subject_key: str, sha: str) -> Path:
+        """Where the run's file is in an export (`results export`), for people: the database, then that path."""
+        return Path(f"{self._location}:runs") / subject_key / f"{sha}.json"
+
+    def _stored(self, row: tuple[Any, ...]) -> Stored:
+        sha, subject_text, fault, control, source_name, results_text = row
+        path = self._path(json.loads(subject_text)["key"], sha)
+        fix = "rebuild the database from its run files: `build.py results export --store FOLDER --out PATH.sqlite`"
+        try:
+            document = json.loads(results_text)
+            results = parse_results(results_text, source=str(path))
+        except (ValueError, ResultsFileError) as error:
+            raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
+        if results_sha256(document) != sha:
+            raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
+        s = json.loads(subject_text)
+        subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
+        return Stored(Record(sha, subject, fault, source_name, document, control), path, results)
+
+    def runs(self) -> list[Stored]:
+        query = f"SELECT {_COLUMNS} FROM runs ORDER BY started_at, sha256"
+        return [self._stored(row) for row in self._db.execute(query)]
+
+    def histories(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs ORDER BY history")]
+
+    def history(self, text: str) -> list[Stored]:
+        query = f"SELECT {_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
+        return [self._stored(row) for row in self._db.execute(query, (text,))]
+
+    def accepted(self) -> list[Accepted]:
+        query = "SELECT history, metric, through, reason, accepted_at FROM accepted"
+        found = [Accepted(*row) for row in self._db.execute(query)]
+        return sorted(found, key=lambda a: (a.accepted_at, a.sha256))
+
+    def add_accepted(self, accepted: Accepted) -> None:
+        document = accepted.document()
+        assert document["kind"] == ACCEPTED_KIND
+        with self._writing() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO accepted VALUES (?, ?, ?, ?, ?, ?)",
+                (accepted.sha256, accepted.history, accepted.metric, accepted.through, accepted.reason,
+                 accepted.accepted_at),
+            )  # fmt: skip
