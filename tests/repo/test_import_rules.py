@@ -246,3 +246,23 @@ def test_a_class_or_function_in_two_packages_is_seen(tmp_path: Path) -> None:
     }
     _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # the same name in another package
     assert names_in_two_packages(tmp_path)["BuildRequest"] == ["pytorch_cuda/image_build", "pytorch_cuda/locks"]
+
+
+def test_a_relative_import_fails_the_linter(tmp_path: Path) -> None:
+    """The floor rules read absolute module names; ruff's TID252 (pyproject.toml) refuses a relative import that
+    would slip past them."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "pytorch_cuda" / "sneaky.py"
+    module.parent.mkdir()
+    module.write_text("from ..locks import writing\n\nprint(writing)\n")
+    ruff = Path(sys.executable).with_name("ruff")
+    done = subprocess.run(
+        [str(ruff), "check", "--config", str(ROOT / "pyproject.toml"), "--select", "TID", str(module)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert "TID252" in done.stdout
