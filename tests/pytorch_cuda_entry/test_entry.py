@@ -8,9 +8,10 @@ from dataclasses import replace
 import pytest
 
 from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
+from pytorch_cuda_contract.shared_memory import SHM_FIX
 from pytorch_cuda_entry import info
 from pytorch_cuda_entry.banner import compose
-from pytorch_cuda_entry.environment_warnings import NO_GPU_FIX, SHM_FIX, warnings
+from pytorch_cuda_entry.environment_warnings import NO_GPU_FIX, warnings
 from pytorch_cuda_entry.facts import Environment, ImageFacts
 
 H200 = GpuDevice(0, "NVIDIA H200", ComputeCapability(9, 0), 143_771_336_704)
