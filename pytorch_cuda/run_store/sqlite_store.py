@@ -24,7 +24,7 @@ from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
 
 BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
-SCHEMA: Final = (
+TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
         sha256 TEXT PRIMARY KEY,
@@ -104,7 +104,7 @@ class SqliteStore:
                     "pass a new path (a new database starts a store), or the database of an existing store",
                 )
             with self._writing() as db:
-                for statement in SCHEMA:
+                for statement in TABLES:
                     db.execute(statement)
                 if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
                     db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
