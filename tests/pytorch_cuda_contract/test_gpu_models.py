@@ -76,7 +76,7 @@ def test_every_entry_is_well_formed() -> None:
     assert len(names) == len(set(names))
     for model in gpu_models.GPU_MODELS:
         assert model.interconnect in INTERCONNECTS, model
-        assert find_model(" ".join(model.match)) is not None
+        assert find_model(" ".join(model.match)) == model, f"{model.name}: its own name finds another entry"
         if model.peaks is not None:
             assert model.peaks.fp16 >= model.peaks.fp32
     assert [s.gpu for s in peak_table()] == [m.name for m in gpu_models.GPU_MODELS if m.peaks]
