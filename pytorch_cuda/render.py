@@ -23,6 +23,7 @@ from pytorch_cuda.locks.file_format import (
 )
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.flavours import child_manifest_json, flavour_requirements_txt, parent_ref
+from pytorch_cuda.matrix.image_folders import images_dir
 from pytorch_cuda.matrix.labels import static_labels
 from pytorch_cuda.matrix.manifest_writer import VENV_PATH, manifest_json, requirements_txt
 from pytorch_cuda.matrix.tags import full_tag
@@ -174,9 +175,9 @@ def write_rendered(files: list[RenderedFile], root: Path) -> list[Path]:
     changed: list[Path] = []
     wanted_dirs = {file.path.parent for file in files}
     wanted = {file.path for file in files}
-    images_dir = root / "images"
-    if images_dir.is_dir():
-        for folder in sorted(images_dir.iterdir()):
+    images_folder = images_dir(root)
+    if images_folder.is_dir():
+        for folder in sorted(images_folder.iterdir()):
             if folder.is_dir() and folder.relative_to(root) not in wanted_dirs:
                 for child in folder.iterdir():
                     child.unlink()
@@ -207,9 +208,9 @@ def find_stale(files: list[RenderedFile], root: Path, *, leftovers: bool = True)
     """Compare what the templates render with what images/ holds (and, with leftovers, flag extra files)."""
     stale: list[StaleFile] = []
     wanted = {file.path for file in files}
-    images_dir = root / "images"
-    if leftovers and images_dir.is_dir():
-        for path in sorted(images_dir.rglob("*")):
+    images_folder = images_dir(root)
+    if leftovers and images_folder.is_dir():
+        for path in sorted(images_folder.rglob("*")):
             relative = path.relative_to(root)
             if path.is_file() and relative not in wanted and not _is_lock(relative):
                 stale.append(StaleFile(relative, "not rendered from the matrix (left over)", ""))

@@ -12,6 +12,7 @@ from packaging.version import InvalidVersion, Version
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import lock_command, own_lock_path
 from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.matrix.image_folders import images_dir
 from pytorch_cuda.matrix.variants import all_variants
 
 # `name==version` at the start of a lock line (uv's export and `uv pip compile` both write them so).
@@ -38,7 +39,7 @@ class LockedPin:
 def find_locks(root: Path) -> list[Path]:
     """The images' Python locks (each variant's or flavour's, the installer's, the SBOM tool's; not the layer
     slices, which repeat a variant's lock) and the host tools' exports in requirements/."""
-    images = root / "images"
+    images = images_dir(root)
     variants = sorted(images.glob("*/requirements*.lock"))
     tools = [p for p in (images / "installer.lock", images / "sbom-tool.lock") if p.exists()]
     return [*variants, *tools, *sorted((root / "requirements").glob("*.txt"))]

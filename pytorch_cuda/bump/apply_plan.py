@@ -16,6 +16,7 @@ from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks
 from pytorch_cuda.locks.writing import LockChange, Resolver, run_uv
 from pytorch_cuda.matrix.build_matrix import Matrix, load_matrix
+from pytorch_cuda.matrix.image_folders import images_dir
 from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.network.index_probe import index_probe
 from pytorch_cuda.render import render_all, write_rendered
@@ -72,13 +73,13 @@ def _write(plan: BumpPlan, path: Path, root: Path, targets: Sequence[str], resol
 
 
 def _snapshot(matrix_path: Path, root: Path) -> dict[Path, bytes]:
-    files = [matrix_path, *(p for p in (root / "images").rglob("*") if p.is_file())]
+    files = [matrix_path, *(p for p in images_dir(root).rglob("*") if p.is_file())]
     return {path: path.read_bytes() for path in files}
 
 
 def _restore(snapshot: dict[Path, bytes], root: Path) -> None:
     """Put matrix.yaml and images/ back as they were before a bump that failed half-way."""
-    for path in (p for p in (root / "images").rglob("*") if p.is_file() and p not in snapshot):
+    for path in (p for p in images_dir(root).rglob("*") if p.is_file() and p not in snapshot):
         path.unlink()
     for path, data in snapshot.items():
         path.parent.mkdir(parents=True, exist_ok=True)  # a variant folder the render removed (not in matrix.yaml)

@@ -16,6 +16,7 @@ from pytorch_cuda.image_build.gitinfo import build_facts
 from pytorch_cuda.locks.resolving import require_lock, stale_locks
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.flavours import lineage
+from pytorch_cuda.matrix.image_folders import DOCKERFILE, variant_dir
 from pytorch_cuda.matrix.labels import BuildFacts, build_labels
 from pytorch_cuda.matrix.tags import TagSet, candidate_ref, tag_set
 from pytorch_cuda.matrix.variants import Variant, select_variant
@@ -124,7 +125,7 @@ def make_plan(
     tags = tag_set(matrix, variant)
     return BuildPlan(
         variant=variant,
-        dockerfile=root / "images" / variant.key / "Dockerfile",
+        dockerfile=variant_dir(root, variant) / DOCKERFILE,
         context=root,
         base_ref=variant.base.image,
         base_upstream=variant.base.upstream,

@@ -27,13 +27,14 @@ from pytorch_cuda.locks.writing import (
 )
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.flavours import flavour_requirements_txt, lineage
+from pytorch_cuda.matrix.image_folders import FLAVOUR_REQUIREMENTS, variant_dir
 from pytorch_cuda.matrix.variants import Variant
 
 _PINNED_OR_OPTION = re.compile(r"^(#|--|\s|$|[A-Za-z0-9][A-Za-z0-9._-]*==\S+)")
 
 
 def flavour_lock_path(root: Path, variant: Variant) -> Path:
-    return root / "images" / variant.key / FLAVOUR_LOCK_NAME
+    return variant_dir(root, variant) / FLAVOUR_LOCK_NAME
 
 
 def own_lock_path(root: Path, variant: Variant) -> Path:
@@ -123,7 +124,7 @@ def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: R
     constraints = root / "build-output" / f"{variant.key}-constraints.txt"
     constraints.parent.mkdir(parents=True, exist_ok=True)
     constraints.write_text("".join(f"{name}=={version}\n" for name, version in inherited.items()), encoding="utf-8")
-    requirements = root / "images" / variant.key / "requirements-flavour.txt"
+    requirements = variant_dir(root, variant) / FLAVOUR_REQUIREMENTS
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
     argv += ["--constraint", str(constraints), "--no-build"]
     body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)

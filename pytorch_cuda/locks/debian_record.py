@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.image_folders import images_dir
 from pytorch_cuda_contract.paths import BASE_RECORD_PATH
 
 RECORD_HEADER = (
@@ -32,7 +33,7 @@ class DebianRecord:
 
 
 def record_path(root: Path, base: str) -> Path:
-    return root / "images" / f"debian-{base}.lock"
+    return images_dir(root) / f"debian-{base}.lock"
 
 
 def is_debian_record(relative: Path) -> bool:

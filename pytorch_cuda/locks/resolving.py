@@ -45,6 +45,7 @@ from pytorch_cuda.locks.writing import (
 )
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.flavours import lineage
+from pytorch_cuda.matrix.image_folders import REQUIREMENTS, variant_dir
 from pytorch_cuda.matrix.manifest_writer import requirements_txt
 from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.stale_file import StaleFile
@@ -127,7 +128,7 @@ def refresh_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolve
     relative = path.relative_to(root)
     index = index_of(variant)
     require_index(variant, relative, resolver.probe)
-    requirements = root / "images" / variant.key / "requirements.txt"
+    requirements = variant_dir(root, variant) / REQUIREMENTS
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
     body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)
     text = format_lock(

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.file_format import LOCK_NAME, UV_VERSION, LockFile, diff_versions, parse_lock
+from pytorch_cuda.matrix.image_folders import variant_dir
 from pytorch_cuda.matrix.variants import Variant
 
 UvRunner = Callable[[list[str], dict[str, str]], subprocess.CompletedProcess[str]]
@@ -27,7 +28,7 @@ class LockChange:
 
 
 def lock_path(root: Path, variant: Variant) -> Path:
-    return root / "images" / variant.key / LOCK_NAME
+    return variant_dir(root, variant) / LOCK_NAME
 
 
 def index_of(variant: Variant) -> str:

@@ -16,6 +16,7 @@ from pathlib import Path
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.flavours import lineage
+from pytorch_cuda.matrix.image_folders import DOCKERFILE, variant_dir
 from pytorch_cuda.matrix.variants import Variant, all_variants
 from pytorch_cuda.references import parse_reference
 from pytorch_cuda.release.cosign_layout import sha256
@@ -67,7 +68,7 @@ def lock_paths(root: Path, chain: list[Variant]) -> list[str]:
     """Every lock file the Dockerfiles of `chain` (root first) read, relative to the checkout, in order."""
     paths: list[str] = []
     for variant in chain:
-        dockerfile = root / "images" / variant.key / "Dockerfile"
+        dockerfile = variant_dir(root, variant) / DOCKERFILE
         try:
             text = dockerfile.read_text(encoding="utf-8")
         except OSError as exc:
