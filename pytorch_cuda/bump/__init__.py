@@ -8,6 +8,7 @@
 - bump_plan: the whole bump of a matrix: one Move per pin, the bases' digests and Debian's updates.
 - apply_plan: that plan written into the checkout (matrix.yaml, images/, the locks), all or nothing; `audit --fix`
   re-locks through it too.
+- preview_plan: `bump --dry-run`'s lock changes: apply_plan on a scratch copy, read back as a diff.
 - base_digest: a registry base's `digest:` against what its tag serves now (policy `base: follow|pinned`).
 - record_debian: `bump --record-debian IMAGE` writes images/debian-<base>.lock (its format: locks/debian_record.py).
 - debian_archive: those against the suite, -updates and -security Packages indexes, in Debian's version order;

@@ -95,8 +95,10 @@ def plan_json(
     dry_run: bool,
     advisories: Sequence[PinAdvisory] = (),
     groups: Sequence[GroupPullRequest] = (),
+    lock_diff: str = "",
 ) -> dict[str, object]:
-    """The bump as JSON; `groups`: each group's pull request this run (the whole bump's; one with --group)."""
+    """The bump as JSON; `groups`: each group's pull request this run (the whole bump's; one with --group);
+    `lock_diff`: the locks' unified diff (a dry run's preview of what the real bump writes)."""
 
     def row(move_path: str, old: str, new: str, why: str) -> dict[str, str]:
         return {"pin": move_path, "old": old, "new": new, "why": why}
@@ -143,4 +145,5 @@ def plan_json(
         ],
         "notes": list(plan.notes),
         "locks": [{"path": str(c.path), "created": c.created, "changes": list(c.changes)} for c in changes],
+        "lock_diff": lock_diff,
     }

@@ -124,12 +124,12 @@ def run(args: argparse.Namespace, session: Session) -> int:
 
     def one(target: str) -> dict[str, Any]:
         plans = [apply_to_plan(p, sets) for p in plan_lineage(matrix, request(args, target), session.root())]
+        if not engine:  # a dry run checks the engine as the real run does: down is exit 2, the same paragraph
+            engine.append(DockerEngine(connect(), find_build_client()))
         if args.dry_run:  # plans only what a build would build: a variant with no lock is left out, and why
             for plan in plans:
                 require_lock(plan.variant, session.root(), _offline)
             return {**plans[-1].as_dict(), "built_first": [p.as_dict() for p in plans[:-1]]}
-        if not engine:
-            engine.append(DockerEngine(connect(), find_build_client()))
         outcomes, hooks = _execute(plans, engine[0], args, session)
         if not args.json:
             for outcome in outcomes:

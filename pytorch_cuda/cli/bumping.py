@@ -23,6 +23,7 @@ from pytorch_cuda.bump.plan_output import (
     print_plan,
 )
 from pytorch_cuda.bump.pr_body import pr_body, pypi_project_urls
+from pytorch_cuda.bump.preview_plan import preview_plan
 from pytorch_cuda.bump.record_debian import record_from_image
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
@@ -58,7 +59,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         ),
     )
     verb.add_argument("--target", metavar="NAME", help="bump this target only (default: every target)")
-    verb.add_argument("--dry-run", action="store_true", help="print what would move; write nothing")
+    verb.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="print what would move and the locks' changes (re-locked in a scratch copy, shown as a diff); write "
+        "nothing",
+    )
     verb.add_argument(
         "--ignore-release-age",
         action="store_true",
@@ -127,11 +133,16 @@ def bump(args: argparse.Namespace, session: Session) -> int:
         groups = tuple(group for group in groups if group.group == args.group)
     checked = [t.target for t in plan.targets if t.unreachable is None]
     changes: list[LockChange] = []
-    if (plan.moved or plan.moved_bases) and not args.dry_run:
+    diff = ""
+    path = args.matrix or root / "matrix.yaml"
+    if (plan.moved or plan.moved_bases) and args.dry_run:
+        log("re-locking " + ", ".join(checked) + " in a scratch copy (a dry run writes nothing)")
+        preview = preview_plan(plan, matrix, path, root, checked, ca_path, ignore_release_age=args.ignore_release_age)
+        changes, diff = list(preview.changes), preview.diff
+    elif plan.moved or plan.moved_bases:
         log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
-        path = args.matrix or root / "matrix.yaml"
         changes = apply_plan(plan, matrix, path, root, checked, ca_path, ignore_release_age=args.ignore_release_age)
-    document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups)
+    document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups, lock_diff=diff)
     if args.pr_body:
         args.pr_body.write_text(pr_body(document, pypi_project_urls(ca_path)))
     if args.json:
@@ -139,6 +150,8 @@ def bump(args: argparse.Namespace, session: Session) -> int:
     else:
         print_plan(session.out, plan, dry_run=args.dry_run)
         print_lock_changes(session.out, changes)
+        if diff:
+            session.out.print(diff, highlight=False, markup=False, end="")
         for line in group_lines(groups):
             session.out.print(line, highlight=False, markup=False)
     return bump_exit_status(plan)

@@ -1,7 +1,8 @@
 """`build.py completion bash|zsh|tcsh`: the shell completion script of the whole command line (every command,
 option and choice), generated from the argparse parser by shtab, so it never drifts from the parser. The values
 of --target (targets, aliases, groups) and --flavour come from matrix.yaml when the script is generated; bash
-also completes `python build.py ...` and `python3 build.py ...`."""
+also completes README's `.venv/bin/python build.py ...` (and `./build.py ...`), and leaves every other command's
+completion, `python`'s and `python3`'s included, as it was."""
 
 from __future__ import annotations
 
@@ -16,9 +17,14 @@ from pytorch_cuda.matrix.target_selection import group_members
 
 SHELLS = ("bash", "zsh", "tcsh")
 
-_PYTHON_BASH = """
-# `python build.py ...` and `python3 build.py ...`: complete build.py's own words after the script
-_pytorch_cuda_python() {
+# README's form, `.venv/bin/python build.py ...`: bash looks a compspec up by the command word as typed first, so one
+# registered for the literal `.venv/bin/python` (and python3) completes that form and touches no other command:
+# `python`, `python3` and any other interpreter keep their own completion. A line of that interpreter that does not
+# run build.py gets no words here, and bash's default (file names) completes it.
+VENV_PYTHONS = (".venv/bin/python", ".venv/bin/python3")
+_VENV_PYTHON_BASH = """
+# `.venv/bin/python build.py ...` (README's form): build.py's own words after the script
+_pytorch_cuda_venv_python() {
   local i
   for ((i = 1; i < COMP_CWORD; i++)); do
     if [[ "${COMP_WORDS[i]##*/}" == "%(script)s" ]]; then
@@ -29,9 +35,9 @@ _pytorch_cuda_python() {
     fi
     [[ "${COMP_WORDS[i]}" == -* ]] || break
   done
-  COMPREPLY=($(compgen -f -- "${COMP_WORDS[COMP_CWORD]}"))
+  COMPREPLY=()
 }
-complete -o filenames -F _pytorch_cuda_python python python3
+complete -o bashdefault -o default -F _pytorch_cuda_venv_python %(commands)s
 """
 
 
@@ -45,8 +51,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "`build.py completion zsh > ~/.zfunc/_build.py` with ~/.zfunc on $fpath. The script completes the "
         "program name it was generated for (--prog; pytorch-cuda-build for the installed command), and the "
         "values of --target and --flavour that matrix.yaml names when it is generated (generate it again "
-        "after adding a target); bash's also completes `python build.py` and `python3 build.py`.",
-        epilog=examples("completion bash", "completion zsh --prog pytorch-cuda-build"),
+        "after adding a target); bash's also completes README's `.venv/bin/python build.py` and `./build.py`, and "
+        "leaves `python`'s and `python3`'s own completion alone. For the .venv form, source the script from "
+        "~/.bashrc: bash-completion loads a completions/build.py file only for a command named build.py.",
+        epilog=examples(
+            "completion bash > ~/.build.py.bash  # then, in ~/.bashrc: source ~/.build.py.bash",
+            "completion zsh --prog pytorch-cuda-build",
+        ),
     )
     verb.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     verb.add_argument("--prog", default="build.py", help="the command the script completes (default build.py)")
@@ -66,7 +77,8 @@ def completion(args: argparse.Namespace, session: Session) -> int:
     print(shtab.complete(cli, shell=args.shell), end="")
     if args.shell == "bash" and args.prog.endswith(".py"):
         function = "_shtab_" + re.sub(r"\W", "_", args.prog)
-        print(_PYTHON_BASH % {"script": args.prog.rsplit("/", 1)[-1], "function": function}, end="")
+        words = {"script": args.prog.rsplit("/", 1)[-1], "function": function, "commands": " ".join(VENV_PYTHONS)}
+        print(_VENV_PYTHON_BASH % words, end="")
     return 0
 
 

@@ -1,18 +1,23 @@
 """Every `build.py` example in README.md, docs/cli.md, docs/bump.md and docs/security.md (a ```sh line, or an
 inline `build.py ... --option` without placeholders) is a command the parser accepts as written, and the
 ones that run offline and write nothing (list, matrix, bake, completion, check-tag, render --check, a build's
---dry-run, a report --diff of committed files) run as written and exit 0 (bump's --dry-run reads the indexes)."""
+--dry-run, a report --diff of committed files) run as written and exit 0 (bump's --dry-run reads the indexes). A
+build's --dry-run checks the engine as the build does, so those run in the integration tier, with the engine up."""
 
 from __future__ import annotations
 
 import re
 import shlex
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.cli.arguments import parse, parser, short_form
+
+if TYPE_CHECKING:
+    import docker
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ("README.md", "docs/cli.md", "docs/bump.md", "docs/security.md")
@@ -63,11 +68,30 @@ def test_every_example_parses(where: str, args: str) -> None:
     assert callable(namespace.run), where
 
 
-@pytest.mark.parametrize(
-    ("where", "args"),
-    [(w, a) for w, a in EXAMPLES if runnable(a)],
-    ids=[w for w, a in EXAMPLES if runnable(a)],
-)
+def engine_free(args: str) -> bool:
+    """A build's --dry-run checks the engine as the build does (down: exit 2); the other runnable ones need none."""
+    return "--dry-run" not in args.split()
+
+
+OFFLINE = [(w, a) for w, a in EXAMPLES if runnable(a) and engine_free(a)]
+DRY_RUNS = [(w, a) for w, a in EXAMPLES if runnable(a) and not engine_free(a)]
+
+
+def test_the_docs_have_dry_runs() -> None:
+    assert any(args == "build --target cu12 --dry-run" for _, args in DRY_RUNS)
+
+
+@pytest.mark.parametrize(("where", "args"), OFFLINE, ids=[w for w, _ in OFFLINE])
 def test_the_offline_examples_run(where: str, args: str, capsys: pytest.CaptureFixture[str]) -> None:
+    status = cli.main(shlex.split(args), start=ROOT)
+    assert status == 0, f"{where}: exit {status}: {capsys.readouterr().err[-600:]}"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("where", "args"), DRY_RUNS, ids=[w for w, _ in DRY_RUNS])
+def test_the_dry_run_examples_run_with_an_engine(
+    where: str, args: str, client: docker.DockerClient, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """As a user runs them: with the Docker engine up (the `client` fixture fails when it is not)."""
     status = cli.main(shlex.split(args), start=ROOT)
     assert status == 0, f"{where}: exit {status}: {capsys.readouterr().err[-600:]}"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.bump import apply_plan
+from pytorch_cuda.bump import apply_plan, preview_plan
 from pytorch_cuda.bump.bump_plan import BumpPlan, Move
 from pytorch_cuda.bump.resolver import Resolution
 from pytorch_cuda.errors import UserError
@@ -99,4 +99,30 @@ def test_a_release_age_gate_that_cannot_be_read_changes_nothing(repo: Path, monk
             BumpPlan((NUMPY,)), load_matrix(repo / "matrix.yaml"), repo / "matrix.yaml", repo, ["cu128"], None
         )
     assert raised.value.cause == "matrix.yaml's policy is bad; matrix.yaml and images/ are put back as they were"
+    assert _tree(repo) == before
+
+
+def test_a_dry_run_previews_the_same_relock_and_writes_nothing(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    asked = _fake_locks(monkeypatch, repo)
+    before = _tree(repo)
+    matrix = load_matrix(repo / "matrix.yaml")
+    preview = preview_plan.preview_plan(BumpPlan((NUMPY,)), matrix, repo / "matrix.yaml", repo, ["cu128"], None)
+    assert _tree(repo) == before  # the checkout: not a byte written
+    ((roots, resolver),) = asked
+    assert roots == ["cu128-runtime"]
+    assert resolver.run is apply_plan.refreshing_uv  # the same resolution the real bump runs
+    assert [c.changes for c in preview.changes] == [("numpy 2.5.5 -> 2.5.6",)]
+    lock = "images/cu128-runtime/requirements.lock"
+    assert f"--- a/{lock}\n+++ b/{lock}\n" in preview.diff
+    assert "\n-numpy==2.5.5" in preview.diff
+    assert "\n+numpy==2.5.6" in preview.diff
+    assert "+++ b/images/cu128-runtime/layer-3-python.lock" in preview.diff  # the layer slices, re-rendered
+
+
+def test_a_dry_run_whose_lock_fails_says_nothing_was_written(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _fake_locks(monkeypatch, repo, UserError(cause="uv could not resolve numpy==2.5.6", fix="publish it"))
+    before = _tree(repo)
+    matrix = load_matrix(repo / "matrix.yaml")
+    with pytest.raises(UserError, match=r"untouched \(a dry run writes nothing\)"):
+        preview_plan.preview_plan(BumpPlan((NUMPY,)), matrix, repo / "matrix.yaml", repo, ["cu128"], None)
     assert _tree(repo) == before

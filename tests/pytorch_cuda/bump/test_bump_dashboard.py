@@ -18,6 +18,7 @@ from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
 from tests.pytorch_cuda.bump.test_bump_partial import _cu130_down
 from tests.pytorch_cuda.bump.test_bump_planning import _pins
+from tests.support.offline_relock import no_lock_moves
 
 
 def _numpy(version: str, uploaded: str | None = None) -> IndexFile:
@@ -37,6 +38,7 @@ def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.Capt
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
+    no_lock_moves(monkeypatch)
     capsys.readouterr()
     assert cli.main(["bump", "--dry-run", "--json"]) == 4  # partial: cu130's index is down
     path = tmp_path / "bump.json"

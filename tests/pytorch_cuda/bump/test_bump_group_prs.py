@@ -23,6 +23,7 @@ from pytorch_cuda.bump.resolver import Resolution
 from pytorch_cuda.cli import bumping
 from tests.pytorch_cuda.bump.test_bump_dashboard import _files
 from tests.pytorch_cuda.bump.test_bump_planning import _pins
+from tests.support.offline_relock import no_lock_moves
 
 CHECKED = (TargetCheck("cu128", "https://download.pytorch.org/whl/cu128"), TargetCheck("cu126", "https://x/cu126"))
 
@@ -150,6 +151,7 @@ def test_bump_reads_an_audits_advisories_and_plans_the_groups_in_its_json(
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
+    no_lock_moves(monkeypatch)
     monkeypatch.setattr(bumping, "pypi_project_urls", lambda ca: lambda name: {})  # no PyPI JSON API in a unit test
     audit = tmp_path / "audit.json"
     finding = {"ecosystem": "pypi", "package": "numpy", "version": "2.5.5", "id": "GHSA-numpy", "fix_versions": []}

@@ -61,8 +61,16 @@ def test_bump_on_a_loopback_index(
     yanked = {row["pin"]: row["versions"] for row in dry["yanked_skipped"]}
     assert yanked == {"targets.cu128.torch": ["2.9.3"], "flavours.jupyter.python_packages.nbclient": ["0.11.2"]}
 
+    assert "numpy==2.5.6" in dry["lock_diff"]  # the re-lock the real bump makes, shown, written nowhere
+    assert "-torch==2.9.1+cu128" in dry["lock_diff"]
+    assert "+torch==2.9.2+cu128" in dry["lock_diff"]
+    assert "numpy==2.5.5" in runtime.read_text()
+    assert list(tmp_path.glob("**/bump-dry-run-*")) == []
+
     applied = bump(root, capsys, status=EXIT_REBUILD_NEEDED)
     assert applied["moved"] == dry["moved"]
+    assert applied["locks"] == dry["locks"]  # the dry run's lock changes are the real bump's, transitive pins too
+    assert any(lock["changes"] for lock in dry["locks"])
     pins = yaml.safe_load((root / "matrix.yaml").read_text())
     assert pins["targets"]["cu128"]["torch"] == "2.9.2"
     assert pins["python_packages"]["numpy"] == "2.5.6"

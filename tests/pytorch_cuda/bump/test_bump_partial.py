@@ -16,6 +16,7 @@ from pytorch_cuda.cli import bumping
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from tests.pytorch_cuda.bump.test_bump_planning import CU126, _files, _pins
+from tests.support.offline_relock import no_lock_moves
 
 CU130 = "https://download.pytorch.org/whl/cu130"
 
@@ -54,6 +55,7 @@ def test_bump_without_target_gives_every_target_in_one_json(
     monkeypatch.setattr(bumping, "network_sources", lambda ca: (_cu130_down, _pins))
     monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
+    no_lock_moves(monkeypatch)
     assert cli.main(["bump", "--dry-run", "--json"]) == 4
     out, err = capsys.readouterr()
     found = json.loads(out)

@@ -1,4 +1,4 @@
-"""The CLI through its real entry point, with no engine needed (or a dead one)."""
+"""The CLI through its real entry point, with a dead engine (or, in process, the engine check faked up)."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from pytorch_cuda import cli
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -39,10 +41,20 @@ def test_list_json() -> None:
     assert rows["cu130-runtime"]["aliases"] == ["cu13"]
 
 
-def test_dry_run_runs_nothing_even_without_an_engine() -> None:
-    result = build_py("--target", "cu12", "--dry-run", "--json", env={"DOCKER_HOST": "unix:///nonexistent.sock"})
-    assert result.returncode == 0, result.stderr
-    plan = json.loads(result.stdout)
+def test_a_dry_run_without_an_engine_exits_as_the_build_would() -> None:
+    """Exit 2 and the same engine-down paragraph as the real run, not a plan and exit 0 (issue 53)."""
+    dead = {"DOCKER_HOST": "unix:///nonexistent.sock"}
+    for form in ((), ("--json",)):
+        real = build_py("--target", "cu12", *form, env=dead)
+        dry = build_py("--target", "cu12", "--dry-run", *form, env=dead)
+        assert (dry.returncode, real.returncode) == (2, 2), (dry.stderr, real.stderr)
+        assert "no Docker engine is running at unix:///nonexistent.sock" in " ".join(dry.stderr.split())
+        assert (dry.stdout, dry.stderr) == (real.stdout, real.stderr)
+
+
+def test_a_dry_run_plans_and_runs_nothing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["--target", "cu12", "--dry-run", "--json"], start=ROOT) == 0
+    plan = json.loads(capsys.readouterr().out)
     assert plan["variant"] == "cu128-runtime"
     assert plan["tags"][0] == "pytorch-cuda:2.9.1-cuda12.8-cudnn9.10-py3.13-runtime"
     assert plan["candidate"].startswith("pytorch-cuda:candidate-cu128-runtime-")

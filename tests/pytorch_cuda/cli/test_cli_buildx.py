@@ -118,9 +118,17 @@ def test_bash_completes_commands_and_options(tmp_path: Path, capsys: pytest.Capt
     assert complete("build.py", "build", "--target", "cu13") == ["cu13", "cu130"]
     assert complete("build.py", "bake", "--target", "a") == ["all"]
     assert complete("build.py", "push", "--flavour", "j") == ["jupyter"]
-    # `python build.py` and `python3 ./build.py`
-    assert complete("python", "build.py", "build", "--target", "cu12", function="_pytorch_cuda_python") == [
+    # README's `.venv/bin/python build.py` (and python3 ./build.py); another script of it: bash's default, files
+    venv = "_pytorch_cuda_venv_python"
+    assert complete(".venv/bin/python", "build.py", "build", "--target", "cu12", function=venv) == [
         "cu12", "cu126", "cu128",
     ]  # fmt: skip
-    assert complete("python3", "./build.py", "bu", function="_pytorch_cuda_python") == ["build", "bump"]
+    assert complete(".venv/bin/python3", "./build.py", "bu", function=venv) == ["build", "bump"]
+    assert complete(".venv/bin/python", "other.py", "bu", function=venv) == []
+    # bash finds a compspec by the command word as typed: the .venv interpreters, build.py; python's own untouched
+    specs = subprocess.run(
+        ["bash", "-c", f"source {script}; complete -p"], capture_output=True, text=True, check=True
+    ).stdout
+    commands = {word for line in specs.splitlines() for word in line.split()[line.split().index("-F") + 2 :]}
+    assert commands == {"build.py", ".venv/bin/python", ".venv/bin/python3"}
     assert refusal(["completion", "fish"], capsys)
