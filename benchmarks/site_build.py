@@ -33,7 +33,7 @@ import sys, time
 began = time.perf_counter()
 import importlib
 from pathlib import Path
-from pytorch_cuda.site import build_site
+from pytorch_cuda.site.site_writer import build_site
 chart = importlib.import_module(sys.argv[1]).history_chart
 build_site(Path(sys.argv[2]), Path(sys.argv[3]), chart)
 seconds = time.perf_counter() - began

@@ -53,7 +53,7 @@ def report(args: argparse.Namespace, session: Session) -> int:
         raise UserError(cause="report --html PATH is for --diff OLD NEW", fix="add --diff, or use --out DIR")
     if args.out is None:
         raise UserError(cause="report needs --out DIR", fix="add `--out report/` (or `--diff OLD NEW` to compare two)")
-    from pytorch_cuda.precision_report import write_report  # matplotlib loads only for `report`
+    from pytorch_cuda.precision_report.report_files import write_report  # matplotlib loads only for `report`
 
     written = write_report(args.results, args.out)
     if args.json:
@@ -101,7 +101,7 @@ def report_diff(args: argparse.Namespace, session: Session) -> int:
 
 
 def _write(path: Path, text: str, option: str) -> None:
-    from pytorch_cuda.precision_report import ReportInputError
+    from pytorch_cuda.precision_report.report_files import ReportInputError
 
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

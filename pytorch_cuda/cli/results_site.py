@@ -182,7 +182,7 @@ def accept_regression(args: argparse.Namespace, session: Session) -> int:
 
 
 def site(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.site import build_site  # matplotlib loads only for `site`
+    from pytorch_cuda.site.site_writer import build_site  # matplotlib loads only for `site`
 
     built = build_site(args.store, args.out)
     if args.json:

@@ -9,8 +9,8 @@ import json
 from pathlib import Path
 
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.precision_report import load_pair
 from pytorch_cuda.precision_report.diff_baseline import gpu_class, pick_baseline, variant_of
+from pytorch_cuda.precision_report.report_files import load_pair
 from pytorch_cuda_contract.results_file import ConformanceResults
 
 

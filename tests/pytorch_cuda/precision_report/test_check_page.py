@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from precision_check import upgrade
-from pytorch_cuda.precision_report import ReportInputError, write_report
+from pytorch_cuda.precision_report.report_files import ReportInputError, write_report
 from tests.pytorch_cuda.precision_report.test_report import build_py
 from tests.support.recorded_runs import H200, ROOT
 

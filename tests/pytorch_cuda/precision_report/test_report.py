@@ -12,7 +12,7 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytorch_cuda.precision_report import SCHEMA_FILE, write_report
+from pytorch_cuda.precision_report.report_files import SCHEMA_FILE, write_report
 from tests.support.recorded_runs import H100, H200, HALFWAY, ROOT, T4, UNKNOWN_GPU
 
 

@@ -9,9 +9,9 @@ import pytest
 
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.run_store import StoreError, ingest, read_store
-from pytorch_cuda.site import build_site
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.expected import expected_table
+from pytorch_cuda.site.site_writer import build_site
 
 ROOT = Path(__file__).resolve().parents[3]
 H200_RUNS = ROOT / "evidence/fault-coverage/h200/runs"

@@ -10,7 +10,7 @@ import pytest
 
 from pytorch_cuda.precision_report.browser import find_chromium, load
 from pytorch_cuda.run_store import ingest
-from pytorch_cuda.site import build_site
+from pytorch_cuda.site.site_writer import build_site
 from tests.support.recorded_runs import ROOT
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
