@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import socket
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -139,9 +139,19 @@ def _sbom(path: Path) -> dict[str, object]:
     return document
 
 
-def run(args: argparse.Namespace) -> Outcome:
+def _given(path: Path | None, root: Callable[[], Path], *default: str) -> Path:
+    """``path``, else ``default`` in the checkout (found only then: keygen runs anywhere)."""
+    return root().joinpath(*default) if path is None else path
+
+
+def run(args: argparse.Namespace, root: Callable[[], Path]) -> Outcome:
+    """The step ``args`` names, as its typed request (a path not given: the checkout's, ``root()``)."""
     # imported here: the registry client (oras), tuf and cryptography load only for `release` (build.py starts fast)
     from pytorch_cuda.release.commands import (
+        InitRootRequest,
+        RefreshRequest,
+        RotateRootRequest,
+        SignRequest,
         init_root,
         keygen,
         record_floor,
@@ -155,45 +165,58 @@ def run(args: argparse.Namespace) -> Outcome:
     from pytorch_cuda.release.promote import promote
     from pytorch_cuda.release.release_policy import load_policy
 
-    if args.release_verb == "keygen":
-        return keygen(args)
-    if args.release_verb == "init-root":
-        return init_root(args)
-    if args.release_verb == "promote":
-        done = promote(args.tested, args.tags, load_policy(args.policy), repository=args.repository)
-        lines = [f"promoted {p.ref} -> {p.digest} (the tested bytes)" for p in done]
-        return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
-    if args.release_verb == "sign":
-        return sign(args, _sbom(args.sbom), _materials(args.material))
-    if args.release_verb == "refresh-index":
-        return refresh(args)
-    if args.release_verb == "rotate-root":
-        return rotate_root(args)
-    if args.release_verb == "root-status":
-        return root_status(args)
-    if args.release_verb == "record-floor":
-        return record_floor(args)
-    if args.release_verb == "pin-base":
-        pinned = pin_base(args.matrix, args.base)
+    verb = args.release_verb
+    if verb == "keygen":
+        return keygen(args.key, args.public_key)
+    if verb == "init-root":
+        return init_root(
+            InitRootRequest(
+                args.root_key,
+                args.root_public_key,
+                _given(args.public_key, root, "keys", "release.pub"),
+                args.timestamp_public_key,
+                _given(args.out, root, "keys", "release-root.json"),
+            )
+        )
+    if verb == "pin-base":
+        pinned = pin_base(_given(args.matrix, root, "matrix.yaml"), args.base)
         line = f"pinned base {pinned.base} ({pinned.image}): {pinned.previous or 'no pin'} -> {pinned.digest}"
         return [line, f"  {pinned.note}"], asdict(pinned)
-    return verify(args)
+    policy = _given(args.policy, root, "release-policy.yaml")
+    if verb == "promote":
+        done = promote(args.tested, args.tags, load_policy(policy), repository=args.repository)
+        lines = [f"promoted {p.ref} -> {p.digest} (the tested bytes)" for p in done]
+        return lines, {"tested": args.tested, "promoted": [asdict(p) for p in done]}
+    if verb == "sign":
+        timestamp_public_key = args.timestamp_public_key
+        if args.timestamp_key and timestamp_public_key is None:
+            timestamp_public_key = root() / "keys" / "release-timestamp.pub"
+        request = SignRequest(
+            args.image, args.key, _given(args.public_key, root, "keys", "release.pub"), args.variant, args.source_ref,
+            args.commit, args.source_repository, args.workflow, args.builder_id, args.invocation_id, tuple(args.tags),
+            (args.timestamp_key, timestamp_public_key) if args.timestamp_key else None, args.index_lifetime, policy,
+            args.require_pinned_base, root() / "matrix.yaml",
+        )  # fmt: skip
+        return sign(request, _sbom(args.sbom), _materials(args.material))
+    if verb == "refresh-index":
+        public_key = _given(args.public_key, root, "keys", "release.pub")
+        return refresh(RefreshRequest(args.repository, args.key, public_key, args.index_lifetime, policy))
+    if verb == "rotate-root":
+        new_root = (args.new_root_key, args.new_root_public_key) if args.new_root_key else None
+        return rotate_root(
+            RotateRootRequest(
+                args.root_key, args.root_public_key, new_root, args.public_key, args.timestamp_public_key, policy
+            )
+        )
+    if verb == "root-status":
+        return root_status(policy, args.warn_days)
+    if verb == "record-floor":
+        return record_floor(policy)
+    return verify(args.image, policy)
 
 
 def release_verb(args: argparse.Namespace, session: Session) -> int:
     """`build.py release STEP`: errors are reported by the command line, as every verb's are."""
-    if args.release_verb == "pin-base" and args.matrix is None:
-        args.matrix = session.root() / "matrix.yaml"
-    if args.release_verb == "sign" and args.timestamp_key and args.timestamp_public_key is None:
-        args.timestamp_public_key = session.root() / "keys" / "release-timestamp.pub"
-    if args.release_verb not in ("keygen", "init-root", "pin-base") and args.policy is None:
-        args.policy = session.root() / "release-policy.yaml"
-    if args.release_verb in ("sign", "refresh-index", "init-root") and args.public_key is None:
-        args.public_key = session.root() / "keys" / "release.pub"
-    if args.release_verb == "init-root" and args.out is None:
-        args.out = session.root() / "keys" / "release-root.json"
-    if args.release_verb == "sign":
-        args.matrix = session.root() / "matrix.yaml"
-    lines, found = run(args)
+    lines, found = run(args, session.root)
     print(json.dumps(found, indent=2) if args.json else "\n".join(lines))
     return 0

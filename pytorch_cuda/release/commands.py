@@ -1,12 +1,11 @@
-"""The `release keygen|sign|verify` steps of the command line (pytorch_cuda/cli/releasing.py parses them): each
-returns the lines to print and the same as JSON."""
+"""The `release keygen|sign|verify` steps of the command line (pytorch_cuda/cli/releasing.py parses them into the
+typed requests here): each returns the lines to print and the same as JSON."""
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import os
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,28 +42,84 @@ if TYPE_CHECKING:
 Outcome = tuple[list[str], dict[str, object]]
 
 
-def keygen(args: argparse.Namespace) -> Outcome:
-    key = keys.generate(args.key, args.public_key)
-    lines = [f"wrote {args.key} (private, encrypted, mode 600) and {args.public_key}; key id {key.keyid}"]
-    return lines, {"keyid": key.keyid, "key": str(args.key), "public_key": str(args.public_key)}
+@dataclass(frozen=True)
+class SignRequest:
+    """`release sign`: the image, the keys, what the provenance records and the tags to bind in the index."""
+
+    image: str
+    key: str  # a private key file or a KMS/HSM signer URI
+    public_key: Path
+    variant: str
+    source_ref: str
+    commit: str | None  # None: the image's revision label
+    source_repository: str | None  # None: the image's source label
+    workflow: str
+    builder_id: str
+    invocation_id: str  # "": the builder id and the time
+    tags: tuple[str, ...]
+    timestamp: tuple[str, Path] | None  # the timestamp key and its public key; None: the release key signs it too
+    index_lifetime: int  # seconds
+    policy: Path
+    require_pinned_base: bool
+    matrix: Path
 
 
-def _source(args: argparse.Namespace) -> Source:
+@dataclass(frozen=True)
+class RefreshRequest:
+    """`release refresh-index`: re-sign the release index of ``repository`` (None: the policy's) as it is."""
+
+    repository: str | None
+    key: str
+    public_key: Path
+    index_lifetime: int  # seconds
+    policy: Path
+
+
+@dataclass(frozen=True)
+class RotateRootRequest:
+    """`release rotate-root`: the current root's key, and what root v N+1 changes (None: kept)."""
+
+    root_key: str
+    root_public_key: Path
+    new_root: tuple[str, Path] | None  # a new root key and its public key, where the root key changes
+    public_key: Path | None
+    timestamp_public_key: Path | None
+    policy: Path
+
+
+@dataclass(frozen=True)
+class InitRootRequest:
+    """`release init-root`: the offline root key, the online keys it trusts and where the root goes."""
+
+    root_key: str
+    root_public_key: Path
+    public_key: Path
+    timestamp_public_key: Path | None  # None: the release key
+    out: Path
+
+
+def keygen(key_path: Path, public_path: Path) -> Outcome:
+    key = keys.generate(key_path, public_path)
+    lines = [f"wrote {key_path} (private, encrypted, mode 600) and {public_path}; key id {key.keyid}"]
+    return lines, {"keyid": key.keyid, "key": str(key_path), "public_key": str(public_path)}
+
+
+def _source(request: SignRequest) -> Source:
     """The source repository and commit: the flags, else the image's OCI labels; refused when neither says."""
     labels: dict[str, str] = {}
-    if args.commit is None or args.source_repository is None:
-        client, image = open_image(args.image)
-        labels = image_labels(client, image.raw, reference(args.image).repository)
-    commit = args.commit or labels.get("org.opencontainers.image.revision")
-    repository = args.source_repository or labels.get("org.opencontainers.image.source")
+    if request.commit is None or request.source_repository is None:
+        client, image = open_image(request.image)
+        labels = image_labels(client, image.raw, reference(request.image).repository)
+    commit = request.commit or labels.get("org.opencontainers.image.revision")
+    repository = request.source_repository or labels.get("org.opencontainers.image.source")
     if not commit or not repository:
         raise UserError(
-            cause=f"{args.image} has no org.opencontainers.image.revision/source label, and no --commit or "
+            cause=f"{request.image} has no org.opencontainers.image.revision/source label, and no --commit or "
             "--source-repository was given",
             fix="pass --commit SHA and --source-repository https://github.com/OWNER/REPO (the workflow passes "
             "$GITHUB_SHA and the repository URL)",
         )
-    return Source(repository, args.source_ref, commit)
+    return Source(repository, request.source_ref, commit)
 
 
 def check_pinned_base(matrix_path: Path) -> str:
@@ -72,65 +127,65 @@ def check_pinned_base(matrix_path: Path) -> str:
     return pinned_digest(matrix_path)[1]
 
 
-def sign(args: argparse.Namespace, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
-    inputs = committed_inputs(args.matrix.parent, args.variant, strict=True)  # the locks, recorded
-    if args.require_pinned_base:
-        base = check_built_on_base(args.matrix, args.image)
+def sign(request: SignRequest, sbom: dict[str, object], materials: dict[str, str]) -> Outcome:
+    inputs = committed_inputs(request.matrix.parent, request.variant, strict=True)  # the locks, recorded
+    if request.require_pinned_base:
+        base = check_built_on_base(request.matrix, request.image)
         materials = {**materials, base.uri: base.config}  # recorded in the provenance
-    if args.index_lifetime <= 0:
-        raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
-    policy = load_policy(args.policy)
-    signer = keys.signer(args.key, args.public_key)
+    if request.index_lifetime <= 0:
+        raise UserError(cause=f"--index-lifetime {request.index_lifetime} is not positive", fix="give seconds, > 0")
+    policy = load_policy(request.policy)
+    signer = keys.signer(request.key, request.public_key)
     now = datetime.now(UTC)
     run = BuildRun(
-        builder_id=args.builder_id,
-        invocation_id=args.invocation_id or f"{args.builder_id}#{now:%Y-%m-%dT%H:%M:%SZ}",
-        source=_source(args),
-        variant=args.variant,
-        workflow=args.workflow,
+        builder_id=request.builder_id,
+        invocation_id=request.invocation_id or f"{request.builder_id}#{now:%Y-%m-%dT%H:%M:%SZ}",
+        source=_source(request),
+        variant=request.variant,
+        workflow=request.workflow,
         finished_on=now,
         materials=materials,
         locks={path: digest for path, digest in inputs.locks.items() if digest is not None},
         # $SOURCE_DATE_EPOCH: the creation time of a build without git; else a rebuild needs only the commit
         source_date_epoch=given_source_date_epoch(os.environ),
     )
-    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
-    timestamp = _timestamp_signer(args)
-    digest, attached = sign_image(args.image, signer, sbom, run, tags=args.tags, index=plan, timestamp=timestamp)
-    lines = [f"signed {args.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
-    return lines, {"image": args.image, "digest": digest, "attached": [asdict(a) for a in attached]}
+    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=request.index_lifetime))
+    timestamp = _timestamp_signer(request)
+    digest, attached = sign_image(request.image, signer, sbom, run, tags=request.tags, index=plan, timestamp=timestamp)
+    lines = [f"signed {request.image} ({digest})"] + [f"  {a.kind}: {a.ref} {a.digest}" for a in attached]
+    return lines, {"image": request.image, "digest": digest, "attached": [asdict(a) for a in attached]}
 
 
-def refresh(args: argparse.Namespace) -> Outcome:
-    if args.index_lifetime <= 0:
-        raise UserError(cause=f"--index-lifetime {args.index_lifetime} is not positive", fix="give seconds, > 0")
-    policy = load_policy(args.policy)
-    repository = args.repository or policy.policy.repository
-    signer = keys.signer(args.key, args.public_key)
-    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=args.index_lifetime))
+def refresh(request: RefreshRequest) -> Outcome:
+    if request.index_lifetime <= 0:
+        raise UserError(cause=f"--index-lifetime {request.index_lifetime} is not positive", fix="give seconds, > 0")
+    policy = load_policy(request.policy)
+    repository = request.repository or policy.policy.repository
+    signer = keys.signer(request.key, request.public_key)
+    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=request.index_lifetime))
     done = refresh_index(repository, IndexSigners(signer), plan)
-    expires = datetime.now(UTC) + timedelta(seconds=args.index_lifetime)
+    expires = datetime.now(UTC) + timedelta(seconds=request.index_lifetime)
     line = f"re-signed {done.ref} ({done.digest}); valid until about {expires:%Y-%m-%dT%H:%M:%SZ}"
     return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
 
 
-def _timestamp_signer(args: argparse.Namespace) -> Signer | None:
+def _timestamp_signer(request: SignRequest) -> Signer | None:
     """The timestamp key of `sign --tag` (the split setup); None: the release key signs the timestamp too."""
-    if not args.timestamp_key:
+    if request.timestamp is None:
         return None
-    return keys.signer(args.timestamp_key, args.timestamp_public_key)
+    return keys.signer(*request.timestamp)
 
 
-def rotate_root(args: argparse.Namespace) -> Outcome:
+def rotate_root(request: RotateRootRequest) -> Outcome:
     """Sign root v N+1 with the current root's offline key (and the new one's, where it changes)."""
-    current = load_policy(args.policy).trusted_root()
-    signers = [keys.signer(args.root_key, args.root_public_key)]
+    current = load_policy(request.policy).trusted_root()
+    signers = [keys.signer(request.root_key, request.root_public_key)]
     new_root_key = None
-    if args.new_root_key:
-        signers.append(keys.signer(args.new_root_key, args.new_root_public_key))
+    if request.new_root is not None:
+        signers.append(keys.signer(*request.new_root))
         new_root_key = signers[-1].public_key
-    online = keys.public_key(args.public_key) if args.public_key else None
-    timestamp = keys.public_key(args.timestamp_public_key) if args.timestamp_public_key else None
+    online = keys.public_key(request.public_key) if request.public_key else None
+    timestamp = keys.public_key(request.timestamp_public_key) if request.timestamp_public_key else None
     now = datetime.now(UTC)
     data = next_root(current, signers, now, new_root_key=new_root_key, online=online, timestamp=timestamp)
     replace_root(current.path, data)
@@ -141,15 +196,15 @@ def rotate_root(args: argparse.Namespace) -> Outcome:
     return [line], {"root": str(current.path), "version": version}
 
 
-def root_status(args: argparse.Namespace) -> Outcome:
-    """Days until the committed root expires; exit 1 (RootExpiringError) within --warn-days."""
-    root = load_policy(args.policy).trusted_root()
+def root_status(policy: Path, warn_days: int) -> Outcome:
+    """Days until the committed root expires; exit 1 (RootExpiringError) within ``warn_days`` (--warn-days)."""
+    root = load_policy(policy).trusted_root()
     left = days_left(root, datetime.now(UTC))
     expires = f"{root.metadata.signed.expires:%Y-%m-%dT%H:%M:%SZ}"
-    if left < args.warn_days:
+    if left < warn_days:
         raise RootExpiringError(
             cause=f"the release index's root of trust {root.path.name} v{root.version} expires {expires} "
-            f"({left:.0f} days left, fewer than {args.warn_days}): after that no release verifies",
+            f"({left:.0f} days left, fewer than {warn_days}): after that no release verifies",
             fix="sign the next root with the offline root key (`build.py release rotate-root --root-key ... "
             "--root-public-key keys/release-root-key.pub`), commit it, and run refresh-index (docs/release.md)",
         )
@@ -157,9 +212,9 @@ def root_status(args: argparse.Namespace) -> Outcome:
     return [line], {"root": str(root.path), "version": root.version, "expires": expires, "days_left": int(left)}
 
 
-def record_floor(args: argparse.Namespace) -> Outcome:
+def record_floor(policy_path: Path) -> Outcome:
     """Raise the committed rollback floor to the index the registry serves, once it verifies here."""
-    policy = load_policy(args.policy)
+    policy = load_policy(policy_path)
     repository = policy.policy.repository
     root = policy.trusted_root()
     client = RegistryClient.for_ref(reference(f"{repository}:{policy.policy.index_tag}"))
@@ -190,11 +245,11 @@ def _proof(keyless: ProvenBuilder | None) -> str:
     )
 
 
-def verify(args: argparse.Namespace) -> Outcome:
-    v = verify_image(args.image, load_policy(args.policy))
+def verify(image: str, policy: Path) -> Outcome:
+    v = verify_image(image, load_policy(policy))
     b = v.built
     lines = [
-        f"verified {v.image} ({v.digest}) against {args.policy.name}:",
+        f"verified {v.image} ({v.digest}) against {policy.name}:",
         f"  cosign signature by key {v.keyid[:16]}; SBOM ({v.sbom_components} component"
         f"{'' if v.sbom_components == 1 else 's'}) and SLSA provenance attested",
         f"  built by {b.builder_id} from {b.source_ref} at {b.commit}",
@@ -207,12 +262,12 @@ def verify(args: argparse.Namespace) -> Outcome:
     return lines, {**found, **asdict(b), "pull": v.pull}
 
 
-def init_root(args: argparse.Namespace) -> Outcome:
+def init_root(request: InitRootRequest) -> Outcome:
     """Write the committed root of trust, signed by the (offline) root key."""
-    root_signer = keys.signer(args.root_key, args.root_public_key)
-    online = keys.public_key(args.public_key)
-    timestamp = keys.public_key(args.timestamp_public_key) if args.timestamp_public_key else online
-    write_root(args.out, make_root(root_signer, online, timestamp, datetime.now(UTC)))
-    line = (f"wrote {args.out}: root v1, root key {root_signer.public_key.keyid[:16]}, targets and snapshot key "
+    root_signer = keys.signer(request.root_key, request.root_public_key)
+    online = keys.public_key(request.public_key)
+    timestamp = keys.public_key(request.timestamp_public_key) if request.timestamp_public_key else online
+    write_root(request.out, make_root(root_signer, online, timestamp, datetime.now(UTC)))
+    line = (f"wrote {request.out}: root v1, root key {root_signer.public_key.keyid[:16]}, targets and snapshot key "
             f"{online.keyid[:16]}, timestamp key {timestamp.keyid[:16]}; commit it")  # fmt: skip
-    return [line], {"root": str(args.out), "version": 1, "targets": online.keyid, "timestamp": timestamp.keyid}
+    return [line], {"root": str(request.out), "version": 1, "targets": online.keyid, "timestamp": timestamp.keyid}
