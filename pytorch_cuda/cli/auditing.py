@@ -6,17 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from pytorch_cuda.audit.audit_files import AuditFiles, write_audit_files
+from pytorch_cuda.audit.audit_files import AuditFiles
+from pytorch_cuda.audit.audit_flow import AuditRequest, run_audit
 from pytorch_cuda.audit.audit_markdown import summary_lines
-from pytorch_cuda.audit.debian_audit import audit_debian
-from pytorch_cuda.audit.findings import AuditResult, apply_triage, python_findings, stale_decisions
-from pytorch_cuda.audit.fixing import fix_findings
-from pytorch_cuda.audit.lock_pins import read_all, unlocked
-from pytorch_cuda.audit.python_audit import PYPI_JSON, Service, audit_pins, pypi_json, run_pip_audit
-from pytorch_cuda.audit.triage import TRIAGE_FILE, load_triage
+from pytorch_cuda.audit.python_audit import PYPI_JSON, Service
+from pytorch_cuda.audit.triage import TRIAGE_FILE
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.network.ca_bundle import find_ca_bundle
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -70,35 +66,24 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
 
 
 def audit(args: argparse.Namespace, session: Session) -> int:
-    root = session.root()
-
     def log(line: str) -> None:
         session.err.print(f"audit: {line}", highlight=False, markup=False)
 
-    ca = find_ca_bundle(args.ca_bundle)
-    ca_path = ca.path if ca else None
-    locks = [p if p.is_absolute() else root / p for p in args.lock] if args.lock else None
-    pins = read_all(root, locks)
-    lock_names = tuple(dict.fromkeys(p.lock for p in pins))
-    log(f"{len(pins)} pins in {len(lock_names)} locks")
-    service = Service(args.service, args.osv_url, args.pypi_json)
-    python = audit_pins(pins, service, run_pip_audit, pypi_json(ca_path), log)
-    findings = python_findings(python, pins)
-    debian, notes = (0, []) if args.no_debian else audit_debian(session.matrix(args), root, ca_path, findings, log)
-    triage = load_triage(args.triage or root / TRIAGE_FILE)
-    open_findings, settled = apply_triage(findings, triage)
-    notes += stale_decisions(findings, triage)
-    notes += [] if locks else unlocked(session.matrix(args), root)
-    result = AuditResult(
-        tuple(open_findings), python.not_audited, lock_names, len(pins), python.audited, debian, tuple(notes),
-        tuple(settled),
-    )  # fmt: skip
-    write_audit_files(result, triage, AuditFiles(args.vex, args.sbom, args.markdown_pr, args.markdown_issue))
-    fixed = None
-    if args.fix and result.findings:
-        fixed = fix_findings(args.matrix or root / "matrix.yaml", root, result.findings, ca_path, log)
-        if not args.json:
-            print_lock_changes(session.out, list(fixed.changes))
+    request = AuditRequest(
+        root=session.root(),
+        matrix=args.matrix,
+        locks=tuple(args.lock) if args.lock else None,
+        service=Service(args.service, args.osv_url, args.pypi_json),
+        debian=not args.no_debian,
+        triage=args.triage,
+        files=AuditFiles(args.vex, args.sbom, args.markdown_pr, args.markdown_issue),
+        fix=args.fix,
+        ca_bundle=args.ca_bundle,
+    )
+    outcome = run_audit(request, log)
+    result, fixed = outcome.result, outcome.fixed
+    if fixed is not None and not args.json:
+        print_lock_changes(session.out, list(fixed.changes))
     if args.json:
         print(dumps(result.as_json() | ({"fixed": fixed.as_json()} if fixed is not None else {})))
     else:

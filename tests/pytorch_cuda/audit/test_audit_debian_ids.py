@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.audit import audit_flow
 from pytorch_cuda.bump.debian_advisories import fixed_ids
-from pytorch_cuda.cli import auditing
 from pytorch_cuda.cli.main import main
 from tests.pytorch_cuda.audit.test_audit import _pip_audit
 from tests.support.bump_checkout import checkout, committed_debian_packages, current_archive
@@ -49,7 +49,9 @@ def test_a_debian_finding_names_its_cves(
         root = checkout(tmp_path / "repo", "https://pypi.org/simple", archive.mirror)
         lock = tmp_path / "empty.lock"
         lock.write_text("idna==3.10\n")
-        monkeypatch.setattr(auditing, "run_pip_audit", _pip_audit({"idna==3.10": {"version": "3.10", "vulns": []}}, []))
+        monkeypatch.setattr(
+            audit_flow, "run_pip_audit", _pip_audit({"idna==3.10": {"version": "3.10", "vulns": []}}, [])
+        )
         capsys.readouterr()
         assert main(["audit", "--root", str(root), "--lock", str(lock), "--json"]) == 1
         (finding,) = json.loads(capsys.readouterr().out)["findings"]

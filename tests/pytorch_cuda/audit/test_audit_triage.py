@@ -13,8 +13,8 @@ import pytest
 from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
+from pytorch_cuda.audit import audit_flow
 from pytorch_cuda.audit.triage import load_triage
-from pytorch_cuda.cli import auditing
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.errors import UserError
 from pytorch_cuda_sbom.vex import embed, purl_key
@@ -74,7 +74,7 @@ def test_a_decision_settles_its_finding_and_the_vex_goes_into_the_sbom(
         "ecdsa==0.19.2": {"version": "0.19.2", "vulns": [ECDSA]},
         "jinja2==2.10": {"version": "2.10", "vulns": [JINJA]},
     }
-    monkeypatch.setattr(auditing, "run_pip_audit", _pip_audit(answers, []))
+    monkeypatch.setattr(audit_flow, "run_pip_audit", _pip_audit(answers, []))
     (tmp_path / "triage.yaml").write_text(DECISION + "  - {id: GHSA-gone, package: idna, state: resolved, detail: x}\n")
     (tmp_path / "sbom.json").write_text(json.dumps(SBOM))
     argv = [
