@@ -202,6 +202,13 @@ def run(args: argparse.Namespace, root: Callable[[], Path]) -> Outcome:
         public_key = _given(args.public_key, root, "keys", "release.pub")
         return refresh(RefreshRequest(args.repository, args.key, public_key, args.index_lifetime, policy))
     if verb == "rotate-root":
+        if bool(args.new_root_key) != bool(args.new_root_public_key):
+            given, missing = ("--new-root-key", "--new-root-public-key")[:: 1 if args.new_root_key else -1]
+            raise UserError(
+                cause=f"rotate-root was given {given} without {missing}: a new root key comes as a pair",
+                fix="pass both --new-root-key (the private key or URI) and --new-root-public-key (its PEM), or "
+                "neither to renew the root with its current key",
+            )
         new_root = (args.new_root_key, args.new_root_public_key) if args.new_root_key else None
         return rotate_root(
             RotateRootRequest(

@@ -111,3 +111,13 @@ def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: p
 def test_every_verb_is_listed_here() -> None:
     verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
     assert set(VERBS) | {"matrix"} == set(verbs.choices)  # `matrix`: ci-matrix's alias, its name before 2026-12
+
+
+def test_rotate_root_with_half_a_new_root_key_is_a_paragraph_not_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    half = ["release", "rotate-root", "--root-key", str(tmp_path / "root.key"), "--root-public-key", "root.pub"]
+    assert cli.main([*half, "--new-root-key", str(tmp_path / "new.key")]) == 2
+    assert "rotate-root was given --new-root-key without --new-root-public-key" in capsys.readouterr().err
+    assert cli.main([*half, "--new-root-public-key", str(tmp_path / "new.pub")]) == 2
+    assert "rotate-root was given --new-root-public-key without --new-root-key" in capsys.readouterr().err
