@@ -50,8 +50,26 @@ class RegistryAccessError(UserError):
     """The registry did not answer, refused us, or has no such manifest."""
 
 
-class BlobTooLargeError(RegistryAccessError):
+class ResponseTooLargeError(RegistryAccessError):
+    """An answer larger than its cap: refused by the size the registry declares (Content-Length, or a descriptor's
+    size) before any byte is read, or as its bytes arrive when the declaration is missing or lies. Exit status 2."""
+
+
+class BlobTooLargeError(ResponseTooLargeError):
     """A blob larger than its reader allows, refused as its bytes arrive. Exit status 2."""
+
+
+class ManifestTooLargeError(ResponseTooLargeError):
+    """A manifest (or the referrers tag's index) larger than MOST_MANIFEST_BYTES. Exit status 2."""
+
+
+class ReferrersTooLargeError(ResponseTooLargeError):
+    """The referrers API's answer larger than MOST_MANIFEST_BYTES. Exit status 2."""
+
+
+# OCI distribution: a registry must accept manifests up to 4 MiB; none this project reads or writes comes near it
+MOST_MANIFEST_BYTES = 4 << 20
+TOO_LARGE_FIX = "an answer this large is not one this project writes: do not trust it; find who pushed it"
 
 
 @dataclass(frozen=True)
@@ -166,30 +184,38 @@ class RegistryClient:
             ) from exc
         return response
 
-    def manifest(self, text: str) -> RegistryManifest | None:
-        """The manifest's bytes exactly as the registry serves them, or None when the tag or digest is unknown."""
+    def manifest(self, text: str, limit: int = MOST_MANIFEST_BYTES) -> RegistryManifest | None:
+        """The manifest's bytes exactly as the registry serves them, or None when the tag or digest is unknown;
+        refused (ManifestTooLargeError) when it declares or sends more than `limit` bytes."""
         ref = reference(text)
         what = ref.digest or ref.tag or "latest"
         url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/manifests/{what}"
-        response = self._get(url, {"Accept": ", ".join(MANIFEST_TYPES)}, text)
-        if response.status_code == 404:
-            return None
-        if response.status_code != 200:
-            raise RegistryAccessError(
-                cause=f"the registry answered {response.status_code} for the manifest of {text}: {response.text[:300]}",
-                fix="check the reference and the registry login",
-            )
-        media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
-        return RegistryManifest(text, media_type, response.content)
+        response = self._request("GET", url, {"Accept": ", ".join(MANIFEST_TYPES)}, None, text, stream=True)
+        with response:
+            if response.status_code == 404:
+                return None
+            if response.status_code != 200:
+                raise RegistryAccessError(
+                    cause=f"the registry answered {response.status_code} for the manifest of {text}: {_head(response)}",
+                    fix="check the reference and the registry login",
+                )
+            media_type = response.headers.get("Content-Type", "").split(";")[0].strip()
+            raw = _read_capped(response, limit, ManifestTooLargeError, f"the manifest of {text}")
+        return RegistryManifest(text, media_type, raw)
 
-    def referrers_api(self, text: str, digest: str) -> bytes | None:
+    def referrers_api(self, text: str, digest: str, limit: int = MOST_MANIFEST_BYTES) -> bytes | None:
         """The image index the registry's referrers API (OCI distribution 1.1) lists for `digest`, or None where
-        it has no such API (GHCR and Distribution 2.8 answer 404: read the `sha256-<hex>` tag instead)."""
+        it has no such API (GHCR and Distribution 2.8 answer 404: read the `sha256-<hex>` tag instead); refused
+        (ReferrersTooLargeError) when it declares or sends more than `limit` bytes."""
         ref = reference(text)
         url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/referrers/{digest}"
-        response = self._get(url, {"Accept": MANIFEST_TYPES[0]}, f"the referrers of {digest}")
-        kind = response.headers.get("Content-Type", "").split(";")[0].strip()
-        return response.content if response.status_code == 200 and kind == MANIFEST_TYPES[0] else None
+        what = f"the referrers of {digest}"
+        response = self._request("GET", url, {"Accept": MANIFEST_TYPES[0]}, None, what, stream=True)
+        with response:
+            kind = response.headers.get("Content-Type", "").split(";")[0].strip()
+            if response.status_code != 200 or kind != MANIFEST_TYPES[0]:
+                return None
+            return _read_capped(response, limit, ReferrersTooLargeError, f"the referrers API's answer for {digest}")
 
     def blob(self, ref: ImageReference, digest: str, limit: int = 64 << 20) -> bytes:
         """A blob, checked against its digest; read as a stream and refused once more than `limit` bytes arrive
@@ -202,25 +228,13 @@ class RegistryClient:
                     cause=f"the registry answered {response.status_code} for blob {digest} of {ref.repository}",
                     fix="the attachment is incomplete: sign the image again",
                 )
-            announced = int(response.headers.get("Content-Length") or 0)
-            data = bytearray()
-            if announced <= limit:
-                for chunk in response.iter_content(chunk_size=1 << 16):
-                    data += chunk
-                    if len(data) > limit:
-                        break
-        if announced > limit or len(data) > limit:
-            raise BlobTooLargeError(
-                cause=f"blob {digest} of {ref.repository} is larger than the {limit} bytes allowed for it "
-                f"({announced or 'more than ' + str(limit)} bytes): read no further",
-                fix="an attachment this large is not one this project writes: do not trust it; find who pushed it",
-            )
+            data = _read_capped(response, limit, BlobTooLargeError, f"blob {digest} of {ref.repository}")
         if "sha256:" + hashlib.sha256(data).hexdigest() != digest:
             raise RegistryAccessError(
                 cause=f"blob {digest} of {ref.repository} does not hash to its digest",
                 fix="the registry served other bytes than were pushed: do not trust it; sign the image again",
             )
-        return bytes(data)
+        return data
 
     def push_blob(self, ref: ImageReference, data: bytes) -> str:
         """Upload `data` as a blob of the repository (a monolithic upload), unless it is there; its digest."""
@@ -255,6 +269,44 @@ class RegistryClient:
             cause=f"the registry {self.host} answered {response.status_code} to {what}: {response.text[:300]}",
             fix="check that the login (docker login, or a credential helper) may push to this repository",
         )
+
+
+def _head(response: requests.Response) -> str:
+    """The first 300 bytes of an error answer's body, never more: the rest is not read."""
+    return next(response.iter_content(chunk_size=300), b"")[:300].decode("utf-8", "replace")
+
+
+def _read_capped(response: requests.Response, limit: int, error: type[ResponseTooLargeError], what: str) -> bytes:
+    """The body, refused before reading when Content-Length declares more than `limit` bytes, and as its bytes
+    arrive when more than `limit` come (no Content-Length, chunked, or a decompressed body larger than declared)."""
+    declared = response.headers.get("Content-Length", "")
+    announced = int(declared) if declared.isdigit() else None
+    data = bytearray()
+    if announced is None or announced <= limit:
+        try:
+            for chunk in response.iter_content(chunk_size=1 << 16):
+                data += chunk
+                if len(data) > limit:
+                    break
+        except requests.RequestException as exc:
+            raise RegistryAccessError(
+                cause=f"the registry broke off {what} ({type(exc).__name__}: {exc})",
+                fix="check that it is up; a registry that declares one size and sends another is not to be trusted",
+            ) from exc
+    if announced is not None and announced > limit:
+        raise error(
+            cause=f"{what} is larger than the {limit} bytes allowed for it (the registry declares {announced} "
+            "bytes): refused before reading",
+            fix=TOO_LARGE_FIX,
+        )
+    if len(data) > limit:
+        said = f"declared {announced}" if announced is not None else "declared no size"
+        raise error(
+            cause=f"{what} is larger than the {limit} bytes allowed for it (more than {limit} bytes arrived; the "
+            f"registry {said}): read no further",
+            fix=TOO_LARGE_FIX,
+        )
+    return bytes(data)
 
 
 def open_image(text: str) -> tuple[RegistryClient, RegistryManifest]:

@@ -4,6 +4,8 @@ and the refusals a bump or a release must not get past."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import hashlib
 import json
 import threading
@@ -13,7 +15,16 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from pytorch_cuda.oci.image_config import config_digest, image_config, resolve_tag
-from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, is_loopback, reference
+from pytorch_cuda.oci.registry_client import (
+    MOST_MANIFEST_BYTES,
+    BlobTooLargeError,
+    ManifestTooLargeError,
+    ReferrersTooLargeError,
+    RegistryAccessError,
+    RegistryClient,
+    is_loopback,
+    reference,
+)
 
 INDEX = "application/vnd.oci.image.index.v1+json"
 IMAGE = "application/vnd.oci.image.manifest.v1+json"
@@ -37,6 +48,9 @@ class OpenRegistry(BaseHTTPRequestHandler):
     """Serves `objects` (path -> media type, bytes) on GET and HEAD; 404 for anything else."""
 
     objects: dict[str, tuple[str, bytes]] = {}  # noqa: RUF012 (each test sets what the registry holds)
+    # path -> how its size is declared: "none" (no Content-Length: read until the connection closes), "gzip" (the
+    # compressed size, the body decompressing to far more), or a number of bytes declared with no body sent
+    declared: dict[str, str] = {}  # noqa: RUF012
 
     def log_message(self, format: str, *args: object) -> None:
         pass
@@ -45,9 +59,18 @@ class OpenRegistry(BaseHTTPRequestHandler):
         media_type, body = self.objects.get(self.path, ("application/json", b'{"errors":[]}'))
         self.send_response(200 if self.path in self.objects or self.path == "/v2/" else 404)
         self.send_header("Content-Type", media_type)
-        self.send_header("Content-Length", str(len(body)))
+        how = self.declared.get(self.path)
+        if how == "gzip":
+            body = gzip.compress(body)
+            self.send_header("Content-Encoding", "gzip")
+        if how is None or how == "gzip":
+            self.send_header("Content-Length", str(len(body)))
+        elif how.isdigit():
+            self.send_header("Content-Length", how)
+            body = b""  # declared and never sent: a client that reads would fail otherwise
         self.end_headers()
-        self.wfile.write(body)
+        with contextlib.suppress(OSError):  # the client stopped reading
+            self.wfile.write(body)
 
 
 @pytest.fixture
@@ -59,6 +82,7 @@ def host() -> Iterator[str]:
 
 
 def _hold(index: bytes, config: bytes = CONFIG) -> None:
+    OpenRegistry.declared = {}
     OpenRegistry.objects = {
         "/v2/o/base/manifests/trixie": (INDEX, index),
         f"/v2/o/base/manifests/{_digest(AMD64)}": (IMAGE, AMD64),
@@ -106,3 +130,59 @@ def test_the_config_is_read_only_when_it_hashes_to_its_digest(host: str) -> None
 def test_an_index_names_no_config() -> None:
     assert config_digest(_index(("amd64", AMD64))) is None
     assert config_digest(b'{"config": {}}') is None
+
+
+HUGE = json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": [], "pad": "x" * MOST_MANIFEST_BYTES}).encode()
+
+
+def test_a_manifest_declared_larger_than_its_cap_is_refused_before_reading(host: str) -> None:
+    _hold(_index(("amd64", AMD64)))
+    OpenRegistry.declared = {"/v2/o/base/manifests/trixie": str(10 << 30)}  # 10 GiB declared, nothing sent
+    with pytest.raises(ManifestTooLargeError) as refused:
+        RegistryClient(host).manifest(f"{host}/o/base:trixie")
+    assert refused.value.exit_status == 2
+    assert refused.value.cause == (f"the manifest of {host}/o/base:trixie is larger than the {MOST_MANIFEST_BYTES} "
+                                   f"bytes allowed for it (the registry declares {10 << 30} bytes): refused before "
+                                   "reading")  # fmt: skip
+    assert refused.value.paragraph().startswith("error: the manifest of")
+    assert "Fix: an answer this large" in refused.value.paragraph()
+
+
+@pytest.mark.parametrize("how", ["none", "gzip"])
+def test_a_manifest_whose_declaration_lies_is_refused_as_its_bytes_arrive(host: str, how: str) -> None:
+    _hold(_index(("amd64", AMD64)))
+    OpenRegistry.objects["/v2/o/base/manifests/trixie"] = (INDEX, HUGE)
+    OpenRegistry.declared = {"/v2/o/base/manifests/trixie": how}
+    with pytest.raises(ManifestTooLargeError, match=f"more than {MOST_MANIFEST_BYTES} bytes arrived; the registry "
+                       "declared"):  # fmt: skip
+        RegistryClient(host).manifest(f"{host}/o/base:trixie")
+
+
+def test_a_manifest_within_its_cap_is_read_whatever_its_declaration(host: str) -> None:
+    index = _index(("amd64", AMD64))
+    for how in (None, "none", "gzip"):
+        _hold(index)
+        OpenRegistry.declared = {} if how is None else {"/v2/o/base/manifests/trixie": how}
+        found = RegistryClient(host).manifest(f"{host}/o/base:trixie")
+        assert found is not None
+        assert found.raw == index
+
+
+def test_a_referrers_answer_larger_than_its_cap_is_refused_declared_or_not(host: str) -> None:
+    digest = "sha256:" + "3" * 64
+    path = f"/v2/o/base/referrers/{digest}"
+    _hold(_index(("amd64", AMD64)))
+    OpenRegistry.objects[path] = (INDEX, HUGE)
+    with pytest.raises(ReferrersTooLargeError, match="refused before reading"):
+        RegistryClient(host).referrers_api(f"{host}/o/base", digest)
+    OpenRegistry.declared = {path: "none"}
+    with pytest.raises(ReferrersTooLargeError, match=f"the referrers API's answer for {digest} is larger than the "
+                       f"{MOST_MANIFEST_BYTES} bytes allowed for it \\(more than"):  # fmt: skip
+        RegistryClient(host).referrers_api(f"{host}/o/base", digest)
+
+
+def test_a_blob_that_decompresses_past_its_cap_is_refused_as_it_arrives(host: str) -> None:
+    _hold(_index(("amd64", AMD64)), config=b"0" * (2 << 20))
+    OpenRegistry.declared = {f"/v2/o/base/blobs/{_digest(CONFIG)}": "gzip"}  # 2 KiB on the wire, 2 MiB inside
+    with pytest.raises(BlobTooLargeError, match="larger than the 1048576 bytes allowed for it \\(more than"):
+        RegistryClient(host).blob(reference(f"{host}/o/base"), _digest(CONFIG), limit=1 << 20)

@@ -13,8 +13,20 @@ from typing import cast
 import pytest
 import yaml
 
-from pytorch_cuda.oci.registry_client import RegistryClient, RegistryManifest
-from pytorch_cuda.release.builder_proof import KEYLESS_FIX, prove_builder
+from pytorch_cuda.oci.registry_client import (
+    MOST_MANIFEST_BYTES,
+    BlobTooLargeError,
+    ManifestTooLargeError,
+    RegistryClient,
+    RegistryManifest,
+)
+from pytorch_cuda.release.builder_proof import (
+    KEYLESS_FIX,
+    MOST_CANDIDATE_BYTES,
+    MOST_CANDIDATES,
+    TooManyReferrersError,
+    prove_builder,
+)
 from pytorch_cuda.release.failures import VerificationFailedError
 from pytorch_cuda.release.keyless_builder import ProvenBuilder
 from pytorch_cuda.release.release_policy import LoadedPolicy, ReleasePolicy
@@ -34,12 +46,14 @@ def sha(data: bytes) -> str:
 class Registry:
     """What a registry without the referrers API serves: the `sha256-<hex>` index, manifests and blobs."""
 
-    def __init__(self, bundles: list[bytes], *, api: bool = False) -> None:
+    def __init__(self, bundles: list[bytes], *, api: bool = False, lie: bool = False) -> None:
         self.manifests: dict[str, bytes] = {}
+        self.served = 0  # bytes of candidate manifests and bundles handed out, as a capped client reads them
         self.blobs = {sha(b): b for b in bundles}
         listed = []
         for bundle in bundles:
-            layer = {"mediaType": BUNDLE_TYPE, "digest": sha(bundle), "size": len(bundle)}
+            size = min(len(bundle), 1 << 10) if lie else len(bundle)  # `lie`: a large bundle declared small
+            layer = {"mediaType": BUNDLE_TYPE, "digest": sha(bundle), "size": size}
             raw = json.dumps({"schemaVersion": 2, "artifactType": BUNDLE_TYPE, "layers": [layer]}).encode()
             self.manifests[f"{REPOSITORY}@{sha(raw)}"] = raw
             listed.append({"digest": sha(raw), "artifactType": BUNDLE_TYPE, "size": len(raw)})
@@ -48,14 +62,21 @@ class Registry:
         if not api:
             self.manifests[f"{REPOSITORY}:{SUBJECT.replace(':', '-')}"] = index
 
-    def manifest(self, text: str) -> RegistryManifest | None:
+    def manifest(self, text: str, limit: int = MOST_MANIFEST_BYTES) -> RegistryManifest | None:
         raw = self.manifests.get(text)
+        if raw is not None and "@" in text:
+            self.served += min(len(raw), limit + 1)
+        if raw is not None and len(raw) > limit:
+            raise ManifestTooLargeError(cause=f"the manifest of {text} is larger than {limit}", fix="-")
         return None if raw is None else RegistryManifest(text, "application/vnd.oci.image.manifest.v1+json", raw)
 
     def referrers_api(self, text: str, digest: str) -> bytes | None:
         return self.api if digest == SUBJECT else None
 
     def blob(self, ref: object, digest: str, limit: int = 0) -> bytes:
+        self.served += min(len(self.blobs[digest]), limit + 1)
+        if len(self.blobs[digest]) > limit:
+            raise BlobTooLargeError(cause=f"blob {digest} is larger than {limit}", fix="-")
         return self.blobs[digest]
 
 
@@ -119,3 +140,56 @@ def test_a_listed_bundle_the_registry_does_not_serve_is_refused(tmp_path: Path) 
 
 def test_a_policy_naming_no_keyless_builder_proves_nothing(tmp_path: Path) -> None:
     assert prove(Registry([]), policy(tmp_path, keyless=False)) is None
+
+
+def junk(count: int, size: int = 0) -> list[bytes]:
+    """Bundles that are not (distinct, so each is a candidate of its own), `size` bytes of padding each."""
+    return [json.dumps({"junk": n, "pad": "x" * size}).encode() for n in range(count)]
+
+
+def test_the_real_bundle_is_found_behind_every_junk_one_the_cap_allows(tmp_path: Path) -> None:
+    registry = Registry([*junk(MOST_CANDIDATES - 1), BUNDLE])  # more junk than the 16 read before, listed first
+    proven = prove(registry, policy(tmp_path))
+    assert proven is not None
+    assert proven.commit == COMMIT
+
+
+def test_a_thousand_junk_referrers_before_the_real_one_are_too_many_candidates(tmp_path: Path) -> None:
+    registry = Registry([*junk(1000), BUNDLE], api=True)
+    with pytest.raises(TooManyReferrersError) as refused:
+        prove(registry, policy(tmp_path))
+    assert refused.value.exit_status == 1
+    assert refused.value.reason.field == "keyless builder referrers (release-policy.yaml keyless_builder)"
+    assert refused.value.reason.found == (f"1001 Sigstore bundle referrers listed, more than the {MOST_CANDIDATES} "
+                                          "examined: none read")  # fmt: skip
+    assert refused.value.reason.why.startswith("too many candidates")
+    assert registry.served == 0  # no candidate was read: junk is never chosen, and nothing unbounded is read
+
+
+def test_large_junk_candidates_are_read_within_the_total_cap(tmp_path: Path) -> None:
+    registry = Registry([*junk(MOST_CANDIDATES - 1, size=(1 << 20) - 64), BUNDLE])  # each just under its own cap
+    proven = prove(registry, policy(tmp_path))  # those declared larger than what is left are refused unread
+    assert proven is not None
+    assert registry.served <= MOST_CANDIDATE_BYTES
+
+
+def test_large_junk_candidates_declared_small_stop_at_the_total_cap(tmp_path: Path) -> None:
+    registry = Registry([*junk(MOST_CANDIDATES - 1, size=(1 << 20) - 64), BUNDLE], lie=True)
+    with pytest.raises(TooManyReferrersError) as refused:
+        prove(registry, policy(tmp_path))
+    found = refused.value.reason.found
+    assert found == (f"{MOST_CANDIDATES} Sigstore bundle referrers whose manifests and bundles add up to more than "
+                     f"{MOST_CANDIDATE_BYTES} bytes; read no further")  # fmt: skip
+    assert registry.served <= MOST_CANDIDATE_BYTES + 64
+
+
+def test_a_candidate_declared_larger_than_its_cap_is_not_read(tmp_path: Path) -> None:
+    registry = Registry([BUNDLE])
+    listing_tag = f"{REPOSITORY}:{SUBJECT.replace(':', '-')}"
+    index = json.loads(registry.manifests[listing_tag])
+    index["manifests"][0]["size"] = 10 << 30
+    registry.manifests[listing_tag] = json.dumps(index).encode()
+    assert "the listing declares 10737418240 bytes, more than the 65536 allowed: not read" in (
+        refused(registry, policy(tmp_path)).reason.found
+    )
+    assert registry.served == 0

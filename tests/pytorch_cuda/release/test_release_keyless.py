@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -166,3 +167,40 @@ def test_a_bundle_of_the_policy_s_own_builder_for_another_artifact_is_refused(tm
     assert (f"found 1 bundle(s), none verifies: {attached[:19]}…: keyless provenance subject[].digest.sha256: "
             f"expected {digest.removeprefix('sha256:')}, found {FOREIGN_SUBJECT} (not the release build)"
             ) in folded(failed.stderr)  # fmt: skip
+
+
+def test_a_thousand_junk_referrers_before_the_bundle_are_too_many_candidates(tmp_path: Path) -> None:
+    """Issue 51: junk listed before the bundle used to decide which 16 were read. Now every candidate is read, within
+    a count and a total of bytes; 1,000 junk entries (listed, never pushed) are refused as too many candidates, none
+    read and none chosen, exit 1, in well under verify's 3 s."""
+    registry.require_registry()
+    checkout = make_checkout(tmp_path / "checkout", unique_repository(), keyless=True)
+    digest = checkout.candidate("candidate", "a" * 40)
+    skopeo_copy(f"{checkout.repository}@{digest}", f"{checkout.repository}:v9.9")
+    checkout.sign(f"{checkout.repository}@{digest}", "release", "v9.9")
+    attach_bundle(checkout, digest, BUNDLE)
+    tag = digest.replace(":", "-")
+    index = registry.manifest(checkout.path, tag).body
+    junk = []
+    empty = {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2,
+             "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest()}  # fmt: skip
+    with requests.Session() as session:  # the registry holds every manifest an index lists: push 1,000 junk ones
+        for n in range(1000):
+            raw = json.dumps({"schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": BUNDLE_TYPE,
+                              "config": empty, "layers": [], "annotations": {"junk": str(n)}}).encode()  # fmt: skip
+            junk_digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+            url = f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{junk_digest}"
+            assert session.put(url, data=raw, headers={"Content-Type": OCI_MANIFEST}, timeout=30).status_code == 201
+            junk.append({"mediaType": OCI_MANIFEST, "artifactType": BUNDLE_TYPE, "size": len(raw),
+                         "digest": junk_digest})  # fmt: skip
+    index["manifests"] = junk + index["manifests"]
+    _put(f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{tag}", json.dumps(index).encode(), OCI_INDEX)
+    started = time.monotonic()
+    failed = checkout.release("verify", f"{checkout.repository}:v9.9")
+    took = time.monotonic() - started
+    assert failed.returncode == 1, (failed.stdout, failed.stderr)
+    text = folded(failed.stderr)
+    assert f"(digest {digest}) failed verification: keyless builder referrers (release-policy.yaml " in text
+    assert ("found 1001 Sigstore bundle referrers listed, more than the 64 examined: none read (too many "
+            "candidates: a listing padded with junk, so none is chosen by its place in it)") in text  # fmt: skip
+    assert took < 3.0
