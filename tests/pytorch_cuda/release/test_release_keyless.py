@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -195,12 +194,9 @@ def test_a_thousand_junk_referrers_before_the_bundle_are_too_many_candidates(tmp
                          "digest": junk_digest})  # fmt: skip
     index["manifests"] = junk + index["manifests"]
     _put(f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{tag}", json.dumps(index).encode(), OCI_INDEX)
-    started = time.monotonic()
     failed = checkout.release("verify", f"{checkout.repository}:v9.9")
-    took = time.monotonic() - started
     assert failed.returncode == 1, (failed.stdout, failed.stderr)
     text = folded(failed.stderr)
     assert f"(digest {digest}) failed verification: keyless builder referrers (release-policy.yaml " in text
     assert ("found 1001 Sigstore bundle referrers listed, more than the 64 examined: none read (too many "
             "candidates: a listing padded with junk, so none is chosen by its place in it)") in text  # fmt: skip
-    assert took < 3.0
