@@ -23,6 +23,11 @@ PARTS_INDEX: Final = "parts.json"  # in every part folder: every part's name, si
 ZSTANDARD_LOCK: Final = "carrier.py312.lock"  # the one wheel the host side needs to read the pack
 
 
+def stack_key(variant: str, lock_sha256: str) -> str:
+    """The name of one pack here and of its store there: the variant and the first 16 hex digits of its lock."""
+    return f"{variant}-{lock_sha256[:16]}"
+
+
 def host_lock_path(variant: str = VARIANT) -> Path:
     return LOCKS_DIR / f"{variant}.py{HOST_PYTHON.replace('.', '')}.lock"
 

@@ -26,6 +26,7 @@ from shipped_stack.layout import (
     WORK_DIR,
     ZSTANDARD_LOCK,
     host_lock_path,
+    stack_key,
 )
 
 ZSTD_LEVEL: Final = 12
@@ -71,7 +72,7 @@ def lock_sha256(variant: str = VARIANT) -> str:
 
 
 def pack_dir(variant: str = VARIANT) -> Path:
-    return WORK_DIR / "packs" / f"{variant}-{lock_sha256(variant)[:16]}"
+    return WORK_DIR / "packs" / stack_key(variant, lock_sha256(variant))
 
 
 def cached(variant: str = VARIANT) -> PackIndex | None:

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import IO, Final
 
 from pytorch_cuda_contract.carried_stack import MARKER, CarriedStack
-from shipped_stack.layout import CHECKOUT, CURRENT_LINK, HOST_STORE, PARTS_INDEX, image_manifest_path
+from pytorch_cuda_contract.manifest import ManifestError, load_manifest
+from shipped_stack.layout import CHECKOUT, CURRENT_LINK, HOST_STORE, PARTS_INDEX, image_manifest_path, stack_key
 
 EXIT_RECEIVE: Final = 3
 VERSIONS_CODE: Final = """
@@ -72,7 +73,7 @@ def _parts(index: dict[str, object]) -> list[dict[str, object]]:
 
 
 def store_of(index: dict[str, object], base: Path = HOST_STORE) -> Path:
-    return base / f"{index['variant']}-{str(index['lock_sha256'])[:16]}"
+    return base / stack_key(str(index["variant"]), str(index["lock_sha256"]))
 
 
 def receive(part_folder: Path, base: Path = HOST_STORE) -> Received:
@@ -152,8 +153,16 @@ def _zstandard(store: Path) -> object:
 
 
 def _manifest_facts() -> tuple[str, str]:
-    manifest = json.loads(image_manifest_path().read_text(encoding="utf-8"))
-    return str(manifest["python"]), str(manifest["venv"])
+    """The image's Python and venv, from its manifest through the contract's one reader."""
+    try:
+        manifest = load_manifest(image_manifest_path())
+    except ManifestError as exc:
+        raise ReceiveError(
+            f"the image's manifest cannot be read ({exc}): carry a checkout whose images/ is whole"
+        ) from exc
+    if manifest.python is None or manifest.venv is None:
+        raise ReceiveError(f"{image_manifest_path()} names no Python or venv: render images/ again (build.py render)")
+    return manifest.python, manifest.venv
 
 
 def _installed(site: Path) -> dict[str, str]:
