@@ -25,9 +25,16 @@ gpu_python() {
         exit 3
       fi
       PY="$SHIPPED_STACK_VENV/bin/python"
-      variant=$("$PY" -c 'import json, sys; print(json.load(open(sys.argv[1]))["variant"])' \
-        "$SHIPPED_STACK_VENV/carried-stack.json")
-      export PYTORCH_CUDA_MANIFEST="${PYTORCH_CUDA_MANIFEST:-$PWD/images/$variant/manifest.json}"
+      local repo variant
+      repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+      # the marker read by the contract's one reader (a marker it cannot read: the paragraph, exit 3)
+      if ! variant=$(PYTHONPATH="$repo" "$PY" -c 'import sys
+from pytorch_cuda_contract.carried_stack import find_carried_stack
+print(find_carried_stack(sys.argv[1]).variant)' "$SHIPPED_STACK_VENV" 2>&1); then
+        echo "gpu: the carried stack's marker in $SHIPPED_STACK_VENV cannot be read ($variant); carry it again." >&2
+        exit 3
+      fi
+      export PYTORCH_CUDA_MANIFEST="${PYTORCH_CUDA_MANIFEST:-$repo/images/$variant/manifest.json}"
       ;;
     *) echo "gpu: STACK=${STACK} is neither shipped (the default) nor host" >&2; exit 2 ;;
   esac

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from pytorch_cuda_contract.carried_stack import MARKER, CarriedStack
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,7 +24,12 @@ def _carried_venv(tmp_path: Path) -> Path:
     venv = tmp_path / "venv"
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(sys.executable)
-    (venv / "carried-stack.json").write_text(json.dumps({"variant": "cu128-runtime"}))
+    marker = CarriedStack(
+        variant="cu128-runtime", lock="shipped_stack/locks/cu128-runtime.py312.lock", lock_sha256="ab" * 32,
+        root=str(tmp_path), prefix=str(venv), python="3.12", image_python="3.13", image_venv="/opt/pytorch",
+        packages={"torch": "2.9.1"},
+    )  # fmt: skip
+    (venv / MARKER).write_text(json.dumps(marker.as_json()))
     return venv
 
 
@@ -32,6 +39,15 @@ def test_the_carried_stack_is_the_default_and_its_manifest_is_judged(tmp_path: P
     assert done.returncode == 0, done.stderr
     assert f"PY={venv}/bin/python" in done.stdout
     assert f"MANIFEST={ROOT}/images/cu128-runtime/manifest.json" in done.stdout
+
+
+def test_a_marker_the_contract_cannot_read_stops_with_a_paragraph(tmp_path: Path) -> None:
+    venv = _carried_venv(tmp_path)
+    (venv / MARKER).write_text(json.dumps({"variant": "cu128-runtime"}))
+    done = _python_of({"SHIPPED_STACK_VENV": str(venv)})
+    assert done.returncode == 3
+    assert "the carried stack's marker" in done.stderr
+    assert "not a schema-1 carried-stack marker" in done.stderr
 
 
 def test_no_carried_stack_stops_with_a_paragraph_not_the_hosts_torch(tmp_path: Path) -> None:
