@@ -40,10 +40,10 @@ def last_json_object(stdout: str) -> dict[str, object]:
     return {}
 
 
-def death_of(script: str, returncode: int, stage: str, stderr: str) -> str:
+def death_of(script: str, returncode: int, stage: object, stderr: str) -> str:
     """One paragraph on why the probe gave no complete result: the signal that killed it (with faulthandler's fatal
     error and innermost frames), else its exit status and the end of its stderr."""
-    where = "before its first result" if stage == "None" else f"after its {stage} step"
+    where = "before its first result" if stage is None else f"after its {stage} step"
     if returncode < 0:
         try:
             name = signal.Signals(-returncode).name
@@ -88,7 +88,7 @@ class BackgroundProbe:
             return self._result
         parsed = last_json_object(stdout)
         if self.process.returncode != 0 or parsed.get("stage") != DONE:
-            parsed["error"] = death_of(self.script.name, self.process.returncode, str(parsed.get("stage")), stderr)
+            parsed["error"] = death_of(self.script.name, self.process.returncode, parsed.get("stage"), stderr)
         parsed["wall_s"] = round(time.monotonic() - self.started, 2)
         self._result = parsed
         return parsed
