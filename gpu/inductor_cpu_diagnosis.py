@@ -1,12 +1,19 @@
-"""Why the CPU Inductor probe dies on a GPU host: each suspect tried on its own, in a child process with a timeout,
-on the Python that runs this script (the carried stack by default, see gpu/inductor-cpu-diagnosis.sh).
+"""Why the CPU Inductor probe dies on a GPU host, round two (issue 50): each suspect tried in a child process with a
+timeout, on the Python that runs this script (the carried stack by default, see gpu/inductor-cpu-diagnosis.sh).
 
-Suspects: a stale Inductor cache shared with another torch (the default /tmp/torchinductor_<user> is shared by
-every torch on the host), the fork after `import torch` (the probe loads each ISA library in a
-forked child), two OpenMP runtimes (torch's bundled libgomp against the host compiler's), the host's compiler,
-a vector ISA the kernels are built for (AMX, AVX-512), and a CUDA driver in the process (Triton's driver is
-loaded in a CPU compile on a GPU host); gdb's backtrace where the host has gdb. Prints one line per experiment
-and writes JSON to argv[1].
+Round one (evidence/shipped-stack/h100-2026-12-07/inductor-diagnosis.json) put the SIGSEGV in the call of the
+generated kernel module, after compile, and ruled out the fork, the cache, the precompiled header, vectorisation,
+threads and the compiler path.  torch 2.9.1's kernel binding reads the address of the function it calls on every
+tensor argument from the environment (_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR) with a std::istringstream and does
+not check the parse (upstream pytorch/pytorch#170012 replaced it after a parse that gave 0 and a segfault later).
+Round two asks:
+- where the fault is (gpu/diagnosis/segv_report.c, preloaded: the instruction pointer, the return address at the
+  stack top, the objects they fall in; gdb's backtrace where the host has gdb);
+- whether that parse works at each stage of a process (gpu/diagnosis/binding_parse.cpp, built with the compiler
+  Inductor uses: before torch, after import, after CUDA init, after Triton's driver, at each kernel load);
+- whether it happens with no GPU visible, and under the C locale;
+- the generated kernel source, kept in $OUT for reading.
+Prints one line per experiment and writes JSON to argv[1].
 """
 
 from __future__ import annotations
@@ -16,69 +23,56 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+HERE = Path(__file__).resolve().parent / "diagnosis"
 PROBE = ROOT / "conformance" / "support" / "processes" / "cpu_compile_probe.py"
 
-ISA_EACH = """
-import os, sys, ctypes, json, subprocess
+STAGES = """
+import json, os, sys, importlib.util
+def load(path):
+    spec = importlib.util.spec_from_file_location("binding_parse", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+def say(out):
+    print("STAGES " + json.dumps(out), flush=True)
+os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = "140719011151296"
+bp = load(sys.argv[1])
+out = {"locale_env": {k: v for k, v in os.environ.items() if k.startswith(("LC_", "LANG"))},
+       "before-torch": bp.parse()}
 import torch
-from torch._inductor import cpu_vec_isa
-out = {}
-for isa in cpu_vec_isa.supported_vec_isa_list:
-    name = type(isa).__name__
-    try:
-        ok = bool(isa)
-    except Exception as exc:
-        out[name] = f"bool raised {type(exc).__name__}: {exc}"
-        continue
-    out[name] = f"torch's own check (a new process): {ok}"
-print(json.dumps(out))
-"""
-
-FORK_EACH = """
-import os, sys, ctypes, json, glob, subprocess
-import torch
-from torch._inductor import cpu_vec_isa
-from torch._inductor.codecache import cache_dir
-libs = sorted(glob.glob(os.path.join(cache_dir(), "**", "*.so"), recursive=True))
-out = {}
-for lib in libs:
-    pid = os.fork()
-    if pid == 0:
-        code = 1
-        try:
-            ctypes.cdll.LoadLibrary(lib); code = 0
-        finally:
-            os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    forked = os.waitstatus_to_exitcode(status)
-    plain = subprocess.run([sys.executable, "-c", f"import torch, ctypes; ctypes.cdll.LoadLibrary({lib!r})"],
-                           capture_output=True, text=True)
-    out[os.path.relpath(lib, cache_dir())] = {"forked_child": forked, "new_process": plain.returncode,
-                                              "stderr": plain.stderr.strip()[-300:]}
-print(json.dumps(out))
-"""
-
-COMPILE_INLINE = f"""
-import sys, json
-sys.path.insert(0, {str(ROOT)!r})
-import torch
-from conformance.support.workloads.compile_check import PointwiseNet, compile_and_compare, has_cpp_kernel
-from conformance.support.workloads.numerics import seeded_randn
-o = compile_and_compare(PointwiseNet, seeded_randn((16, 32), seed=32), None, backward=False)
-print(json.dumps({{"cpp": has_cpp_kernel("\\n".join(o.generated_code)), "errors": o.errors}}))
-"""
-
-LIBS = """
-import torch, os, glob, json
-lib = os.path.join(os.path.dirname(torch.__file__), "lib")
-omp = glob.glob(lib + "/*gomp*") + glob.glob(lib + "/*omp*")
-print(json.dumps({"torch_lib": sorted(os.path.basename(p) for p in omp),
-                  "openmp": torch.backends.openmp.is_available(), "config": torch.__config__.parallel_info()}))
+out["after-import-torch"] = bp.parse()
+if torch.cuda.is_available():
+    torch.cuda.init()
+    out["after-cuda-init"] = bp.parse()
+try:
+    from triton.runtime import driver
+    driver.active.utils
+    out["after-triton-driver"] = bp.parse()
+except Exception as exc:
+    out["triton-driver"] = repr(exc)[:300]
+from torch._inductor import codecache
+inner = codecache.CppPythonBindingsCodeCache._load_library_inner.__func__
+def load_and_parse(cls, path, key):
+    module = inner(cls, path, key)
+    seen = bp.parse()
+    seen["torch_address"] = torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr
+    out.setdefault("at-kernel-load", []).append(seen)
+    out["maps"] = sorted({line.split()[-1] for line in open("/proc/self/maps")
+                          if "libstdc++" in line or "libgomp" in line or "libc++" in line})
+    say(out)
+    return module
+codecache.CppPythonBindingsCodeCache._load_library_inner = classmethod(load_and_parse)
+compiled = torch.compile(lambda x: (x.sin() + 1.0) * 2.0)
+x = torch.randn(64)
+error = float((compiled(x) - (x.sin() + 1.0) * 2.0).abs().max())
+out["call"] = f"returned, max |error| {error:g}"
+say(out)
 """
 
 
@@ -90,66 +84,65 @@ def run(name: str, argv: list[str], env: dict[str, str], results: dict[str, obje
         out, err = done.stdout.strip(), done.stderr.strip()
     except subprocess.TimeoutExpired:
         rc, out, err = "timeout", "", ""
-    last = out.splitlines()[-1] if out else ""
+    stages = [line[len("STAGES ") :] for line in out.splitlines() if line.startswith("STAGES ")]
+    last = stages[-1] if stages else (out.splitlines()[-1] if out else "")
     seconds = round(time.monotonic() - started, 1)
-    # faulthandler's trace: its head holds the fatal error and the innermost frames, its tail the outermost
+    report = [line for line in err.splitlines() if line.startswith("segv-report")]
     kept = err if len(err) <= 5000 else err[:3500] + "\n[...]\n" + err[-1500:]
-    results[name] = {"rc": rc, "s": seconds, "stdout": last[-1500:], "stderr": kept}
-    print(f"== {name}: rc {rc} in {seconds} s\n   {last[:600]}\n   {err[-900:]}", flush=True)
+    results[name] = {"rc": rc, "s": seconds, "stdout": last[-4000:], "segv_report": report, "stderr": kept}
+    print(f"== {name}: rc {rc} in {seconds} s\n   {last[:1500]}\n   {report}\n   {err[-600:]}", flush=True)
+
+
+def build(work: Path, results: dict[str, object]) -> tuple[Path | None, Path | None]:
+    """segv_report.so with gcc; binding_parse with the compiler Inductor uses, as it builds a kernel (C++17, -O3,
+    -march=native, the new C++ ABI, Python's headers)."""
+    cxx = os.environ.get("CXX", "g++")
+    ext = work / ("binding_parse" + str(sysconfig.get_config_var("EXT_SUFFIX")))
+    segv = work / "segv_report.so"
+    commands = {
+        "segv_report": ["gcc", "-shared", "-fPIC", "-O2", "-o", str(segv), str(HERE / "segv_report.c")],
+        "binding_parse": [cxx, "-shared", "-fPIC", "-O3", "-march=native", "-std=c++17",
+                          "-D_GLIBCXX_USE_CXX11_ABI=1", f"-I{sysconfig.get_path('include')}", "-o", str(ext),
+                          str(HERE / "binding_parse.cpp")],
+    }  # fmt: skip
+    built: dict[str, object] = {}
+    for name, argv in commands.items():
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        built[name] = {"rc": done.returncode, "stderr": done.stderr[-800:]}
+    results["build"] = built
+    print("build", built, flush=True)
+    return (segv if segv.exists() else None), (ext if ext.exists() else None)
 
 
 def main() -> int:
     out_path = Path(sys.argv[1])
     py = sys.executable
     base = {k: v for k, v in os.environ.items() if not k.startswith("TORCHINDUCTOR")}
-    results: dict[str, object] = {"python": py}
-    default_cache = Path(f"/tmp/torchinductor_{os.environ.get('USER', 'root')}")
-    results["default_cache_before"] = (
-        sorted(p.name for p in default_cache.iterdir()) if default_cache.exists() else None
-    )
-    print("default Inductor cache before:", results["default_cache_before"])
-    for tool in (["gcc", "--version"], ["ldconfig", "-p"]):
-        try:
-            text = subprocess.run(tool, capture_output=True, text=True, timeout=30).stdout
-        except OSError as exc:
-            text = str(exc)
-        lines = text.splitlines()
-        results[tool[0]] = (
-            lines[0] if tool[0] == "gcc" else [line for line in lines if "gomp" in line or "omp5" in line]
-        )
-        print(tool[0], results[tool[0]])
-    results["env"] = {
-        k: v for k, v in os.environ.items() if k.startswith(("LD_", "OMP", "KMP", "GOMP", "CUDA", "PYTHON"))
-    }
-    print("env", results["env"])
-    run("libs", [py, "-c", LIBS], base, results)
-    fresh = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(prefix="ind-fresh-")}
-    run("probe-as-suite-default-cache", [py, "-X", "faulthandler", str(PROBE)], base, results)
-    run("probe-fresh-cache", [py, "-X", "faulthandler", str(PROBE)], fresh, results)
-    run(
-        "isa-torch-own-check-fresh",
-        [py, "-X", "faulthandler", "-c", ISA_EACH],
-        {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()},
-        results,
-    )
-    run("forked-vs-new-process-each-lib-default-cache", [py, "-X", "faulthandler", "-c", FORK_EACH], base, results)
-    run(
-        "compile-inline-fresh",
-        [py, "-X", "faulthandler", "-c", COMPILE_INLINE],
-        {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()},
-        results,
-    )
-    no_gpu = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "CUDA_VISIBLE_DEVICES": ""}
-    run("compile-inline-no-gpu-visible", [py, "-X", "faulthandler", "-c", COMPILE_INLINE], no_gpu, results)
-    if shutil.which("gdb"):
-        gdb = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "bt 25", "--args", py, "-c", COMPILE_INLINE]
-        run("compile-inline-gdb-backtrace", gdb, {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()}, results)
-    run(
-        "compile-inline-avx2",
-        [py, "-X", "faulthandler", "-c", COMPILE_INLINE],
-        {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "ATEN_CPU_CAPABILITY": "avx2"},
-        results,
-    )
+    results: dict[str, object] = {"python": py, "gdb": shutil.which("gdb")}
+    results["locale_env"] = {k: v for k, v in os.environ.items() if k.startswith(("LC_", "LANG"))}
+    work = Path(tempfile.mkdtemp(prefix="ind-diag-"))
+    segv, ext = build(work, results)
+    preload = {"LD_PRELOAD": str(segv)} if segv else {}
+    cache = Path(tempfile.mkdtemp(prefix="ind-stages-"))
+    if ext:
+        stages = [py, "-c", STAGES, str(ext)]
+        run("stages", stages, {**base, **preload, "TORCHINDUCTOR_CACHE_DIR": str(cache)}, results)
+        no_gpu = {**base, **preload, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "CUDA_VISIBLE_DEVICES": ""}
+        run("stages-no-gpu-visible", stages, no_gpu, results)
+        c_locale = {**base, **preload, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "LC_ALL": "C",
+                    "PYTHONCOERCECLOCALE": "0"}  # fmt: skip
+        run("stages-c-locale", stages, c_locale, results)
+        if shutil.which("gdb"):
+            gdb = ["gdb", "-q", "-batch", "-ex", "run", "-ex", "bt 12", "-ex", "info registers rip", "--args", *stages]
+            run("stages-gdb", gdb, {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()}, results)
+    fresh = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp()}
+    run("probe-fresh-cache", [py, "-X", "faulthandler", str(PROBE)], fresh, results, timeout=120)
+    no_gpu_probe = {**base, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "CUDA_VISIBLE_DEVICES": ""}
+    run("probe-no-gpu-visible", [py, "-X", "faulthandler", str(PROBE)], no_gpu_probe, results, timeout=120)
+    kept = out_path.parent / "inductor-kernels"
+    kept.mkdir(parents=True, exist_ok=True)
+    for source in sorted(cache.rglob("*.cpp"))[:6]:
+        shutil.copy(source, kept / source.name)
     out_path.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
     return 0
 

@@ -185,6 +185,23 @@ def test_deterministic_algorithms_have_their_own_measured_floor() -> None:
     assert tighter(None, "recorded", "NVIDIA RTX 9999", "sdpa.fp16.tflops", deterministic=True) == (None, "recorded")
 
 
+def test_a_stack_with_its_own_floor_is_judged_by_it_and_others_by_the_shared_one() -> None:
+    """torch 2.9.1 (the image's stack) runs attention about 25% under torch 2.11 on an H100: its own SDPA floor
+    applies to it, and only to it; a GPU outside the tables keeps the general floor on every stack."""
+    h100 = "NVIDIA H100 80GB HBM3"
+    shipped, why = tighter(None, "recorded", h100, "sdpa.fp16.tflops", torch_version="2.9.1+cu128")
+    host, host_why = tighter(None, "recorded", h100, "sdpa.fp16.tflops", torch_version="2.11.0+cu130")
+    assert shipped is not None
+    assert host is not None
+    assert shipped < 211.4 < host  # the shipped stack's lowest untouched run passes its own floor only
+    assert "torch 2.9's own" in why
+    assert "torch 2.9's own" not in host_why
+    conv, conv_why = tighter(None, "recorded", h100, "conv.fp16.tflops", torch_version="2.9.1+cu128")
+    assert conv == tighter(None, "recorded", h100, "conv.fp16.tflops", torch_version="2.11.0")[0]
+    assert "own" not in conv_why
+    assert tighter(None, "recorded", "NVIDIA RTX 9999", "sdpa.fp16.tflops", torch_version="2.9.1") == (None, "recorded")
+
+
 def _unscaled_gradient(dtype: torch.dtype, scale: float = 65536.0) -> float:
     """The loss-scaling check's weight gradient (x = 0.5, batch 8, upstream 1e-8), its two roundings in ``dtype``."""
     upstream = torch.tensor(1e-8 * scale).to(dtype).float()

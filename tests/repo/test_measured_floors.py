@@ -6,7 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from conformance.support.expectations.measured_floors import MEASURED_FLOORS, MeasuredFloor
+from conformance.support.expectations.measured_floors import (
+    MEASURED_FLOORS,
+    STACK_FLOORS,
+    MeasuredFloor,
+    StackFloors,
+)
 from pytorch_cuda_contract.results_format import SUITE
 from tests.support.floor_evidence import (
     NIGHTLY,
@@ -15,6 +20,7 @@ from tests.support.floor_evidence import (
     fault_values,
     floor_problems,
     lowest_values,
+    stack_floor_problems,
 )
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -22,6 +28,38 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def test_every_measured_floor_holds_against_the_committed_runs() -> None:
     assert floor_problems(MEASURED_FLOORS, committed_lowest(ROOT)) == []
+
+
+def test_every_stack_floor_holds_against_that_stacks_committed_runs() -> None:
+    assert STACK_FLOORS
+    assert stack_floor_problems(STACK_FLOORS, ROOT) == []
+
+
+def _shipped(root: Path, name: str, torch: str, sdpa: float, conv: float) -> None:
+    path = root / "evidence/shipped-stack/h100-x" / f"{name}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {"schema": 2, "suite": SUITE,
+                "environment": {"torch": torch, "gpus": [{"index": 0, "name": "NVIDIA H100 80GB HBM3"}]},
+                "measurements": {"sdpa.fp16.tflops": {"value": sdpa}, "conv.fp32.tflops": {"value": conv}}}  # fmt: skip
+    path.write_text(json.dumps(document), encoding="utf-8")
+
+
+def test_a_stack_floor_is_judged_on_that_stacks_runs_only(tmp_path: Path) -> None:
+    own = StackFloors(
+        "why", "evidence/shipped-stack/h100-*/untouched*.json",
+        {"sdpa.fp16.tflops": MeasuredFloor("sdpa.fp16.tflops", 190.0, 211.4, "CUDA_LAUNCH_BLOCKING=1: 188.5")},
+    )  # fmt: skip
+    floors = {("2.9", "H100 SXM"): own}
+    _shipped(tmp_path, "untouched", "2.9.1+cu128", 211.4, 39.5)
+    _shipped(tmp_path, "untouched-2", "2.11.0+cu130", 150.0, 39.5)  # another stack's run: not this floor's evidence
+    assert stack_floor_problems(floors, tmp_path) == []
+    _shipped(tmp_path, "untouched-3", "2.9.1+cu128", 205.0, 33.0)
+    assert stack_floor_problems(floors, tmp_path) == [
+        "torch 2.9: sdpa.fp16.tflops on H100 SXM: the floor 190 is within 1.1x of the lowest legitimate run 205 "
+        "(evidence/shipped-stack/h100-x/untouched-3.json); lower it to at most 186.4",
+        "torch 2.9: conv.fp32.tflops on H100 SXM: the shared floor 31 is within 1.1x of this stack's run 33 "
+        "(evidence/shipped-stack/h100-x/untouched-3.json); give the stack its own floor in STACK_FLOORS",
+    ]
 
 
 def test_the_lowest_values_come_from_every_nightly_run_of_the_sku() -> None:

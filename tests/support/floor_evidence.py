@@ -13,7 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from conformance.support.expectations.measured_floors import DETERMINISTIC, MeasuredFloor
+from conformance.support.expectations.measured_floors import (
+    DETERMINISTIC,
+    MEASURED_FLOORS,
+    MeasuredFloor,
+    StackFloors,
+    torch_line,
+)
 from pytorch_cuda_contract.peaks import lookup_peak
 from pytorch_cuda_contract.results_file import load_results
 
@@ -41,14 +47,16 @@ def _files(root: Path, patterns: Iterable[str]) -> list[Path]:
     return sorted({path for pattern in patterns for path in root.glob(pattern)})
 
 
-def lowest_values(root: Path, patterns: Iterable[str], suffix: str = "") -> dict[tuple[str, str], Lowest]:
+def lowest_values(
+    root: Path, patterns: Iterable[str], suffix: str = "", line: str | None = None
+) -> dict[tuple[str, str], Lowest]:
     """(SKU, metric + suffix) -> the lowest number over the results files the patterns match (read by the
-    contract's one reader)."""
+    contract's one reader); with ``line``, only the runs of that torch release line."""
     lowest: dict[tuple[str, str], Lowest] = {}
     for path in _files(root, patterns):
         results = load_results(path)
         spec = lookup_peak(results.gpus[0].name) if results.gpus else None
-        if spec is None:
+        if spec is None or (line is not None and torch_line(str(results.environment.get("torch", ""))) != line):
             continue
         for metric, measurement in results.measurements.items():
             value, key = measurement.number, (spec.gpu, metric + suffix)
@@ -97,5 +105,22 @@ def floor_problems(
                 problems.append(
                     f"{where}: says its lowest run is {floor.lowest_run:g}, the committed runs' lowest is "
                     f"{low.value:.4g} ({low.run})"
+                )
+    return problems
+
+
+def stack_floor_problems(stack_floors: Mapping[tuple[str, str], StackFloors], root: Path) -> list[str]:
+    """One line per claim of a stack's own floors that its committed untouched runs contradict, and per shared floor
+    (MEASURED_FLOORS) that those runs put within the margin where the stack has no floor of its own."""
+    problems = []
+    for (line, sku), own in stack_floors.items():
+        lowest = lowest_values(root, [own.runs], line=line)
+        problems += [f"torch {line}: {problem}" for problem in floor_problems({sku: own.floors}, lowest)]
+        for key, floor in MEASURED_FLOORS.get(sku, {}).items():
+            low = lowest.get((sku, key))
+            if key not in own.floors and low is not None and floor.floor * MARGIN > low.value:
+                problems.append(
+                    f"torch {line}: {key} on {sku}: the shared floor {floor.floor:g} is within {MARGIN:g}x of this "
+                    f"stack's run {low.value:.4g} ({low.run}); give the stack its own floor in STACK_FLOORS"
                 )
     return problems

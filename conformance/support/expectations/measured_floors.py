@@ -2,6 +2,12 @@
 any host (bounds.py).  Keyed by the peak table's SKU (pytorch_cuda_contract.peaks.PeakSpec.gpu); a GPU outside
 this table keeps the general floors.
 
+Each floor is measured on a stack: torch's release line, since the kernels a torch build ships are what moves the
+numbers (torch 2.9.1's flash attention runs about 25% under torch 2.11's on an H100).  ``MEASURED_FLOORS`` holds a
+SKU's floors for every stack, learned on the bare hosts' torch 2.11 and held against the shipped stack's runs too;
+``STACK_FLOORS`` gives a stack its own floor for a metric where the stacks differ, with the reason.  No floor is
+widened for all stacks.
+
 Each floor sits at least 10% below the lowest value of every untouched full-suite run committed for that SKU
 (evidence/fleet-runs, evidence/fault-coverage/*/runs/untouched.json, evidence/gpu-sessions/h200-*; the first run of
 a fresh lease can be the slowest) and above what each real fault it names gives on it (evidence/decay-faults.md has
@@ -96,28 +102,79 @@ MEASURED_FLOORS: Final[dict[str, dict[str, MeasuredFloor]]] = {
 }
 
 
+@dataclass(frozen=True)
+class StackFloors:
+    """A stack's own floors on one SKU, for the metrics where it differs from the shared ones."""
+
+    reason: str
+    runs: str  # where its untouched runs are committed (a glob under evidence/)
+    floors: dict[str, MeasuredFloor]
+
+
+_SHIPPED_H100_FAULTS: Final = {  # measured on the shipped stack on an H100 (evidence/shipped-stack)
+    "sdpa.fp16.tflops": "CUDA_LAUNCH_BLOCKING=1: 188.5",
+    "sdpa.bf16.tflops": "CUDA_LAUNCH_BLOCKING=1: 187.9",
+}
+
+# (torch release line, SKU) -> that stack's own floors; metric: (floor, lowest untouched value committed)
+STACK_FLOORS: Final[dict[tuple[str, str], StackFloors]] = {
+    ("2.9", "H100 SXM"): StackFloors(
+        "torch 2.9.1+cu128's attention (the image's stack) runs about 25% under torch 2.11's on an H100",
+        "evidence/shipped-stack/h100-*/untouched*.json",
+        _floors({"sdpa.fp16.tflops": (190.0, 211.4), "sdpa.bf16.tflops": (190.0, 213.2)}, _SHIPPED_H100_FAULTS),
+    ),
+}
+
+
+def torch_line(version: str) -> str:
+    """'2.9.1+cu128' -> '2.9': the release line a stack's floors are keyed by."""
+    return ".".join(version.split("+", maxsplit=1)[0].split(".")[:2])
+
+
+def measured_floor(sku: str, key: str, torch_version: str) -> tuple[MeasuredFloor | None, str]:
+    """The floor of KEY on SKU for the running torch, and where it comes from ("" for the shared floors)."""
+    own = STACK_FLOORS.get((torch_line(torch_version), sku))
+    if own is not None and key in own.floors:
+        return own.floors[key], f", torch {torch_line(torch_version)}'s own: {own.reason}"
+    return MEASURED_FLOORS.get(sku, {}).get(key), ""
+
+
 DETERMINISTIC: Final = ".deterministic"  # the key suffix of a floor measured under deterministic algorithms
 
 
 def tighter(
-    lower: float | None, why: str, device_name: str, metric: str, *, deterministic: bool = False
+    lower: float | None,
+    why: str,
+    device_name: str,
+    metric: str,
+    *,
+    deterministic: bool = False,
+    torch_version: str | None = None,
 ) -> tuple[float | None, str]:
     """The higher of a general floor and the SKU's measured floor, and the reason shown with it.
 
     Under torch.use_deterministic_algorithms(True) (``deterministic``), a legitimate reproducibility setting that
     picks slower kernels, only a floor measured under it applies (METRIC.deterministic); without one the general
-    floor holds and the reason says so."""
+    floor holds and the reason says so.  ``torch_version`` (the running torch's, by default) picks a stack's own
+    floor where it has one (STACK_FLOORS)."""
     spec = lookup_peak(device_name)
     key = metric + DETERMINISTIC if deterministic else metric
-    measured = None if spec is None else MEASURED_FLOORS.get(spec.gpu, {}).get(key)
+    version = torch_version if torch_version is not None else _running_torch()
+    measured, source = (None, "") if spec is None else measured_floor(spec.gpu, key, version)
     if spec is not None and measured is None and deterministic:
         return lower, f"{why}; no floor measured on {spec.gpu} under torch.use_deterministic_algorithms(True)"
     if spec is None or measured is None or (lower is not None and lower >= measured.floor):
         return lower, why
     return measured.floor, (
-        f"measured floor {measured.floor:g} for {spec.gpu}{_setting(key)} (lowest {_runs(key)} "
+        f"measured floor {measured.floor:g} for {spec.gpu}{_setting(key)}{source} (lowest {_runs(key)} "
         f"{measured.lowest_run:g}; crossed by {measured.fault}); {why}"
     )
+
+
+def _running_torch() -> str:
+    import torch  # the suite's checks run with torch; the floor tables themselves do not need it
+
+    return str(torch.__version__)
 
 
 def _setting(key: str) -> str:
@@ -135,4 +192,8 @@ def floor_rows() -> list[tuple[str, str, str, str]]:
          f"lowest {_runs(f.metric)} {f.lowest_run:g}",
          f"≥ {f.floor:g} (slack {f.lowest_run / f.floor:.2f}×)", f.fault)
         for sku, floors in MEASURED_FLOORS.items() for f in floors.values()
+    ] + [
+        (f"`{f.metric}` on {sku}, torch {line}'s own", f"lowest {_runs(f.metric)} {f.lowest_run:g}",
+         f"≥ {f.floor:g} (slack {f.lowest_run / f.floor:.2f}×)", f.fault)
+        for (line, sku), own in STACK_FLOORS.items() for f in own.floors.values()
     ]  # fmt: skip
