@@ -16,6 +16,8 @@ from typing import Final
 
 import pytest
 
+from conformance.support.processes.kernel_linkage import static_libstdcxx_finding
+
 CPU_COMPILE_PROBE: Final = Path(__file__).resolve().with_name("cpu_compile_probe.py")
 TIMEOUT_S: Final = 300.0
 # Checks that read the background CPU-compile probe; they run last so that the compile overlaps the rest.
@@ -38,6 +40,9 @@ def last_json_object(stdout: str) -> dict[str, object]:
         if isinstance(parsed, dict):
             return parsed
     return {}
+
+
+KILLED_BY_SIGNAL: Final = " died of "  # in death_of's paragraph when a signal killed the probe
 
 
 def death_of(script: str, returncode: int, stage: object, stderr: str) -> str:
@@ -150,11 +155,16 @@ def stop_background_jobs(config: pytest.Config) -> None:
 
 
 def cpu_compile_result(config: pytest.Config) -> dict[str, object]:
+    """The CPU-compile probe's result; when a signal killed it, ``"kernel_linkage"`` names kernels of its
+    Inductor cache linked against a libstdc++ of their own (support/processes/kernel_linkage.py), if any."""
     probe = config.stash.get(CPU_COMPILE_KEY, None)
     if probe is None:
         probe = BackgroundProbe(CPU_COMPILE_PROBE)
         config.stash[CPU_COMPILE_KEY] = probe
-    return probe.result()
+    result = probe.result()
+    if KILLED_BY_SIGNAL in str(result.get("error", "")) and "kernel_linkage" not in result:
+        result["kernel_linkage"] = static_libstdcxx_finding()
+    return result
 
 
 def take_pending_gloo(config: pytest.Config) -> object | None:
