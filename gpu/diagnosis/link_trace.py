@@ -30,7 +30,11 @@ def traced(cmd_line: str, cwd: str) -> None:
 
 
 cpp_builder._run_compile_cmd = traced
-print("g++ finds", subprocess.run(["g++", "-print-file-name=libstdc++.so"], capture_output=True, text=True).stdout,
-      subprocess.run(["g++", "-print-file-name=libstdc++.a"], capture_output=True, text=True).stdout, flush=True)
+print(
+    "g++ finds",
+    subprocess.run(["g++", "-print-file-name=libstdc++.so"], capture_output=True, text=True).stdout,
+    subprocess.run(["g++", "-print-file-name=libstdc++.a"], capture_output=True, text=True).stdout,
+    flush=True,
+)
 compiled = torch.compile(lambda x: (x.sin() + 1.0) * 2.0)
 print("CALL", float(compiled(torch.randn(64)).sum()), flush=True)

@@ -200,6 +200,10 @@ def test_a_stack_with_its_own_floor_is_judged_by_it_and_others_by_the_shared_one
     assert conv == tighter(None, "recorded", h100, "conv.fp16.tflops", torch_version="2.11.0")[0]
     assert "own" not in conv_why
     assert tighter(None, "recorded", "NVIDIA RTX 9999", "sdpa.fp16.tflops", torch_version="2.9.1") == (None, "recorded")
+    h200, h200_why = tighter(None, "recorded", "NVIDIA H200", "sdpa.bf16.tflops", torch_version="2.9.1+cu128")
+    assert h200 is None  # torch 2.11's H200 floor does not judge torch 2.9's attention
+    assert h200_why == "recorded; no floor measured for torch 2.9 on H200 SXM, whose kernels move it"
+    assert tighter(None, "recorded", "NVIDIA H200", "sdpa.bf16.tflops", torch_version="2.11.0")[0] == 220.0
 
 
 def _unscaled_gradient(dtype: torch.dtype, scale: float = 65536.0) -> float:

@@ -126,6 +126,13 @@ STACK_FLOORS: Final[dict[tuple[str, str], StackFloors]] = {
 }
 
 
+# The metrics a stack is known to move (its own kernels): for them another stack's floors never apply; a SKU with no
+# floor of that stack's own keeps the general floor, and the reason says so.
+STACK_BOUND_METRICS: Final[dict[str, frozenset[str]]] = {
+    "2.9": frozenset({"sdpa.fp16.tflops", "sdpa.bf16.tflops"}),
+}
+
+
 def torch_line(version: str) -> str:
     """'2.9.1+cu128' -> '2.9': the release line a stack's floors are keyed by."""
     return ".".join(version.split("+", maxsplit=1)[0].split(".")[:2])
@@ -133,9 +140,12 @@ def torch_line(version: str) -> str:
 
 def measured_floor(sku: str, key: str, torch_version: str) -> tuple[MeasuredFloor | None, str]:
     """The floor of KEY on SKU for the running torch, and where it comes from ("" for the shared floors)."""
-    own = STACK_FLOORS.get((torch_line(torch_version), sku))
+    line = torch_line(torch_version)
+    own = STACK_FLOORS.get((line, sku))
     if own is not None and key in own.floors:
-        return own.floors[key], f", torch {torch_line(torch_version)}'s own: {own.reason}"
+        return own.floors[key], f", torch {line}'s own: {own.reason}"
+    if key in STACK_BOUND_METRICS.get(line, frozenset()):
+        return None, f"; no floor measured for torch {line} on {sku}, whose kernels move it"
     return MEASURED_FLOORS.get(sku, {}).get(key), ""
 
 
@@ -161,6 +171,8 @@ def tighter(
     key = metric + DETERMINISTIC if deterministic else metric
     version = torch_version if torch_version is not None else _running_torch()
     measured, source = (None, "") if spec is None else measured_floor(spec.gpu, key, version)
+    if measured is None and source:
+        return lower, why + source
     if spec is not None and measured is None and deterministic:
         return lower, f"{why}; no floor measured on {spec.gpu} under torch.use_deterministic_algorithms(True)"
     if spec is None or measured is None or (lower is not None and lower >= measured.floor):
