@@ -23,7 +23,7 @@ from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes.allocator import memory_stats_missing
 from conformance.support.probes.env_limits import launch_blocking_hint, timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
-from conformance.support.workloads.amp_step import STEP_PLAN, StepResult, measure_steps
+from conformance.support.workloads.amp_step import AMP_PLAN, StepResult, measure_steps
 from conformance.support.workloads.cuda_timing import time_cuda
 from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
 from conformance.support.workloads.numerics import normalized_error, seeded_randn
@@ -88,7 +88,7 @@ def test_amp_step_speedup(
             )  # fmt: skip
             gate = Gate(lower, gate.upper, why)
         record_metric(f"amp.speedup.{mode}", speedup, "x", **spread_fields, **gate.metric_fields())
-        record_note(f"{mode}: {gate.why}; timed interleaved with fp32: {describe(result.timings, STEP_PLAN)}")
+        record_note(f"{mode}: {gate.why}; timed interleaved with fp32: {describe(result.timings, AMP_PLAN)}")
         problem = gate.violation(speedup)
         if problem is not None:
             problems.append(

@@ -21,7 +21,7 @@ AUTOCAST = {"fp16": torch.float16, "bf16": torch.bfloat16}
 LAYERS, D_MODEL, HEADS, FFN = 4, 1024, 16, 4096
 BATCH, SEQUENCE = 32, 512
 # A round (fp32, fp16, bf16) takes about 0.15 s on an H100: the least 8 rounds 1.2 s, the cap 4 s.
-STEP_PLAN = Plan(warmup=3, least=8, cap_s=4.0)
+AMP_PLAN = Plan(warmup=3, least=8, cap_s=4.0)
 
 
 @dataclass(frozen=True)
@@ -88,7 +88,7 @@ def _prepare(device: torch.device, mode: str) -> _Step:
     return prepared
 
 
-def measure_steps(device: torch.device, modes: Sequence[str], plan: Plan = STEP_PLAN) -> dict[str, StepResult]:
+def measure_steps(device: torch.device, modes: Sequence[str], plan: Plan = AMP_PLAN) -> dict[str, StepResult]:
     """Each mode's peak memory on its own, then every mode's step timed in rounds (A, B, C, A, B, C, ...)."""
     torch.cuda.empty_cache()
     steps = [_prepare(device, mode) for mode in modes]

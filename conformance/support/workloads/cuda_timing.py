@@ -44,9 +44,6 @@ class CudaTiming:
     def synchronize(self) -> None:
         torch.cuda.synchronize(self.device)
 
-    def describe(self) -> str:
-        return f"the L2 flushed before each repetition ({self.flush_bytes / 2**20:.0f} MiB written)"
-
 
 def time_cuda(fn: Callable[[], object], device: torch.device, plan: Plan) -> Timings:
     """``fn`` timed under ``plan`` on ``device`` (the current stream)."""

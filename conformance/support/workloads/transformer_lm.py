@@ -22,7 +22,7 @@ from conformance.support.workloads.numerics import median
 from conformance.support.workloads.repetition import Plan, Timings
 
 AMORTISED_STEPS = 1000  # a short fine-tune; a pre-training run is 100x longer and amortises further
-STEP_PLAN = Plan(warmup=2, least=8, cap_s=3.0)  # eager and compiled steps in rounds
+LM_PLAN = Plan(warmup=2, least=8, cap_s=3.0)  # eager and compiled steps in rounds
 
 
 @dataclass(frozen=True)
@@ -159,7 +159,7 @@ def compare_lm_training(device: torch.device, shape: LmShape | None = None) -> L
             "compiled": lambda: train_step(model, optimizer, ids),
         },
         device,
-        STEP_PLAN,
+        LM_PLAN,
     )
     torch.cuda.empty_cache()
     compile_s = max(0.0, first_s - timed["eager"].median_ms / 1e3)
