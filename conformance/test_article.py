@@ -23,11 +23,13 @@ from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes.allocator import memory_stats_missing
 from conformance.support.probes.env_limits import launch_blocking_hint, timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
-from conformance.support.workloads.amp_step import StepResult, measure_step
+from conformance.support.workloads.amp_step import AMP_PLAN, StepResult, measure_steps
+from conformance.support.workloads.cuda_timing import time_cuda
 from conformance.support.workloads.gemm_bench import GemmBench, device_clocks, device_identity
-from conformance.support.workloads.numerics import normalized_error, seeded_randn, time_cuda_ms
+from conformance.support.workloads.numerics import normalized_error, seeded_randn
+from conformance.support.workloads.repetition import Plan, describe
+from conformance.support.workloads.repetition import ratio as timed_ratio
 from pytorch_cuda_contract.gpu import is_native, needs
-from pytorch_cuda_contract.metrics import rate_spread, spread
 from pytorch_cuda_contract.peaks import lookup_peak
 
 ARTICLE_MEMORY_CLAIM = "half precision cuts GPU memory by about 50%"
@@ -36,6 +38,7 @@ CONV_SHAPE = (32, 256, 56, 56)  # N, C, H, W; 3x3 conv to 256 channels: 59 GFLOP
 # Conv throughput floor, a fraction of the datasheet peak of the dtype.  H200: fp32 43.5 (65% of 67),
 # fp16 598 (60% of 989), bf16 634 (64%).  A conv without tensor-core kernels runs near the fp32 rate.
 CONV_FLOOR = 0.25
+CONV_PLAN = Plan(warmup=3, least=10, cap_s=1.0)  # fp32 about 1.5 ms a call on an H100, fp16/bf16 about 0.09 ms
 # cuDNN may pick Winograd for a 3x3 conv: 2.25x fewer multiplies than the direct FLOP count used here, so an
 # IEEE fp32 conv may legitimately show up to 2.25x the fp32 bound; TF32 (H200: 494.7 peak) still crosses it.
 WINOGRAD_ALLOWANCE = 2.25
@@ -45,7 +48,7 @@ WINOGRAD_ALLOWANCE = 2.25
 def amp_steps() -> dict[str, StepResult]:
     device = torch.device("cuda", 0)
     modes = ["fp32", "fp16"] + (["bf16"] if is_native("bf16", torch.cuda.get_device_capability(device)) else [])
-    return {mode: measure_step(device, mode) for mode in modes}
+    return measure_steps(device, modes)
 
 
 def _half_modes(amp_steps: dict[str, StepResult]) -> list[str]:
@@ -65,7 +68,7 @@ def test_amp_step_speedup(
     fp32 = amp_steps["fp32"]
     for mode, result in amp_steps.items():
         record_metric(
-            f"amp.step_ms.{mode}", result.median_ms, "ms", **spread(result.times_ms), device=device,
+            f"amp.step_ms.{mode}", result.median_ms, "ms", **result.timings.fields(), device=device,
             clocks=result.clocks, informational=True,
         )  # fmt: skip
         assert math.isfinite(result.final_loss), f"{mode} training step produced loss {result.final_loss}"
@@ -73,7 +76,7 @@ def test_amp_step_speedup(
     unreliable = timing_unreliable(torch.device("cuda", 0))
     for mode in _half_modes(amp_steps):
         result = amp_steps[mode]
-        speedup = fp32.median_ms / result.median_ms
+        speedup, spread_fields = timed_ratio(fp32.timings, result.timings)  # the rounds interleaved: paired
         if unreliable is not None:  # a legitimate setting: a general bound, never none
             gate = amp_speedup_gate_uncached(gemm_bench.ratio(mode), _tensor_cores(mode), unreliable)
         else:
@@ -84,8 +87,8 @@ def test_amp_step_speedup(
                 deterministic=torch.are_deterministic_algorithms_enabled(),
             )  # fmt: skip
             gate = Gate(lower, gate.upper, why)
-        record_metric(f"amp.speedup.{mode}", speedup, "x", **gate.metric_fields())
-        record_note(f"{mode}: {gate.why}")
+        record_metric(f"amp.speedup.{mode}", speedup, "x", **spread_fields, **gate.metric_fields())
+        record_note(f"{mode}: {gate.why}; timed interleaved with fp32: {describe(result.timings, AMP_PLAN)}")
         problem = gate.violation(speedup)
         if problem is not None:
             problems.append(
@@ -169,8 +172,9 @@ def test_cudnn_conv_throughput(
     memory = torch.channels_last
     x = seeded_randn(CONV_SHAPE, 51, cuda_device, dtype).contiguous(memory_format=memory)
     weight = (seeded_randn((c, c, 3, 3), 52, cuda_device, dtype) / 48).contiguous(memory_format=memory)
-    times = time_cuda_ms(lambda: torch.nn.functional.conv2d(x, weight, padding=1), warmup=3, iterations=10)
-    tflops, fields = rate_spread(times, 2.0 * n * c * h * w * c * 9)
+    timings = time_cuda(lambda: torch.nn.functional.conv2d(x, weight, padding=1), cuda_device, CONV_PLAN)
+    tflops, fields = timings.rate(2.0 * n * c * h * w * c * 9)
+    record_note(f"conv {dtype_name} timed: {describe(timings, CONV_PLAN)}")
     unreliable = timing_unreliable(cuda_device)
     gate = conv_gate(dtype_name, gemm_bench, unreliable)  # uncached: the datasheet floor, never none
     if unreliable is not None:

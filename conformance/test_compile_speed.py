@@ -14,8 +14,8 @@ import torch
 from conformance.support.results.recorder import RecordMetric, RecordNote
 from conformance.support.workloads.compile_speed import CompileTiming, run_compile_speed
 from conformance.support.workloads.gemm_bench import device_identity
+from conformance.support.workloads.repetition import ratio
 from conformance.support.workloads.transformer_lm import AMORTISED_STEPS, LmShape, compare_lm_training
-from pytorch_cuda_contract.metrics import spread
 
 pytestmark = pytest.mark.gpu
 
@@ -40,12 +40,12 @@ def test_compiled_matches_eager_and_is_timed(
     timing = compile_speed[case]
     if isinstance(timing, str):
         pytest.skip(timing)
-    eager, compiled = spread(timing.eager_ms), spread(timing.compiled_ms)
-    speedup = float(eager["median"]) / float(compiled["median"])  # type: ignore[arg-type]
+    eager, compiled = timing.eager.fields(), timing.compiled.fields()
+    speedup, fields = ratio(timing.eager, timing.compiled)  # interleaved: round by round
     stable = case in ("inference", "training")
     prefix = "compile." if stable else "compile_"
     name = f"{prefix}speedup.{case}" if stable else f"{prefix}{case}_speedup"
-    record_metric(name, speedup, "x")  # no bound: informational (see the module's docstring)
+    record_metric(name, speedup, "x", **fields)  # no bound: informational (see the module's docstring)
     record_metric(f"{prefix}compile_s.{case}" if stable else f"{prefix}{case}_compile_s", timing.compile_s, "s")
     record_metric(f"compile_{case}_eager_ms", float(eager["median"]), "ms", **eager)  # type: ignore[arg-type]
     record_metric(f"compile_{case}_compiled_ms", float(compiled["median"]), "ms", **compiled)  # type: ignore[arg-type]
@@ -80,8 +80,9 @@ def test_transformer_lm_training_compile_speedup(
         pytest.skip(f"a GPT-2-small training step at {shape.batch}x{shape.tokens} tokens does not fit: {exc}")
     if timing.dynamo_graphs == 0:
         pytest.skip("Dynamo compiled no graph (TORCHDYNAMO_DISABLE=1?): compiled and eager would be the same step")
-    eager, compiled = spread(timing.eager_ms), spread(timing.compiled_ms)
-    record_metric("compile.speedup.lm_training", timing.speedup, "x")
+    eager, compiled = timing.eager.fields(), timing.compiled.fields()
+    speedup, fields = ratio(timing.eager, timing.compiled)  # interleaved: round by round; timing.speedup
+    record_metric("compile.speedup.lm_training", speedup, "x", **fields)
     record_metric("compile.compile_s.lm_training", timing.compile_s, "s")
     record_metric("compile.amortised_speedup.lm_training", timing.amortised_speedup(AMORTISED_STEPS), "x")
     record_metric("compile_lm_training_eager_ms", float(eager["median"]), "ms", **eager)  # type: ignore[arg-type]

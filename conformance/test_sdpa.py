@@ -15,11 +15,12 @@ from conformance.support.expectations.bounds import Gate, fp32_ieee_error_gate, 
 from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes.env_limits import launch_blocking_hint, timing_unreliable
 from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.cuda_timing import time_cuda
 from conformance.support.workloads.gemm_bench import device_clocks, device_identity
 from conformance.support.workloads.numerics import backward as run_backward
-from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn, time_cuda_ms
+from conformance.support.workloads.numerics import grad_of, normalized_error, seeded_randn
+from conformance.support.workloads.repetition import Plan, describe
 from pytorch_cuda_contract.gpu import FLASH_ATTENTION_FROM, is_native, needs
-from pytorch_cuda_contract.metrics import rate_spread
 from pytorch_cuda_contract.peaks import lookup_peak
 
 pytestmark = pytest.mark.gpu
@@ -28,6 +29,7 @@ AUTOCAST_DTYPES = {"fp16": torch.float16, "bf16": torch.bfloat16}
 THROUGHPUT_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
 BACKEND_NAMES = {0: "math", 1: "flash", 2: "efficient", 3: "cudnn", 4: "overrideable"}
 THROUGHPUT_SHAPE = (8, 16, 1024, 64)  # batch, heads, sequence, head dim: 34 GFLOP forward
+THROUGHPUT_PLAN = Plan(warmup=3, least=10, cap_s=1.0)  # about 0.16 ms a call on an H100 (fp16)
 FP32_ERROR_SHAPE = (2, 4, 256, 64)
 
 
@@ -152,8 +154,8 @@ def test_sdpa_throughput_default_dispatch(
     q, k, v = (seeded_randn(THROUGHPUT_SHAPE, seed, cuda_device, dtype) for seed in (25, 26, 27))
     backend = default_backend(q)
     batch, heads, sequence, head_dim = THROUGHPUT_SHAPE
-    times = time_cuda_ms(lambda: F.scaled_dot_product_attention(q, k, v), warmup=3, iterations=10)
-    tflops, fields = rate_spread(times, 4.0 * batch * heads * sequence * sequence * head_dim)
+    timings = time_cuda(lambda: F.scaled_dot_product_attention(q, k, v), cuda_device, THROUGHPUT_PLAN)
+    tflops, fields = timings.rate(4.0 * batch * heads * sequence * sequence * head_dim)
     device = device_identity(cuda_device)
     gate = Gate(None, None, "SDPA throughput: recorded; the default-dispatch and IEEE checks gate attention")
     unreliable = timing_unreliable(cuda_device)
@@ -172,7 +174,9 @@ def test_sdpa_throughput_default_dispatch(
     )  # fmt: skip
     if dtype_name != "fp32":
         record_metric(f"sdpa.default_backend.{dtype_name}", backend, "backend", device=device)
-    record_note(f"default dispatch for {dtype_name} {THROUGHPUT_SHAPE}: {backend}")
+    record_note(
+        f"default dispatch for {dtype_name} {THROUGHPUT_SHAPE}: {backend}; timed: {describe(timings, THROUGHPUT_PLAN)}"
+    )
     out = F.scaled_dot_product_attention(q, k, v)
     assert bool(torch.isfinite(out).all()), f"SDPA {dtype_name} ({backend}) produced non-finite values"
     if dtype_name != "fp32" and torch.cuda.get_device_capability(cuda_device) >= FLASH_ATTENTION_FROM:

@@ -2,7 +2,9 @@
 architecture promises, FP32 "highest" bounded above, and a native/emulated/unsupported verdict per dtype; the
 maximum achievable matmul FLOPS (MAMF) of a short shape search, recorded next to the datasheet peak.
 
-CUDA-event timing, warm-up, random (not zero) data; min/median/max and NVML clocks are recorded.
+CUDA-event timing, warm-up, the L2 flushed before each repetition, repetitions until the median's error reaches 1%
+or a time cap (support/workloads/repetition.py), random (not zero) data; min/median/max, the relative spread, the
+error reached and NVML clocks are recorded.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ def test_gemm_throughput(
         f"gemm.{dtype_name}.tflops", run.tflops, "TFLOP/s", **run.spread, peak=peak,
         device=gemm_bench.device, clocks=run.clocks, **gate.metric_fields(),
     )  # fmt: skip
+    record_note(f"{dtype_name} GEMM timed: {run.timing}")
     record_metric(f"{dtype_name}_size", run.n, "m=n=k")
     record_metric(f"{dtype_name}_median_ms", run.median_ms, "ms")
     if peak is None:

@@ -2,6 +2,11 @@
 
 A metric without ``bound``/``ceiling`` is written with ``"informational": true``: recorded, not gated.
 
+A timed number carries its own spread over the repetitions it is the median of: ``min``/``median``/``max``,
+``samples`` (the count of repetitions), ``rel_spread`` ((max - min) / median), ``rel_iqr`` (the interquartile range
+/ median), and, from the timing harness (results_format.HARNESS_VERSION), ``rel_error`` (the relative standard error
+of the median when the repetitions stopped) and ``stopped`` (why they stopped: results_format.STOPPED).
+
 A metric whose name contains a dot (``gemm.fp16.tflops``) has a *stable name*:
 it is also listed in the document's flat ``measurements`` index, where the
 precision report looks it up.  Names without a dot are per-test details.
@@ -13,13 +18,17 @@ import math
 import statistics
 from typing import Final, Protocol
 
+from pytorch_cuda_contract.results_format import STOPPED
+
 OPTIONAL_FIELDS: Final = frozenset(
     {
         "min", "median", "max", "samples", "peak", "bound", "bound_kind", "ceiling", "device", "clocks",
-        "contradicts", "informational",
+        "contradicts", "informational", "rel_spread", "rel_iqr", "rel_error", "stopped",
     }
 )  # fmt: skip
-NUMBER_FIELDS: Final = frozenset({"min", "median", "max", "peak", "bound", "ceiling"})
+NUMBER_FIELDS: Final = frozenset(
+    {"min", "median", "max", "peak", "bound", "ceiling", "rel_spread", "rel_iqr", "rel_error"}
+)
 BOUND_KINDS: Final = ("min", "max")
 
 
@@ -53,6 +62,8 @@ def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]
         raise ValueError(f"unknown metric fields {sorted(unknown)}; allowed: {sorted(OPTIONAL_FIELDS)}")
     if fields.get("bound_kind") not in (None, *BOUND_KINDS):
         raise ValueError(f"bound_kind must be one of {BOUND_KINDS}, not {fields['bound_kind']!r}")
+    if fields.get("stopped") not in (None, *STOPPED):
+        raise ValueError(f"stopped must be one of {STOPPED}, not {fields['stopped']!r}")
     if fields.get("bound") is None:
         fields = {k: v for k, v in fields.items() if k != "bound_kind"}
     gated = fields.get("bound") is not None or fields.get("ceiling") is not None
@@ -79,13 +90,28 @@ def build_metric(value: float | str | bool, unit: str, fields: dict[str, object]
     return metric
 
 
+def relative_spread(values: list[float]) -> tuple[float, float]:
+    """((max - min) / median, interquartile range / median) of the measurements; nan where the median is 0."""
+    centre = float(statistics.median(values))
+    if centre == 0:
+        return math.nan, math.nan
+    iqr = 0.0
+    if len(values) > 1:
+        first, _, third = statistics.quantiles(values, n=4, method="inclusive")
+        iqr = third - first
+    return (max(values) - min(values)) / abs(centre), iqr / abs(centre)
+
+
 def spread(values: list[float]) -> dict[str, object]:
-    """min / median / max / samples of a list of measurements."""
+    """min / median / max / samples of a list of measurements, and their relative spread and interquartile range."""
+    rel_spread, rel_iqr = relative_spread(values)
     return {
         "min": min(values),
         "median": float(statistics.median(values)),
         "max": max(values),
         "samples": len(values),
+        "rel_spread": rel_spread,
+        "rel_iqr": rel_iqr,
     }
 
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from pytorch_cuda_contract.carried_stack import CarriedStackError, RunStack, parse_run_stack
 from pytorch_cuda_contract.manifest import BARE_HOST_TARGET
-from pytorch_cuda_contract.results_format import OUTCOMES, SUITE, SUPPORTED_SCHEMAS
+from pytorch_cuda_contract.results_format import FIRST_HARNESS, OUTCOMES, SUITE, SUPPORTED_SCHEMAS
 from pytorch_cuda_contract.results_model import (
     ConformanceResults,
     DtypeVerdict,
@@ -208,6 +208,7 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
         totals = {**dict.fromkeys(OUTCOMES, 0), **totals}
     manifest = mapping(document.get("manifest"))
     stack = _stack(document, manifest, gaps)
+    harness = _harness(document, gaps)
     measurements: dict[str, Metric] = {}
     dtypes: dict[str, DtypeVerdict] = {}
     for name, m in gaps.table(document, "measurements").items():
@@ -240,7 +241,19 @@ def _from_document(document: Mapping[str, Any], source: str) -> ConformanceResul
         dtypes=dtypes,
         missing=tuple(gaps.items),
         stack=stack,
+        harness=harness,
     )
+
+
+def _harness(document: Mapping[str, Any], gaps: _Gaps) -> int:
+    """The timing harness of the run ("harness"); a file written before the field was measured by the first."""
+    raw = document.get("harness")
+    if raw is None:
+        return FIRST_HARNESS
+    if isinstance(raw, bool) or not isinstance(raw, int) or raw < FIRST_HARNESS:
+        gaps.items.append(f'"harness" is not a harness version (found {raw!r})')
+        return FIRST_HARNESS
+    return raw
 
 
 def _stack(document: Mapping[str, Any], manifest: Mapping[str, Any], gaps: _Gaps) -> RunStack:

@@ -17,3 +17,12 @@ SUPPORTED_SCHEMAS: Final = (2,)  # what the reader reads
 OUTCOMES: Final = ("passed", "failed", "skipped", "not_run", "not_judged")
 NOT_JUDGED_PREFIX: Final = "not judged on a bare host:"
 VERDICTS: Final = ("native", "emulated", "unsupported")  # a dtype on a device, measured
+# The suite's GPU timing harness, recorded in each results file ("harness"): a change moves every timed number, so
+# the decay history compares a run only with runs of its own harness (pytorch_cuda/decay/judge.py, docs/decay.md).
+# 1: a fixed count of CUDA-event timed calls after a warm-up, no L2 flush (every file written before the field);
+# 2: the L2 flushed before every repetition, repetitions until the median's relative standard error reaches the
+#    target or a time cap ends them, each number's own spread recorded, AMP and compile speed-ups interleaved.
+FIRST_HARNESS: Final = 1
+HARNESS_VERSION: Final = 2
+# Why a timed number's repetitions stopped (its metric's "stopped" field).
+STOPPED: Final = ("target", "time_cap", "max_reps")

@@ -75,6 +75,10 @@ class Metric:
     contradicts: str | None = None
     ceiling: float | None = None  # a second, upper limit next to a ``min`` bound
     informational: bool = False  # recorded, not gated (schema-2 files before the flag: no bound)
+    rel_spread: float | None = None  # (max - min) / median over the repetitions (metrics.spread)
+    rel_iqr: float | None = None  # interquartile range / median over the repetitions
+    rel_error: float | None = None  # the median's relative standard error when the repetitions stopped (harness 2)
+    stopped: str | None = None  # why the repetitions stopped: results_format.STOPPED (harness 2)
 
     @property
     def number(self) -> float | None:
@@ -118,6 +122,10 @@ def parse_metric(name: str, raw: Mapping[str, Any], test: str | None) -> Metric:
         contradicts=as_str(raw.get("contradicts")),
         ceiling=as_float(raw.get("ceiling")),
         informational=raw.get("informational") is True or (raw.get("bound") is None and raw.get("ceiling") is None),
+        rel_spread=as_float(raw.get("rel_spread")),
+        rel_iqr=as_float(raw.get("rel_iqr")),
+        rel_error=as_float(raw.get("rel_error")),
+        stopped=as_str(raw.get("stopped")),
     )
 
 
@@ -193,6 +201,7 @@ class ConformanceResults:
     dtypes: Mapping[str, DtypeVerdict]
     missing: tuple[str, ...]
     stack: RunStack  # which stack the run was on ("stack"; for a file written before runs named it, inferred)
+    harness: int = 1  # the timing harness that measured it (results_format.HARNESS_VERSION; absent: FIRST_HARNESS)
 
     def counts(self) -> dict[str, int]:
         """Outcome -> number of tests, counted from the tests themselves."""

@@ -1,7 +1,10 @@
 """Each history judged: every watched metric night by night (detector.py), the accepted regressions of the store
 applied, and what the nightly reports: the regressions open on the latest nightly run, or "no history yet".
 
-A run is only ever compared with runs before it, never with itself.
+A run is only ever compared with runs before it, never with itself, and only with runs of its own timing harness
+(the results file's "harness", pytorch_cuda_contract.results_format.HARNESS_VERSION): a new harness moves every
+timed number, so its first night starts a history of its own within the key ("no history yet" until it has
+enough runs) instead of reading as a step. The runs of an earlier harness stay, judged among themselves.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from pytorch_cuda.run_store import Stored
 from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import RunStore
 from pytorch_cuda.run_store.run_identity import HistoryKey
+from pytorch_cuda_contract.results_format import FIRST_HARNESS
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,7 @@ class Judged:
     findings: tuple[DecayFinding, ...]
     judged_against: Mapping[tuple[str, str], Noise]  # (run sha256, metric) -> the noise that run was judged against
     accepted: tuple[Accepted, ...] = ()
+    harness: int = FIRST_HARNESS  # the newest timing harness among the runs: the noise and the verdict are its own
 
     def baseline(self, run: Stored, metric: str) -> Noise | None:
         """The noise ``run`` was judged against for ``metric`` (None: not judged, too little before it)."""
@@ -38,15 +43,28 @@ class Judged:
         return tuple(r for r in self.runs if r.purpose == "nightly")
 
     @property
+    def current(self) -> tuple[Stored, ...]:
+        """The nightly runs of the current timing harness (``harness``): the history the next run is judged in."""
+        return tuple(r for r in self.nightly if r.results.harness == self.harness)
+
+    @property
+    def earlier_harness(self) -> int:
+        """Nightly runs of an earlier timing harness: kept and shown, never compared with the current harness's."""
+        return len(self.nightly) - len(self.current)
+
+    @property
     def history_runs(self) -> int:
-        return len(self.nightly)
+        return len(self.current)
 
     @property
     def no_history(self) -> str | None:
-        """``no history yet (k of N runs)`` while no nightly run can be judged yet (N: the first one that is), else
-        None."""
-        k = len(self.nightly)
-        return f"no history yet ({k} of {HISTORY_RUNS + 1} runs)" if k <= HISTORY_RUNS else None
+        """``no history yet (k of N runs)`` while no nightly run of the current harness can be judged yet (N: the
+        first one that is), else None."""
+        k = len(self.current)
+        if k > HISTORY_RUNS:
+            return None
+        restarted = f" of timing harness {self.harness}" if self.earlier_harness else ""
+        return f"no history yet ({k} of {HISTORY_RUNS + 1} runs{restarted})"
 
     def on(self, run: Stored) -> tuple[DecayFinding, ...]:
         return tuple(f for f in self.findings if f.run is run)
@@ -66,18 +84,23 @@ def judge_history(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> 
     ordered = sorted(runs, key=order)
     key = ordered[0].key if ordered else HistoryKey("-", "-", "-")
     mine = tuple(a for a in accepted if a.history == key.text)
+    by_harness: dict[int, list[Stored]] = {}
+    for run in ordered:
+        by_harness.setdefault(run.results.harness, []).append(run)
+    current = max(by_harness, default=FIRST_HARNESS)
     findings: list[DecayFinding] = []
     judged_against: dict[tuple[str, str], Noise] = {}
     noise: list[Noise] = []
-    for watched in WATCHED:
-        through = {a.through for a in mine if a.metric == watched.metric}
-        judged = judge_series(watched, ordered, through)
-        findings += judged.findings
-        judged_against.update({(sha, watched.metric): n for sha, n in judged.judged_against.items()})
-        if judged.noise is not None:
-            noise.append(judged.noise)
+    for harness, members in sorted(by_harness.items()):  # each harness's runs a history of their own
+        for watched in WATCHED:
+            through = {a.through for a in mine if a.metric == watched.metric}
+            judged = judge_series(watched, members, through)
+            findings += judged.findings
+            judged_against.update({(sha, watched.metric): n for sha, n in judged.judged_against.items()})
+            if judged.noise is not None and harness == current:
+                noise.append(judged.noise)
     findings.sort(key=lambda f: order(f.run))
-    return Judged(key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine)
+    return Judged(key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine, current)
 
 
 def judge_store(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> list[Judged]:

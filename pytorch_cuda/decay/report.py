@@ -51,6 +51,8 @@ def judged_document(histories: Sequence[Judged]) -> dict[str, Any]:
                 "key": asdict(j.key),
                 "runs": _counts(j),
                 "no_history": j.no_history,
+                "harness": j.harness,
+                "earlier_harness_runs": j.earlier_harness,
                 "latest_confirmed": [_finding_json(f) for f in j.latest_regressions()],
                 "findings": [_finding_json(f) for f in j.findings],
                 "noise": [{**asdict(n), "detectable": n.detectable} for n in j.noise],
@@ -75,6 +77,11 @@ def judged_lines(histories: Sequence[Judged], *, noise: bool) -> list[str]:
     lines: list[str] = []
     for j in histories:
         lines.append(f"{j.key.text}: " + ", ".join(f"{n} {purpose}" for purpose, n in _counts(j).items()))
+        if j.earlier_harness:
+            lines.append(
+                f"  timing harness {j.harness}: judged against its own {len(j.current)} nightly run(s); the "
+                f"{j.earlier_harness} run(s) of an earlier harness are kept, not compared"
+            )
         if noise:
             lines += [
                 f"  noise {n.metric}: {n.describe()}; detects a held regression of {n.detectable:.1%}" for n in j.noise

@@ -19,6 +19,7 @@ import torch
 from torch.nn import functional as F  # noqa: N812 - the conventional name
 
 from conformance.support.workloads.compile_speed import CompileTiming
+from conformance.support.workloads.repetition import Timings
 from pytorch_cuda_contract.metrics import build_metric
 
 with warnings.catch_warnings():  # the suite registers its cpu/gpu/informational markers in its own conftest
@@ -128,7 +129,10 @@ def test_fusion_groups_are_found_inside_blocks() -> None:
 
 
 def _timing(eager_ms: float, compiled_ms: float, code_modules: int) -> CompileTiming:
-    return CompileTiming(2.0, [eager_ms] * 5, [compiled_ms] * 5, 1e-6, code_modules)
+    def timed(ms: float) -> Timings:
+        return Timings((ms,) * 5, "target", 0.0, 0.5)
+
+    return CompileTiming(2.0, timed(eager_ms), timed(compiled_ms), 1e-6, code_modules)
 
 
 def test_compile_speedup_is_recorded_not_gated(recorded: Recorded, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -10,6 +10,7 @@ import torch
 
 from conformance.support.workloads.mamf import Shape, best_of, search_grid, search_pass
 from conformance.support.workloads.numerics import gemm_tflops
+from conformance.support.workloads.repetition import Timings
 from conformance.support.workloads.transformer_lm import LmShape, LmTiming, build, token_batch, train_step
 
 
@@ -54,11 +55,15 @@ def test_the_lm_step_trains_on_the_cpu() -> None:
     assert losses[0] == pytest.approx(math.log(shape.vocabulary), rel=0.2)  # untrained: about uniform
 
 
+def _timed(ms: float) -> Timings:
+    return Timings((ms,) * 5, "target", 0.0, 0.5)
+
+
 def test_the_amortised_speed_up_charges_the_compile_time() -> None:
-    timing = LmTiming([100.0] * 5, [80.0] * 5, compile_s=20.0, tokens_per_step=16384, dynamo_graphs=2)
+    timing = LmTiming(_timed(100.0), _timed(80.0), compile_s=20.0, tokens_per_step=16384, dynamo_graphs=2)
     assert timing.speedup == pytest.approx(1.25)
     assert timing.break_even_steps == pytest.approx(1000.0)  # 20 s saved 20 ms at a time
     assert timing.amortised_speedup(1000) == pytest.approx(100_000 / 100_000)
     assert timing.amortised_speedup(10_000) == pytest.approx(1_000_000 / 820_000)
-    slower = LmTiming([100.0] * 5, [120.0] * 5, compile_s=20.0, tokens_per_step=16384, dynamo_graphs=2)
+    slower = LmTiming(_timed(100.0), _timed(120.0), compile_s=20.0, tokens_per_step=16384, dynamo_graphs=2)
     assert slower.break_even_steps is None

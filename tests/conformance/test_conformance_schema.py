@@ -11,6 +11,7 @@ import pytest
 
 from conformance.support.results.recorder import ResultsRecorder
 from pytorch_cuda_contract.manifest import ManifestLookup
+from pytorch_cuda_contract.results_format import HARNESS_VERSION
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
 # committed files are validated on the host instead (tests/repo/test_committed_schemas.py).
@@ -44,6 +45,7 @@ def test_writer_output_with_every_field_validates(tmp_path: Path) -> None:
     clocks = {"sm_mhz": 1980, "mem_mhz": 3201, "power_limit_w": 700.0, "throttle_reasons": ["sw_power_cap"]}
     recorder.record_metric(
         "t::a", "gemm.fp16.tflops", 745.7, "TFLOP/s", min=700.0, median=745.7, max=750.0, samples=10,
+        rel_spread=0.067, rel_iqr=0.004, rel_error=0.002, stopped="target",
         peak=989.4, device={"index": 0, "name": "NVIDIA H200"}, clocks=clocks,
     )  # fmt: skip
     recorder.record_metric("t::a", "gemm.fp16.x_fp32", 15.0, "x", bound=7.4, bound_kind="min", contradicts="3x")
@@ -55,9 +57,11 @@ def test_writer_output_with_every_field_validates(tmp_path: Path) -> None:
     document: dict[str, Any] = recorder.document(1)
     jsonschema.validate(document, SCHEMA)
     assert document["measurements"]["gemm.fp16.x_fp32"]["test"] == "t::a"
+    assert document["harness"] == HARNESS_VERSION
+    assert document["measurements"]["gemm.fp16.tflops"]["stopped"] == "target"
     assert "unbounded" not in document["measurements"]
     assert "bound_kind" not in recorder.records["t::a"].metrics["unbounded"]
-    assert document["totals"] == {"passed": 1, "failed": 1, "skipped": 0, "not_run": 0, "total": 2}
+    assert document["totals"] == {"passed": 1, "failed": 1, "skipped": 0, "not_run": 0, "not_judged": 0, "total": 2}
 
 
 def test_writer_rejects_unknown_fields_and_verdicts(tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ import jsonschema
 import pytest
 
 from pytorch_cuda_contract.results_file import ResultsFileError, load_results, parse_results
+from pytorch_cuda_contract.results_format import FIRST_HARNESS, HARNESS_VERSION
 from tests.support.recorded_runs import H100, H200, HALFWAY, T4
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -136,3 +137,25 @@ def test_every_committed_example_reads_without_gaps(path: Path) -> None:
     results = load_results(path)
     assert results.tests
     assert results.missing == ()
+
+
+def test_the_timing_harness_and_each_numbers_spread_are_read() -> None:
+    """A file of the current harness names it and carries each timed number's spread; a file written before the
+    field was measured by the first harness; a harness that is no version is a gap, read as the first."""
+    document = json.loads(H200.read_text())
+    assert parse_results(json.dumps(document)).harness == FIRST_HARNESS
+    document["harness"] = HARNESS_VERSION
+    gemm = document["measurements"]["gemm.bf16.tflops"]
+    gemm.update(samples=31, rel_spread=0.041, rel_iqr=0.006, rel_error=0.0019, stopped="target")
+    jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
+    results = parse_results(json.dumps(document))
+    assert results.harness == HARNESS_VERSION == 2
+    metric = results.measurement("gemm.bf16.tflops")
+    assert metric is not None
+    assert (metric.samples, metric.rel_spread, metric.rel_iqr, metric.rel_error, metric.stopped) == (
+        31, 0.041, 0.006, 0.0019, "target",
+    )  # fmt: skip
+    document["harness"] = "two"
+    odd = parse_results(json.dumps(document))
+    assert odd.harness == FIRST_HARNESS
+    assert "\"harness\" is not a harness version (found 'two')" in odd.missing

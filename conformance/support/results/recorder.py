@@ -21,7 +21,7 @@ from conformance.support.results.not_judged import is_not_judged
 from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.manifest import ManifestLookup
 from pytorch_cuda_contract.metrics import RecordDtype, RecordMetric, RecordNote, build_metric, is_stable_name
-from pytorch_cuda_contract.results_format import OUTCOMES, RESULTS_SCHEMA, SUITE, VERDICTS
+from pytorch_cuda_contract.results_format import HARNESS_VERSION, OUTCOMES, RESULTS_SCHEMA, SUITE, VERDICTS
 
 __all__ = ["RESULTS_SCHEMA", "RecordDtype", "RecordMetric", "RecordNote", "ResultsRecorder"]
 
@@ -207,6 +207,7 @@ class ResultsRecorder:
             "schema": RESULTS_SCHEMA,
             "suite": SUITE,
             "suite_digest": suite_digest(),
+            "harness": HARNESS_VERSION,
             "image": image_identity(self.manifest),
             "started_at": self.started_wall.isoformat(timespec="seconds"),
             "wall_time_s": round(time.monotonic() - self.started, 3),

@@ -1,5 +1,6 @@
 """Eager vs torch.compile: first-call compile time and step time, for inference (fp16) and training (fp32),
-and a small CNN compiled with mode="max-autotune"."""
+and a small CNN compiled with mode="max-autotune". Eager and compiled calls are timed interleaved (eager,
+compiled, eager, ...), so that a clock change during the measurement reaches both sides of the speed-up."""
 
 from __future__ import annotations
 
@@ -10,18 +11,29 @@ from typing import cast
 
 import torch
 
-from conformance.support.workloads.numerics import backward, normalized_error, seeded_randn, time_cuda_ms
+from conformance.support.workloads.cuda_timing import time_cuda_interleaved
+from conformance.support.workloads.numerics import backward, normalized_error, seeded_randn
+from conformance.support.workloads.repetition import Plan, Timings
 
 WIDTH, BATCH, BLOCKS = 1024, 2048, 4
+COMPILE_PLAN = Plan(warmup=2, least=10, cap_s=1.0)  # a round (eager, compiled) is well under 10 ms on an H100
 
 
 @dataclass(frozen=True)
 class CompileTiming:
     compile_s: float  # the first compiled call, compile included
-    eager_ms: list[float]
-    compiled_ms: list[float]
+    eager: Timings
+    compiled: Timings  # timed in rounds with eager
     error: float  # normalized error of compiled vs eager (output, or worst gradient)
     code_modules: int  # Inductor output code modules seen on the first call (0: nothing was compiled)
+
+    @property
+    def eager_ms(self) -> list[float]:
+        return list(self.eager.times_ms)
+
+    @property
+    def compiled_ms(self) -> list[float]:
+        return list(self.compiled.times_ms)
 
 
 def make_mlp(device: torch.device, dtype: torch.dtype) -> torch.nn.Module:
@@ -59,9 +71,10 @@ def compare_inference(model: torch.nn.Module, x: torch.Tensor, mode: str | None 
     with torch.no_grad():
         out, compile_s, codes = _first_call(lambda: compiled(x))
         error = normalized_error(out, model(x))  # before the next call: CUDA graphs reuse output memory
-        eager_ms = time_cuda_ms(lambda: model(x), warmup=2, iterations=10)
-        compiled_ms = time_cuda_ms(lambda: compiled(x), warmup=2, iterations=10)
-    return CompileTiming(compile_s, eager_ms, compiled_ms, error, codes)
+        timed = time_cuda_interleaved(
+            {"eager": lambda: model(x), "compiled": lambda: compiled(x)}, x.device, COMPILE_PLAN
+        )
+    return CompileTiming(compile_s, timed["eager"], timed["compiled"], error, codes)
 
 
 def compare_training(model: torch.nn.Module, x: torch.Tensor) -> CompileTiming:
@@ -78,9 +91,9 @@ def compare_training(model: torch.nn.Module, x: torch.Tensor) -> CompileTiming:
     step(model)
     eager_grads = [p.grad.clone() for p in model.parameters() if p.grad is not None]
     error = max((normalized_error(c, e) for c, e in zip(compiled_grads, eager_grads, strict=True)), default=0.0)
-    eager_ms = time_cuda_ms(lambda: step(model), warmup=2, iterations=10)
-    compiled_ms = time_cuda_ms(lambda: step(compiled), warmup=2, iterations=10)
-    return CompileTiming(compile_s, eager_ms, compiled_ms, error, codes)
+    timed = time_cuda_interleaved({"eager": lambda: step(model), "compiled": lambda: step(compiled)}, x.device,
+                                  COMPILE_PLAN)  # fmt: skip
+    return CompileTiming(compile_s, timed["eager"], timed["compiled"], error, codes)
 
 
 def run_compile_speed(device: torch.device) -> dict[str, CompileTiming | str]:

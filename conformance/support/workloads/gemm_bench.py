@@ -9,13 +9,14 @@ import torch
 
 from conformance.support.expectations.ratios import expected_ratios
 from conformance.support.probes import nvml
-from conformance.support.workloads.numerics import seeded_randn, time_cuda_ms
+from conformance.support.workloads.cuda_timing import time_cuda
+from conformance.support.workloads.numerics import seeded_randn
+from conformance.support.workloads.repetition import Plan, describe
 from pytorch_cuda_contract.gpu import is_native, native_from
-from pytorch_cuda_contract.metrics import rate_spread
 
 GEMM_N = 8192  # every dtype at the same size, so that the ratios mean something
-WARMUP = 3
-ITERATIONS = 10
+# fp32 IEEE at 8192^3 takes about 21 ms on an H100 (45 repetitions in the cap), the tensor-core dtypes 1-3 ms.
+GEMM_PLAN = Plan(warmup=3, least=10, cap_s=1.0)
 # dtype name -> (torch dtype, float32 matmul precision)
 CASES: dict[str, tuple[torch.dtype, str]] = {
     "fp32": (torch.float32, "highest"),
@@ -30,10 +31,11 @@ class GemmRun:
     dtype: str
     n: int
     tflops: float  # at the median time
-    spread: dict[str, object]  # min/median/max/samples of TFLOP/s
+    spread: dict[str, object]  # min/median/max/samples, relative spread and error, why it stopped (of TFLOP/s)
     median_ms: float
     clocks: dict[str, object] | None
     error: str | None = None  # the GEMM raised (dtype unsupported)
+    timing: str = ""  # how it was timed: repetitions, why they stopped, the L2 flush
 
 
 @dataclass
@@ -77,15 +79,15 @@ def _measure(device: torch.device, name: str, n: int) -> GemmRun:
         a = seeded_randn((n, n), seed=11, device=device, dtype=dtype)
         b = seeded_randn((n, n), seed=12, device=device, dtype=dtype)
         out = torch.empty(n, n, device=device, dtype=dtype)
-        times = time_cuda_ms(lambda: torch.mm(a, b, out=out), warmup=WARMUP, iterations=ITERATIONS)
+        timings = time_cuda(lambda: torch.mm(a, b, out=out), device, GEMM_PLAN)
     except RuntimeError as exc:
         return GemmRun(name, n, float("nan"), {}, float("nan"), None, f"{type(exc).__name__}: {exc}")
     finally:
         with contextlib.suppress(RuntimeError):
             torch.set_float32_matmul_precision(previous)
     clocks = device_clocks(device)
-    tflops, spread = rate_spread(times, 2.0 * n * n * n)
-    return GemmRun(name, n, tflops, spread, sorted(times)[len(times) // 2], clocks)
+    tflops, spread = timings.rate(2.0 * n * n * n)
+    return GemmRun(name, n, tflops, spread, timings.median_ms, clocks, timing=describe(timings, GEMM_PLAN))
 
 
 def run_gemm_bench(device: torch.device, n: int = GEMM_N) -> GemmBench:

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F  # noqa: N812 (the usual alias)
 
-from conformance.support.workloads.numerics import median, time_cuda_ms
+from conformance.support.workloads.cuda_timing import time_cuda_interleaved
+from conformance.support.workloads.numerics import median
+from conformance.support.workloads.repetition import Plan, Timings
 
 AMORTISED_STEPS = 1000  # a short fine-tune; a pre-training run is 100x longer and amortises further
-WARMUP, ITERATIONS = 2, 8
+LM_PLAN = Plan(warmup=2, least=8, cap_s=3.0)  # eager and compiled steps in rounds
 
 
 @dataclass(frozen=True)
@@ -72,11 +74,19 @@ class LanguageModel(torch.nn.Module):
 
 @dataclass(frozen=True)
 class LmTiming:
-    eager_ms: list[float]
-    compiled_ms: list[float]
+    eager: Timings
+    compiled: Timings  # timed in rounds with eager
     compile_s: float  # the first compiled step's wall time less one eager step
     tokens_per_step: int
     dynamo_graphs: int  # graphs Dynamo captured (0: nothing was compiled)
+
+    @property
+    def eager_ms(self) -> list[float]:
+        return list(self.eager.times_ms)
+
+    @property
+    def compiled_ms(self) -> list[float]:
+        return list(self.compiled.times_ms)
 
     @property
     def speedup(self) -> float:
@@ -91,7 +101,10 @@ class LmTiming:
         return 1e3 * self.compile_s / saved_ms if saved_ms > 0 else None
 
 
-def build(shape: LmShape, device: torch.device) -> tuple[LanguageModel, torch.optim.Optimizer]:
+LmStep = tuple[LanguageModel, torch.optim.Optimizer]
+
+
+def build(shape: LmShape, device: torch.device) -> LmStep:
     torch.manual_seed(0)
     model = LanguageModel(shape).to(device)
     fused = device.type == "cuda"
@@ -120,32 +133,34 @@ def _dynamo_graphs() -> int:
     return int(counters["stats"]["unique_graphs"])
 
 
-def _eager_step_ms(shape: LmShape, device: torch.device, ids: torch.Tensor) -> list[float]:
-    model, optimizer = build(shape, device)
-    return time_cuda_ms(lambda: train_step(model, optimizer, ids), warmup=WARMUP, iterations=ITERATIONS)
-
-
-def _compiled_step_ms(shape: LmShape, device: torch.device, ids: torch.Tensor) -> tuple[float, list[float]]:
-    """(wall seconds of the first compiled step, compile included; per-step times after it)."""
+def _compiled_model(shape: LmShape, device: torch.device, ids: torch.Tensor) -> tuple[LmStep, float]:
+    """A model compiled per block, and the wall seconds of its first step (compile included)."""
     model, optimizer = build(shape, device)
     for block in model.blocks:
         block.compile()
     started = time.monotonic()
     train_step(model, optimizer, ids)
     torch.cuda.synchronize(device)
-    first_s = time.monotonic() - started
-    return first_s, time_cuda_ms(lambda: train_step(model, optimizer, ids), warmup=WARMUP, iterations=ITERATIONS)
+    return (model, optimizer), time.monotonic() - started
 
 
 def compare_lm_training(device: torch.device, shape: LmShape | None = None) -> LmTiming:
+    """Eager and compiled steps of two models of one initialisation, timed interleaved (eager, compiled, ...)."""
     shape = shape or LmShape()
     ids = token_batch(shape, device)
-    eager_ms = _eager_step_ms(shape, device, ids)
-    torch.cuda.empty_cache()
+    eager_model, eager_optimizer = build(shape, device)
     torch._dynamo.reset()
     graphs_before = _dynamo_graphs()
-    first_s, compiled_ms = _compiled_step_ms(shape, device, ids)
+    (model, optimizer), first_s = _compiled_model(shape, device, ids)
     graphs = _dynamo_graphs() - graphs_before
+    timed = time_cuda_interleaved(
+        {
+            "eager": lambda: train_step(eager_model, eager_optimizer, ids),
+            "compiled": lambda: train_step(model, optimizer, ids),
+        },
+        device,
+        LM_PLAN,
+    )
     torch.cuda.empty_cache()
-    compile_s = max(0.0, first_s - median(eager_ms) / 1e3)
-    return LmTiming(eager_ms, compiled_ms, compile_s, shape.batch * shape.tokens, graphs)
+    compile_s = max(0.0, first_s - timed["eager"].median_ms / 1e3)
+    return LmTiming(timed["eager"], timed["compiled"], compile_s, shape.batch * shape.tokens, graphs)
