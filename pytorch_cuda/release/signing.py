@@ -39,6 +39,7 @@ from pytorch_cuda.release.cosign_layout import (
 )
 from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
 from pytorch_cuda.release.index_client import IndexFailureError, VerifiedIndex, cache_dir, verified_index
+from pytorch_cuda.release.index_conflict import check_no_rival
 from pytorch_cuda.release.statements import (
     IN_TOTO_PAYLOAD,
     PROVENANCE_PREDICATE,
@@ -150,31 +151,6 @@ class IndexNotTrustedError(UserError):
     exit_status = EXIT_CHECKS_FAILED
 
 
-class IndexConflictError(UserError):
-    """Another writer bound one of this step's tags to another digest while this step was binding it (two releases
-    racing on one tag). Exit status 1: the other writer's binding stands, none of this step's tags is bound."""
-
-    exit_status = EXIT_CHECKS_FAILED
-
-
-def _check_no_rival(ref: str, bindings: Sequence[release_index.Binding], base: dict[str, str],
-                    now: dict[str, str]) -> None:  # fmt: skip
-    """Refused when the newer index binds a tag of ours to a digest that is neither ours nor the one the index
-    bound when this step first read it: another writer moved that tag meanwhile, and re-applying ours would
-    silently undo its release (the later writer wins; this one is told it lost)."""
-    for binding in bindings:
-        found = now.get(binding.tag)
-        if found not in (base.get(binding.tag), binding.digest):
-            tags = ", ".join(b.tag for b in bindings)
-            raise IndexConflictError(
-                cause=f"another writer bound {binding.tag} to {found} in {ref} while this step was binding it to "
-                f"{binding.digest} (two releases racing on one tag): this step is refused, the other binding "
-                f"stands, and none of this step's tags ({tags}) is bound, so none may be promoted",
-                fix="find who else released this tag (docs/release.md, 'Index updates'); if this release must win, "
-                "run the step again: it then moves the tag on purpose",
-            )
-
-
 MOST_WRITE_TRIES = 5
 SETTLE_SECONDS = 1.0  # read the index back after this long: a racing writer's PUT lands within it
 
@@ -241,7 +217,7 @@ def write_signature_index(
         read, current = current_index(client, repository, plan, verb)
         bound = current.bound() if current is not None else {}
         base = bound if base is None else base
-        _check_no_rival(ref, bindings, base, bound)
+        check_no_rival(ref, bindings, base, bound)
         files = release_index.updated(
             current, plan.root, signers, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
         )

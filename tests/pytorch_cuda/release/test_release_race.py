@@ -16,8 +16,9 @@ import pytest
 
 from pytorch_cuda.oci.registry_client import RegistryClient, reference
 from pytorch_cuda.release import keys, release_index, signing
+from pytorch_cuda.release.index_conflict import IndexConflictError
 from pytorch_cuda.release.release_policy import load_policy
-from pytorch_cuda.release.signing import IndexConflictError, IndexPlan, write_signature_index
+from pytorch_cuda.release.signing import IndexPlan, write_signature_index
 from tests.support import local_registry as registry
 from tests.support.release_checkout import PASSPHRASE, Checkout, folded, make_checkout
 from tests.support.tiny_images import unique_repository
