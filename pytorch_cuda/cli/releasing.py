@@ -1,7 +1,8 @@
 """`build.py release ...`: keygen, init-root, rotate-root, root-status, sign, promote, verify, refresh-index,
-record-floor, pin-base (docs/release.md). Exit status: 0 done or verified; 1 a promoted tag serves other bytes, an
-unsigned or unbound candidate, an index refused (expired, rolled back, foreign) or lost to other writers, a root
-expiring within --warn-days, or verification failed; 2 bad input or environment."""
+recover-index, record-floor, pin-base (docs/release.md). Exit status: 0 done or verified; 1 a promoted tag serves
+other bytes, an unsigned or unbound candidate, an index refused (expired, rolled back, foreign) or lost to other
+writers, a recovery of another index than the committed floor's, a root expiring within --warn-days, or
+verification failed; 2 bad input or environment."""
 
 from __future__ import annotations
 
@@ -92,6 +93,16 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     fresh.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
                        help="the new timestamp's lifetime (default: 2 days; release.yml re-signs daily)")  # fmt: skip
     fresh.add_argument("--policy", type=Path, help="the release policy (default: the repository's release-policy.yaml)")
+    recover = subs.add_parser(
+        "recover-index", parents=common,
+        help="revive an EXPIRED index that is the committed floor's, with a fresh timestamp (the timestamp key)",
+    )  # fmt: skip
+    recover.add_argument("--repository", help="the release repository (default: release-policy.yaml's)")
+    recover.add_argument("--key", required=True, help="the timestamp key: a private key file or a KMS/HSM signer URI")
+    recover.add_argument("--public-key", type=Path, help="its public key (default: keys/release-timestamp.pub)")
+    recover.add_argument("--index-lifetime", type=int, default=2 * 86400, metavar="SECONDS",
+                         help="the new timestamp's lifetime (default: 2 days)")  # fmt: skip
+    recover.add_argument("--policy", type=Path, help="the release policy (default: the repository's)")
     rotate = subs.add_parser(
         "rotate-root", parents=common, help="sign root v N+1 with the current root's offline key (rotate or renew)"
     )
@@ -155,6 +166,7 @@ def run(args: argparse.Namespace, root: Callable[[], Path]) -> Outcome:
         init_root,
         keygen,
         record_floor,
+        recover,
         refresh,
         root_status,
         rotate_root,
@@ -201,6 +213,9 @@ def run(args: argparse.Namespace, root: Callable[[], Path]) -> Outcome:
     if verb == "refresh-index":
         public_key = _given(args.public_key, root, "keys", "release.pub")
         return refresh(RefreshRequest(args.repository, args.key, public_key, args.index_lifetime, policy))
+    if verb == "recover-index":
+        public_key = _given(args.public_key, root, "keys", "release-timestamp.pub")
+        return recover(RefreshRequest(args.repository, args.key, public_key, args.index_lifetime, policy))
     if verb == "rotate-root":
         if bool(args.new_root_key) != bool(args.new_root_public_key):
             given, missing = ("--new-root-key", "--new-root-public-key")[:: 1 if args.new_root_key else -1]

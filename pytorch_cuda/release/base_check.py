@@ -4,11 +4,15 @@
 2. the base is published: `upstream:` names it by digest in a registry (REPO@sha256:MANIFEST); a local bootstrap
    that was never pushed is refused, since nobody else can check an image against it;
 3. the published base's config is the pinned one;
-4. the image's layers (its config's rootfs.diff_ids) start with the base's layers: it was built on that base.
+4. the image's layers start with the base's, compared **by content**: the layer blobs its manifest lists (their
+   digests, which the registry and `docker pull` check against the bytes) start with the pinned base manifest's;
+   the config's rootfs.diff_ids are the image's own claim, so they must agree too but prove nothing alone (an
+   image whose config claims the base's layers over other blobs signed and verified, and `docker pull` refused it).
 """
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
@@ -51,6 +55,11 @@ def _config(client: RegistryClient, repository: str, raw: bytes) -> tuple[str, l
     return digest, [str(layer) for layer in (config.get("rootfs") or {}).get("diff_ids") or []]
 
 
+def _layer_blobs(raw: bytes) -> list[str]:
+    """The digests of the layer blobs a manifest lists, in order (what `docker pull` fetches and checks)."""
+    return [str(layer.get("digest")) for layer in json.loads(raw).get("layers") or []]
+
+
 def check_built_on_base(matrix_path: Path, image: str) -> PinnedBase:
     name, pinned, upstream = pinned_digest(matrix_path)
     published = parse_reference(upstream) if upstream else None
@@ -70,10 +79,20 @@ def check_built_on_base(matrix_path: Path, image: str) -> PinnedBase:
             fix="pin the base that was published (`build.py release pin-base`), or publish the pinned one",
         )
     client, manifest = open_image(image)
+    blobs, base_blobs = _layer_blobs(manifest.raw), _layer_blobs(base_manifest.raw)
+    if not base_blobs or blobs[: len(base_blobs)] != base_blobs:
+        raise NotBuiltOnBaseError(
+            cause=f"{image} was not built on the pinned base {published.pinned}: the first layer blobs of its "
+            f"manifest ({', '.join(d[7:19] for d in blobs[: len(base_blobs)]) or 'none'}) are not the base "
+            f"manifest's ({', '.join(d[7:19] for d in base_blobs)}), whatever its config claims (rootfs.diff_ids)",
+            fix="build the image FROM the pinned base pulled by its digest (build.py does), push it so that the "
+            "base's layers are kept as they are (not recompressed), then sign it",
+        )
     _, layers = _config(client, reference(image).repository, manifest.raw)
     if not base_layers or layers[: len(base_layers)] != base_layers:
         raise NotBuiltOnBaseError(
-            cause=f"{image} was not built on the pinned base {published.pinned}: its first layers "
+            cause=f"{image} was not built on the pinned base {published.pinned}: its config's first layers "
+            "(rootfs.diff_ids, which must name the blobs its manifest lists) "
             f"({', '.join(d[7:19] for d in layers[: len(base_layers)]) or 'none'}) are not the base's "
             f"({', '.join(d[7:19] for d in base_layers)})",
             fix="build the image FROM the pinned base (build.py does), then sign it",

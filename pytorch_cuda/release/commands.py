@@ -169,6 +169,23 @@ def refresh(request: RefreshRequest) -> Outcome:
     return [line], {"index": done.ref, "digest": done.digest, "expires": f"{expires:%Y-%m-%dT%H:%M:%SZ}"}
 
 
+def recover(request: RefreshRequest) -> Outcome:
+    """Revive an expired index that is the committed floor's, with a fresh timestamp (index_recovery.py)."""
+    from pytorch_cuda.release.index_recovery import recover_index
+
+    if request.index_lifetime <= 0:
+        raise UserError(cause=f"--index-lifetime {request.index_lifetime} is not positive", fix="give seconds, > 0")
+    policy = load_policy(request.policy)
+    repository = request.repository or policy.policy.repository
+    plan = IndexPlan(policy.policy.index_tag, policy.trusted_root(), timedelta(seconds=request.index_lifetime))
+    done = recover_index(repository, keys.signer(request.key, request.public_key), plan)
+    expires = f"{done.expires:%Y-%m-%dT%H:%M:%SZ}"
+    line = (f"recovered {done.ref} ({done.digest}): targets v{done.targets_version} (the committed floor's), "
+            f"timestamp v{done.timestamp_version} valid until {expires}")  # fmt: skip
+    return [line], {"index": done.ref, "digest": done.digest, "targets_version": done.targets_version,
+                    "timestamp_version": done.timestamp_version, "expires": expires}  # fmt: skip
+
+
 def _timestamp_signer(request: SignRequest) -> Signer | None:
     """The timestamp key of `sign --tag` (the split setup); None: the release key signs the timestamp too."""
     if request.timestamp is None:

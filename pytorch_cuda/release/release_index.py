@@ -101,14 +101,16 @@ class IndexSigners:
     targets: Signer | None = None
 
 
-def check_signers(root: Metadata[Root], signers: IndexSigners, binds: bool, root_name: str) -> None:
+def check_signers(
+    root: Metadata[Root], signers: IndexSigners, binds: bool, root_name: str, timestamp_flag: str = "--timestamp-key"
+) -> None:
     """Refused before anything is written when a key does not hold the role it is to sign."""
     wanted = []
     if binds:
         if signers.targets is None:
             raise IndexSigningError(cause="binding a tag needs the release (targets) key", fix="pass --key")
         wanted += [(signers.targets, Targets.type, "--key"), (signers.targets, Snapshot.type, "--key")]
-    wanted.append((signers.timestamp, Timestamp.type, "--timestamp-key"))
+    wanted.append((signers.timestamp, Timestamp.type, timestamp_flag))
     for signer, role, flag in wanted:
         keyid = signer.public_key.keyid
         if keyid not in root.signed.roles[role].keyids:

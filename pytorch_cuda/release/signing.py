@@ -39,6 +39,7 @@ from pytorch_cuda.release.cosign_layout import (
 )
 from pytorch_cuda.release.envelopes import dsse_envelope, sign_raw
 from pytorch_cuda.release.index_client import IndexFailureError, VerifiedIndex, cache_dir, verified_index
+from pytorch_cuda.release.index_conflict import check_no_rival
 from pytorch_cuda.release.statements import (
     IN_TOTO_PAYLOAD,
     PROVENANCE_PREDICATE,
@@ -206,11 +207,17 @@ def write_signature_index(
 ) -> Attached:
     """Read the index through the TUF client, extend it, write it, and read it back after SETTLE_SECONDS; if
     another writer replaced it (the registry API has no conditional PUT), start again from the newer index, up to
-    MOST_WRITE_TRIES times: every writer ends with its bindings, or fails loudly."""
+    MOST_WRITE_TRIES times: every writer ends with its bindings, or fails loudly. A newer index that binds one of
+    this step's tags to another digest (another release of that tag meanwhile) refuses this step
+    (IndexConflictError): the other release stands whole, this one binds nothing."""
     ref = f"{repository}:{plan.tag}"
     seen: list[str] = []
+    base: dict[str, str] | None = None  # the bindings when this step first read the index
     for _ in range(MOST_WRITE_TRIES):
         read, current = current_index(client, repository, plan, verb)
+        bound = current.bound() if current is not None else {}
+        base = bound if base is None else base
+        check_no_rival(ref, bindings, base, bound)
         files = release_index.updated(
             current, plan.root, signers, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
         )

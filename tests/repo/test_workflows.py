@@ -26,10 +26,25 @@ def scripts(workflow: dict[str, Any]) -> list[str]:
     return [step["run"] for step in steps(workflow) if "run" in step]
 
 
-def test_there_are_the_eight_workflows() -> None:
+def test_there_are_the_nine_workflows() -> None:
     names = ["bump.yml", "dashboard.yml", "gpu-conformance.yml", "lock-maintenance.yml", "nightly-gpu.yml", "pr.yml"]
-    names += ["release.yml", "security.yml"]
+    names += ["release.yml", "root-expiry.yml", "security.yml"]
     assert [p.name for p in WORKFLOWS] == names
+
+
+def test_root_expiry_is_thin_scheduled_and_only_its_reminder_writes_issues() -> None:
+    """Issue 51: a scheduled check of the TUF root's expiry (build.py release root-status, 30 days ahead) that
+    opens an issue; the job that runs the checkout's code can write nothing."""
+    workflow = load("root-expiry.yml")
+    triggers = next(value for key, value in workflow.items() if key in ("on", True))  # PyYAML: bare `on` is True
+    assert "schedule" in triggers
+    check, reminder = workflow["jobs"]["check"], workflow["jobs"]["reminder"]
+    assert check["permissions"] == {"contents": "read"}
+    assert reminder["permissions"] == {"issues": "write"}
+    assert reminder["needs"] == "check"
+    assert reminder["if"] == "needs.check.outputs.expiring == 'true'"
+    assert "build.py release root-status --warn-days 30" in " ".join(s["run"] for s in check["steps"] if "run" in s)
+    assert not any("uses" in step or "build.py" in step.get("run", "") for step in reminder["steps"])
 
 
 @pytest.mark.parametrize("path", WORKFLOWS, ids=lambda p: p.name)

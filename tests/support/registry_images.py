@@ -67,14 +67,20 @@ def _layer(text: str) -> Blob:
     return Blob(buffer.getvalue())
 
 
-def push_image(repository: str, tag: str, revision: str, base: Image | None = None) -> Image:
+def push_image(
+    repository: str, tag: str, revision: str, base: Image | None = None, *, claimed_base: Image | None = None
+) -> Image:
     """Push `repository:tag`: the base's layers (their blobs too), then one layer of its own, labelled with the
-    source and `revision` as build.py labels its images; return its digests."""
+    source and `revision` as build.py labels its images; return its digests. `claimed_base`: an attacker's image
+    whose config claims that base's layers (rootfs.diff_ids) while its manifest serves other blobs."""
     layers = (*(base.layers if base else ()), _layer(f"{revision} {uuid.uuid4()}\n"))
+    claimed = [layer.digest for layer in layers]
+    if claimed_base is not None:
+        claimed = [*(layer.digest for layer in claimed_base.layers), *claimed[len(claimed_base.layers) :]]
     labels = {"org.opencontainers.image.source": SOURCE, "org.opencontainers.image.revision": revision}
     config = Blob(json.dumps({
         "architecture": "amd64", "os": "linux", "config": {"Labels": labels},
-        "rootfs": {"type": "layers", "diff_ids": [layer.digest for layer in layers]},
+        "rootfs": {"type": "layers", "diff_ids": claimed},
         "history": [{"created_by": f"COPY layer {n}"} for n in range(len(layers))],
     }, sort_keys=True).encode())  # fmt: skip
     for blob in (*layers, config):

@@ -46,7 +46,14 @@ def test_only_an_image_built_on_the_published_pinned_base_signs(tmp_path_factory
     pin_base(checkout.folder, base, base_id)
     status, text = sign_pinned(checkout, f"{checkout.repository}@{stray}")
     assert status == 1
-    assert f"{checkout.repository}@{stray} was not built on the pinned base {base}: its first layers" in text
+    assert f"{checkout.repository}@{stray} was not built on the pinned base {base}: the first layer blobs" in text
+    # issue 51: the config claims the base's layers (rootfs.diff_ids), the manifest serves other blobs; the base
+    # is judged by the blobs' digests, not by the config's claim (`docker pull` would refuse this image)
+    claims = push_image(checkout.repository, "candidate-claims", "d" * 40, claimed_base=pushed).digest
+    status, text = sign_pinned(checkout, f"{checkout.repository}@{claims}")
+    assert status == 1, text
+    assert f"{checkout.repository}@{claims} was not built on the pinned base {base}: the first layer blobs" in text
+    assert f"are not the base manifest's ({pushed.layers[0].digest[7:19]}), whatever its config claims" in text
     status, text = sign_pinned(checkout, f"{checkout.repository}@{built}")
     assert status == 0, text
     att = registry.manifest(checkout.path, built.replace(":", "-") + ".att")

@@ -16,6 +16,7 @@ import requests
 
 from tests.support import local_registry as registry
 from tests.support.integration import ROOT
+from tests.support.measured_verify import measured_verify
 from tests.support.release_checkout import Checkout, folded, make_checkout, skopeo_copy, without_keyless_builder
 from tests.support.tiny_images import unique_repository
 
@@ -194,8 +195,10 @@ def test_a_thousand_junk_referrers_before_the_bundle_are_too_many_candidates(tmp
                          "digest": junk_digest})  # fmt: skip
     index["manifests"] = junk + index["manifests"]
     _put(f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{tag}", json.dumps(index).encode(), OCI_INDEX)
-    failed = checkout.release("verify", f"{checkout.repository}:v9.9")
-    assert failed.returncode == 1, (failed.stdout, failed.stderr)
+    failed = measured_verify(checkout, f"{checkout.repository}:v9.9", tmp_path)
+    assert failed.status == 1, (failed.stdout, failed.stderr)
+    assert failed.peak_rss < 1 << 30, failed  # the Done-when's memory bound, measured (wait4)
+    print(f"verify, 1,001 referrers: exit 1, peak RSS {failed.peak_rss / 2**20:.0f} MiB, {failed.seconds:.2f} s")
     text = folded(failed.stderr)
     assert f"(digest {digest}) failed verification: keyless builder referrers (release-policy.yaml " in text
     assert ("found 1001 Sigstore bundle referrers listed, more than the 64 examined: none read (too many "
