@@ -58,7 +58,7 @@ def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
     assert triggers("lock-maintenance.yml")["schedule"] != triggers("bump.yml")["schedule"]
     assert maintenance["env"]["BRANCH"] == "bump/lock-maintenance"  # not bump/pins
     script = "\n".join(step.get("run", "") for step in maintenance["jobs"]["maintain"]["steps"])
-    assert ".venv/bin/python build.py lock --json > locks.json" in script  # every lock; no --ignore-release-age
+    assert ".venv/bin/python build.py lock --upgrade --json > locks.json" in script  # every lock; no age override
     assert "--ignore-release-age" not in script
     assert "build.py bump" not in script  # the pins of matrix.yaml stay
     assert 'scripts/push-bot-branch.sh origin "$BRANCH"' in script
