@@ -43,6 +43,7 @@ class AuditOutcome:
 def run_audit(request: AuditRequest, log: Callable[[str], None]) -> AuditOutcome:
     """Audit every lock (or those asked for) and write the files asked for; ``log`` gets the progress lines."""
     root = request.root
+    triage = load_triage(request.triage or root / TRIAGE_FILE)  # first: a bad file is refused before the audit
     matrix_path = request.matrix or root / "matrix.yaml"
     ca = find_ca_bundle(request.ca_bundle)
     ca_path = ca.path if ca else None
@@ -53,7 +54,6 @@ def run_audit(request: AuditRequest, log: Callable[[str], None]) -> AuditOutcome
     python = audit_pins(pins, request.service, run_pip_audit, pypi_json(ca_path), log)
     findings = python_findings(python, pins)
     debian, notes = audit_debian(load_matrix(matrix_path), root, ca_path, findings, log) if request.debian else (0, [])
-    triage = load_triage(request.triage or root / TRIAGE_FILE)
     open_findings, settled = apply_triage(findings, triage)
     notes += stale_decisions(findings, triage)
     notes += [] if locks else unlocked(load_matrix(matrix_path), root)
