@@ -46,7 +46,7 @@ def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> N
     assert "github.event" not in step["run"]  # never pasted into the script
     assert "admin | maintain | write) ;;" in step["run"]
     assert "gh workflow run bump.yml" in step["run"]
-    # each run build.py dashboard --requests lists: a group's box its group run (tests/pytorch_cuda/dependency_dashboard/)
+    # each run `dashboard --requests` lists: a group box is its group run (tests/pytorch_cuda/dependency_dashboard/)
     assert """jq -r '.runs[] | "\\(.workflow) \\(.group)"' requests.json""" in step["run"]
     assert '-f group="$group" -f ignore-release-age="$skip_age" -f approve="$approve"' in step["run"]
     assert 'gh workflow run "$workflow" --repo "$REPO" --ref "$BRANCH"' in step["run"]  # lock-maintenance.yml
