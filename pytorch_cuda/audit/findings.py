@@ -133,19 +133,27 @@ def debian_findings(
 ) -> list[Finding]:
     """The recorded packages (`record`: the record's path) that the base's `-security` suite has newer; updates
     from the suite itself or -updates are bump's, not the security lane's. `advisories`: the CVE/DSA ids each
-    update fixes (from its changelog), which come first, the suite's own id (trixie-security:passwd) after."""
+    update fixes (from its changelog). One finding per vulnerability (CVE id), as the VEX has one statement per
+    vulnerability: a decision on one of openssl's 13 CVEs settles that one, not the 12 others. Each carries the
+    update's advisories (DSA/DLA) and the suite's own id (trixie-security:passwd) as aliases, so a decision on the
+    DSA settles every CVE it fixes; an update whose changelog names no CVE is one finding under its other ids."""
     ids = advisories or {}
-    return [
-        Finding(
-            "deb",
-            u.package,
-            u.old,
-            (*ids.get(u.package, ()), f"{u.suite}:{u.package}"),
-            (u.new,),
-            f"Debian {u.suite} has {u.package} {u.new}",
-            "Debian security archive",
-            (record,),
-        )
-        for u in updates
-        if u.security
-    ]
+    found = []
+    for update in (u for u in updates if u.security):
+        named = ids.get(update.package, ())
+        cves = [i for i in named if i.startswith("CVE-")]
+        shared = (*(i for i in named if not i.startswith("CVE-")), f"{update.suite}:{update.package}")
+        for vulnerability in [(cve, *shared) for cve in cves] or [shared]:
+            found.append(
+                Finding(
+                    "deb",
+                    update.package,
+                    update.old,
+                    vulnerability,
+                    (update.new,),
+                    f"Debian {update.suite} has {update.package} {update.new}",
+                    "Debian security archive",
+                    (record,),
+                )
+            )
+    return found

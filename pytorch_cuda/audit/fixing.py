@@ -111,7 +111,7 @@ def fix_findings(
     rebuild from a fresh base takes."""
     fixable = [f for f in findings if f.action == "pull-request" and f.ecosystem == "pypi"]
     moves, changes, notes = apply_fixes(matrix_path, root, fixable, ca, log)
-    debian = [f.package for f in findings if f.ecosystem == "deb"]
+    debian = list(dict.fromkeys(f.package for f in findings if f.ecosystem == "deb"))  # one finding per CVE
     if debian:
         notes.append(
             f"Debian -security has newer {', '.join(debian)}: a rebuild from a fresh base takes them "

@@ -20,6 +20,7 @@ from pytorch_cuda.errors import EngineError
 
 PYPI_JSON = "https://pypi.org/pypi"
 PARALLEL, CHUNK = 6, 24  # pip-audit processes at once (network-bound), and the fewest pins one is given
+FETCHES = 16  # HTTP reads at once (threads waiting on the network: the project JSON fallback, Debian's .deb files)
 Run = Callable[[list[str]], "subprocess.CompletedProcess[str]"]
 FetchJson = Callable[[str], Any]  # URL -> the decoded JSON, or None for a 404
 
@@ -182,7 +183,7 @@ def audit_pins(
             ]
             source = f"pip-audit ({service.name})"
             advisories += [Advisory(name, version, i, f, t, source) for i, f, t in _merge(entries)]
-    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:  # the fallback: one project JSON each, side by side
+    with ThreadPoolExecutor(max_workers=FETCHES) as pool:  # the fallback: one project JSON each, side by side
         fallbacks = list(
             pool.map(
                 lambda n: _from_project_json(n[0], n[1], service, fetch) if service.name == "pypi" else None,

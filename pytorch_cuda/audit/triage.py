@@ -62,15 +62,56 @@ class Triage(Frozen):
 
 
 def load_triage(path: Path) -> Triage:
-    """The committed decisions; none when the file does not exist."""
+    """The committed decisions; none when the file does not exist. Read before the audit starts (audit_flow), so a
+    bad file is one paragraph at once, naming each wrong decision by its place and id, not after the audit."""
     if not path.is_file():
         return Triage()
     try:
-        return Triage.model_validate(yaml.safe_load(path.read_text(encoding="utf-8")) or {})
-    except (ValidationError, yaml.YAMLError) as error:
-        first = str(error).splitlines()[:3]
+        found = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as error:
+        where = getattr(error, "problem_mark", None)
+        line = f" at line {where.line + 1}" if where is not None else ""
         raise UserError(
-            cause=f"{path.name} is not a triage file: {' / '.join(first)}",
-            fix="each decision needs id, package, state (not_affected needs a justification) and detail; see "
-            "docs/security.md",
+            cause=f"{path.name} is not YAML{line} ({getattr(error, 'problem', None) or error})",
+            fix=f"correct the YAML; {_FORMAT}",
         ) from None
+    try:
+        return Triage.model_validate(found)
+    except ValidationError as error:
+        raise UserError(
+            cause=f"{path.name} is not a triage file: {'; '.join(_problems(found, error))}", fix=_FORMAT
+        ) from None
+
+
+_FORMAT = (
+    "each decision needs id, package, state (not_affected, false_positive, resolved, exploitable or in_triage; "
+    "not_affected needs a justification) and detail, and nothing else; see docs/security.md"
+)
+
+
+def _problems(found: object, error: ValidationError) -> list[str]:
+    """Each of pydantic's errors as `decisions[2] (CVE-2026-1, openssl): state: not one of ...`."""
+    problems = []
+    for item in error.errors():
+        location = list(item["loc"])
+        where, rest = "the file", location
+        if location[:1] == ["decisions"] and len(location) > 1 and isinstance(location[1], int):
+            where, rest = f"decisions[{location[1]}]{_named(found, location[1])}", location[2:]
+        message = str(item["msg"]).removeprefix("Value error, ")
+        if item["type"] == "literal_error":
+            message = f"{item['input']!r} is not one of {str(item['ctx']['expected']).replace(' or ', ', ')}"
+        elif item["type"] == "extra_forbidden":
+            message = "is not a key of a decision (a typo?)"
+        elif item["type"] == "missing":
+            message = "missing"
+        key = ".".join(str(part) for part in rest)
+        problems.append(f"{where}: {key + ': ' if key else ''}{message}")
+    return problems
+
+
+def _named(found: object, index: int) -> str:
+    decisions = found.get("decisions") if isinstance(found, dict) else None
+    if not isinstance(decisions, list) or index >= len(decisions) or not isinstance(decisions[index], dict):
+        return ""
+    named = [str(decisions[index][key]) for key in ("id", "package") if decisions[index].get(key)]
+    return f" ({', '.join(named)})" if named else ""

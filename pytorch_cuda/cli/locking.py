@@ -22,7 +22,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "lock",
         parents=both,
         help="resolve requirements.txt into the hash-locked requirements.lock with uv, and print what changed",
-        epilog=examples("lock", "lock --target cu12 --flavour jupyter"),
+        description="Make every lock current for its inputs, and print what changed. A lock whose inputs "
+        "(requirements.txt, its index, a child's parent lock) are unchanged is left as it is; a stale one keeps "
+        "its committed versions where the new pins allow (uv's preferences), so a pin moves only the locks that "
+        "hold it. --upgrade is lock maintenance: every lock, the build-stage tools' (installer.lock, "
+        "sbom-tool.lock) too, re-resolved to the newest releases min_release_age admits. Either way no transitive "
+        "pin goes below its committed version (docs/bump.md).",
+        epilog=examples("lock", "lock --target cu12 --flavour jupyter", "lock --upgrade --json"),
     )
     lock_verb.add_argument("--target", metavar="NAME", help="lock this target only (default: every variant)")
     lock_verb.add_argument("--flavour", metavar="NAME", help="with --target: this flavour (default: runtime)")
@@ -31,6 +37,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         action="store_true",
         help="lock releases younger than policy's min_release_age too (by default no locked file, transitive "
         "ones included, is newer than that on an index that serves upload times: uv's --exclude-newer)",
+    )
+    lock_verb.add_argument(
+        "--upgrade",
+        action="store_true",
+        help="lock maintenance: re-resolve every lock (without --target, the build-stage tools' too) to the "
+        "newest admitted releases, never moving a pin back",
     )
     ca_bundle_option(lock_verb)
     lock_verb.set_defaults(run=lock)
@@ -45,11 +57,19 @@ def lock(args: argparse.Namespace, session: Session) -> int:
     variants = [select_variant(matrix, args.target, args.flavour)] if args.target else all_variants(matrix)
     gate = matrix_lock_cutoff(matrix, ca_path, ignore=args.ignore_release_age)
     changes, failures = refresh_locks(
-        matrix, variants, root, Resolver(ca_path, probe=index_probe(ca_path), cutoff=gate)
+        matrix,
+        variants,
+        root,
+        Resolver(ca_path, probe=index_probe(ca_path), cutoff=gate),
+        upgrade=args.upgrade,
+        upgrade_tools=args.upgrade and not args.target,  # the tools belong to no target
     )
     write_rendered(render_all(matrix, root / "templates", root), root)  # the layer slices of the locks
     if args.json and not failures:
-        print(dumps([{"path": str(c.path), "created": c.created, "changes": list(c.changes)} for c in changes]))
+        print(dumps([
+            {"path": str(c.path), "created": c.created, "changes": list(c.changes), "held": list(c.held)}
+            for c in changes
+        ]))  # fmt: skip
     elif not args.json:
         print_lock_changes(session.out, changes)
     if len(failures) == 1:

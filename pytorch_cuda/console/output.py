@@ -132,6 +132,9 @@ def print_lock_changes(console: Console, changes: Sequence[LockChange]) -> None:
         console.print(f"{change.path}: {state}", highlight=False, markup=False)
         for line in change.changes:
             console.print(f"  {line}", highlight=False, markup=False)
+        for line in change.held:
+            console.print(f"  kept {line}: newer than min_release_age admits, never moved back", highlight=False,
+                          markup=False)  # fmt: skip
 
 
 def print_stale(console: Console, stale: list[StaleFile]) -> None:

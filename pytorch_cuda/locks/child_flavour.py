@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.file_format import FLAVOUR_LOCK_NAME, compile_argv, format_lock, input_digest, parse_lock
+from pytorch_cuda.locks.forward_only import resolve_forward, start_of
 from pytorch_cuda.locks.writing import (
     LockChange,
     Resolver,
@@ -107,8 +108,11 @@ def child_lock_problem(matrix: Matrix, variant: Variant, root: Path) -> str | No
     return "; ".join(lock_defects(text, inherited_versions(ancestors))) or None
 
 
-def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolver) -> LockChange:
-    """Resolve the child's extras against its parent's lock and write what the parent lacks; say what changed."""
+def refresh_child_lock(
+    matrix: Matrix, variant: Variant, root: Path, resolver: Resolver, *, upgrade: bool = False
+) -> LockChange:
+    """Resolve the child's extras against its parent's lock and write what the parent lacks; say what changed.
+    Forward only, as a root's lock (pytorch_cuda/locks/forward_only.py)."""
     path = flavour_lock_path(root, variant)
     relative = path.relative_to(root)
     ancestors = ancestor_locks(matrix, variant, root)
@@ -127,8 +131,11 @@ def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: R
     requirements = variant_dir(root, variant) / FLAVOUR_REQUIREMENTS
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
     argv += ["--constraint", str(constraints), "--no-build"]
-    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)
-    resolved = parse_lock(body).entries
+    start = start_of(path, index, flavour_requirements_txt(variant), keep=not upgrade)
+    what = f"{requirements.relative_to(root)} on {index}"
+    scratch = root / "build-output" / f"{variant.key}-lock"
+    found = resolve_forward(resolver, argv, what, index=index, start=start, scratch=scratch)
+    resolved = parse_lock(found.body).entries
     moved = [
         f"{e.name} {inherited[e.name]} -> {e.version}"
         for e in resolved
@@ -147,4 +154,4 @@ def refresh_child_lock(matrix: Matrix, variant: Variant, root: Path, resolver: R
         requirements=f"{requirements.relative_to(root)}, with {', '.join(str(p.relative_to(root)) for p in ancestors)} "
         "as constraints (only what the parent lacks)",
     )
-    return write_lock(path, root, text)
+    return write_lock(path, root, text, found.held)

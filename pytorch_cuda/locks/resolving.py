@@ -28,19 +28,17 @@ from pytorch_cuda.locks.file_format import (
     input_digest,
     parse_lock,
 )
+from pytorch_cuda.locks.forward_only import resolve_forward, start_of, ungated
 from pytorch_cuda.locks.writing import (
     IndexProbe,
     LockChange,
     Resolver,
-    UvRunner,
-    compile_lock,
     find_uv,
     index_of,
     lock_path,
     provenance_problem,
     refuse_unreachable,
     require_index,
-    run_uv,
     write_lock,
 )
 from pytorch_cuda.matrix.build_matrix import Matrix
@@ -122,40 +120,62 @@ def require_lock(variant: Variant, root: Path, probe: IndexProbe) -> None:
     )
 
 
-def refresh_lock(matrix: Matrix, variant: Variant, root: Path, resolver: Resolver) -> LockChange:
-    """Resolve the variant's requirements.txt on its one index and write its lock; say what changed."""
+def refresh_lock(
+    matrix: Matrix, variant: Variant, root: Path, resolver: Resolver, *, upgrade: bool = False
+) -> LockChange:
+    """Resolve the variant's requirements.txt on its one index and write its lock; say what changed. Forward only
+    (pytorch_cuda/locks/forward_only.py): the committed versions are uv's preferences unless `upgrade`, and no
+    transitive pin goes below them either way."""
     path = lock_path(root, variant)
     relative = path.relative_to(root)
     index = index_of(variant)
     require_index(variant, relative, resolver.probe)
     requirements = variant_dir(root, variant) / REQUIREMENTS
+    text = requirements_txt(matrix, variant)
     argv = compile_argv(find_uv(), requirements, index, variant.base.python)
-    body = resolver.compile(argv, f"{requirements.relative_to(root)} on {index}", index=index)
-    text = format_lock(
-        body,
+    start = start_of(path, index, text, keep=not upgrade)
+    scratch = root / "build-output" / f"{variant.key}-lock"
+    what = f"{requirements.relative_to(root)} on {index}"
+    found = resolve_forward(resolver, argv, what, index=index, start=start, scratch=scratch)
+    lock = format_lock(
+        found.body,
         index_url=index,
-        digest=input_digest(requirements_txt(matrix, variant), index),
+        digest=input_digest(text, index),
         command=f"python build.py lock --target {variant.target_name}",
         requirements=str(requirements.relative_to(root)),
     )
-    return write_lock(path, root, text)
+    return write_lock(path, root, lock, found.held)
 
 
 def refresh_locks(
-    matrix: Matrix, variants: list[Variant], root: Path, resolver: Resolver
+    matrix: Matrix,
+    variants: list[Variant],
+    root: Path,
+    resolver: Resolver,
+    *,
+    upgrade: bool = False,
+    upgrade_tools: bool = False,
 ) -> tuple[list[LockChange], list[UserError]]:
-    """Lock the installer, each root variant, then the children (of those roots, or asked for by name).
+    """Lock the build-stage tools, each root variant, then the children (of those roots, or asked for by name).
 
+    Keep (the default: `lock`, `bump`, `audit --fix`): a lock whose inputs are unchanged is left as it is, so a pin
+    moves only the locks that hold it; a stale one keeps what the new pins do not need to move. `upgrade` (lock
+    maintenance): every lock of `variants` resolved afresh, and the tools' with `upgrade_tools`. Never a transitive
+    pin back (forward_only).
     A variant whose index cannot be reached is reported, not fatal; its children are left as they are.
-    The tool locks are resolved with the resolver's CA bundle and the plain uv run."""
+    The tool locks are resolved from PyPI with the resolver's CA bundle (and its gate when upgrading)."""
     python = variants[0].base.python
-    changes = [refresh_tool_lock(root, tool, ca_bundle=resolver.ca_bundle, python=python) for tool in TOOL_LOCKS]
+    changes = [refresh_tool_lock(root, tool, resolver, python=python, upgrade=upgrade_tools) for tool in TOOL_LOCKS]
     failures: list[UserError] = []
     asked = {v.key for v in variants}
     failed: set[str] = set()
     for variant in (v for v in variants if v.flavour.parent is None):
+        path = lock_path(root, variant)
+        if not upgrade and path.exists() and lock_problem(matrix, variant, root) is None:
+            changes.append(LockChange(path.relative_to(root), (), created=False))  # its inputs are as locked
+            continue
         try:
-            changes.append(refresh_lock(matrix, variant, root, resolver))
+            changes.append(refresh_lock(matrix, variant, root, resolver, upgrade=upgrade))
         except UserError as exc:
             failures.append(exc)
             failed.add(variant.key)
@@ -167,8 +187,12 @@ def refresh_locks(
         chain = {v.key for v in lineage(matrix, child)}
         if not chain & asked or chain & failed:
             continue
+        path = flavour_lock_path(root, child)
+        if not upgrade and path.exists() and child_lock_problem(matrix, child, root) is None:
+            changes.append(LockChange(path.relative_to(root), (), created=False))
+            continue
         try:
-            changes.append(refresh_child_lock(matrix, child, root, resolver))
+            changes.append(refresh_child_lock(matrix, child, root, resolver, upgrade=upgrade))
         except UserError as exc:
             failures.append(exc)
             failed.add(child.key)
@@ -176,26 +200,33 @@ def refresh_locks(
 
 
 def refresh_tool_lock(
-    root: Path, relative: Path, *, ca_bundle: Path | None, python: str, run: UvRunner = run_uv
+    root: Path, relative: Path, resolver: Resolver, *, python: str, upgrade: bool = False
 ) -> LockChange:
-    """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI."""
+    """Lock one build-stage tool of TOOL_LOCKS (uv, cyclonedx-bom) and its dependencies, from PyPI: when its lock
+    is missing or pins another version of the tool, or always with `upgrade` (lock maintenance: its dependencies
+    forward within the release-age gate; the tool's own pin is the builder's, and the gate does not hold it)."""
     name, version = TOOL_LOCKS[relative]
     path = root / relative
-    if tool_lock_problem(root, relative) is None:
+    if not upgrade and tool_lock_problem(root, relative) is None:
         return LockChange(relative, (), created=False)
     requirement = f"{name}=={version}"
     source = root / "build-output" / f"{relative.stem}.in"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(requirement + "\n", encoding="utf-8")
-    body = compile_lock(compile_argv(find_uv(), source, PYPI_INDEX, python), ca_bundle, run, requirement)
+    argv = compile_argv(find_uv(), source, PYPI_INDEX, python)
+    if resolver.cutoff(PYPI_INDEX) is not None:
+        argv += ungated([name])
+    start = start_of(path, PYPI_INDEX, requirement, keep=not upgrade)
+    scratch = root / "build-output" / f"{relative.stem}-lock"
+    found = resolve_forward(resolver, argv, requirement, index=PYPI_INDEX, start=start, scratch=scratch)
     text = format_lock(
-        body,
+        found.body,
         index_url=PYPI_INDEX,
         digest=input_digest(requirement + "\n", PYPI_INDEX),
         command="python build.py lock",
         requirements=requirement,
     )
-    return write_lock(path, root, text)
+    return write_lock(path, root, text, found.held)
 
 
 def tool_lock_problem(root: Path, relative: Path) -> str | None:

@@ -25,6 +25,7 @@ class LockChange:
     path: Path
     changes: tuple[str, ...]  # diff_versions lines; empty when nothing moved
     created: bool
+    held: tuple[str, ...] = ()  # "soupsieve 4.1.4": kept at the committed version the release-age gate hides
 
 
 def lock_path(root: Path, variant: Variant) -> Path:
@@ -121,10 +122,11 @@ class Resolver:
         return compile_lock([*argv, "--exclude-newer", cutoff] if cutoff else argv, self.ca_bundle, self.run, what)
 
 
-def write_lock(path: Path, root: Path, text: str) -> LockChange:
-    """Write a lock; what moved against the one it replaces (diff_versions lines)."""
+def write_lock(path: Path, root: Path, text: str, held: tuple[str, ...] = ()) -> LockChange:
+    """Write a lock; what moved against the one it replaces (diff_versions lines), and what was `held`."""
     old = parse_lock(path.read_text(encoding="utf-8")).versions() if path.exists() else {}
     created = not path.exists()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
-    return LockChange(path.relative_to(root), tuple(diff_versions(old, parse_lock(text).versions())), created)
+    moved = tuple(diff_versions(old, parse_lock(text).versions()))
+    return LockChange(path.relative_to(root), moved, created, held)

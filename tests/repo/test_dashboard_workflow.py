@@ -46,6 +46,11 @@ def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> N
     assert "github.event" not in step["run"]  # never pasted into the script
     assert "admin | maintain | write) ;;" in step["run"]
     assert "gh workflow run bump.yml" in step["run"]
+    # each run `dashboard --requests` lists: a group box is its group run (tests/pytorch_cuda/dependency_dashboard/)
+    assert """jq -r '.runs[] | "\\(.workflow) \\(.group)"' requests.json""" in step["run"]
+    assert '-f group="$group" -f ignore-release-age="$skip_age" -f approve="$approve"' in step["run"]
+    assert 'gh workflow run "$workflow" --repo "$REPO" --ref "$BRANCH"' in step["run"]  # lock-maintenance.yml
+    assert "workflow_dispatch" in triggers("lock-maintenance.yml")
 
 
 def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
@@ -53,11 +58,30 @@ def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
     assert triggers("lock-maintenance.yml")["schedule"] != triggers("bump.yml")["schedule"]
     assert maintenance["env"]["BRANCH"] == "bump/lock-maintenance"  # not bump/pins
     script = "\n".join(step.get("run", "") for step in maintenance["jobs"]["maintain"]["steps"])
-    assert ".venv/bin/python build.py lock --json > locks.json" in script  # every lock; no --ignore-release-age
+    assert ".venv/bin/python build.py lock --upgrade --json > locks.json" in script  # every lock; no age override
     assert "--ignore-release-age" not in script
     assert "build.py bump" not in script  # the pins of matrix.yaml stay
     assert 'scripts/push-bot-branch.sh origin "$BRANCH"' in script
     assert 'gh pr close "$BRANCH"' in script  # nothing moved: an open one is overtaken
+
+
+def test_lock_maintenance_closes_through_the_guard_labels_and_leaves_a_closed_one_closed() -> None:
+    """Before: it closed its pull request and deleted the branch without the someone-else's-commits guard, labelled
+    nothing, and opened again what a person had closed."""
+    maintenance = load("lock-maintenance.yml")
+    (run,) = [s["run"] for s in maintenance["jobs"]["maintain"]["steps"] if "gh pr close" in s.get("run", "")]
+    check = 'scripts/push-bot-branch.sh --check origin "$BRANCH" "$BASE" "$BOT_EMAIL" > others.txt'
+    assert run.index(check) < run.index('0) gh pr close "$BRANCH" --repo "$REPO" --delete-branch') < run.index("3) {")
+    assert run.count("--delete-branch") == 1  # the one deletion, after the guard said 0
+    assert 'gh pr comment "$BRANCH" --repo "$REPO" --body-file kept.md' in run
+    ask = "build.py dashboard --pull-request lock-maintenance --locks locks.json"
+    assert run.index("--json number,url,body,mergedAt > closed.json") < run.index(ask) < run.index("git switch")
+    assert run.index("closed_by=$(jq -r '.closed_by.url // empty' pull-request.json)") < run.index("git switch")
+    assert 'echo "$marker"; } > body.md' in run
+    assert '--label "$labels"' in run
+    assert '--add-label "$labels"' in run
+    (app,) = [s for s in maintenance["jobs"]["maintain"]["steps"] if s.get("id") == "app"]
+    assert app["with"]["permission-issues"] == "write"  # gh label create
 
 
 def test_the_weekly_run_plans_one_pull_request_per_group() -> None:

@@ -54,9 +54,11 @@ def test_a_debian_finding_names_its_cves(
         )
         capsys.readouterr()
         assert main(["audit", "--root", str(root), "--lock", str(lock), "--json"]) == 1
-        (finding,) = json.loads(capsys.readouterr().out)["findings"]
-        assert (finding["package"], finding["id"]) == ("passwd", "CVE-2026-11111")
-        assert finding["aliases"] == ["CVE-2026-22222", "DSA-6123-1", "trixie-security:passwd"]
+        findings = json.loads(capsys.readouterr().out)["findings"]  # one per CVE, as the VEX's statements
+        assert [(f["package"], f["id"], f["aliases"]) for f in findings] == [
+            ("passwd", "CVE-2026-11111", ["DSA-6123-1", "trixie-security:passwd"]),
+            ("passwd", "CVE-2026-22222", ["DSA-6123-1", "trixie-security:passwd"]),
+        ]
         # the .deb gone: the source's debian/changelog says the same; both gone: the suite's id, and a note why
         security = tmp_path / "archive/debian-security"
         for deb in security.glob("pool/updates/main/s/shadow/*.deb"):

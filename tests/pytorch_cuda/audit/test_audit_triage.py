@@ -6,6 +6,7 @@ boundary faked here (tests/pytorch_cuda/audit/test_audit.py's helper)."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,10 @@ from cyclonedx.schema import SchemaVersion
 from cyclonedx.validation.json import JsonStrictValidator
 
 from pytorch_cuda.audit import audit_flow
-from pytorch_cuda.audit.triage import load_triage
+from pytorch_cuda.audit.audit_files import audit_vex
+from pytorch_cuda.audit.findings import AuditResult, apply_triage, debian_findings
+from pytorch_cuda.audit.triage import Triage, load_triage
+from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.errors import UserError
 from pytorch_cuda_sbom.vex import embed, purl_key
@@ -118,3 +122,61 @@ def test_a_vulnerability_of_a_component_the_sbom_lacks_is_left_out() -> None:
     with_torch = {**SBOM, "components": [{"type": "library", "name": "torch", "purl": "pkg:pypi/torch@2.9.1%2Bcu128"}]}
     assert embed(with_torch, vex)["vulnerabilities"][0]["affects"] == [{"ref": "pkg:pypi/torch@2.9.1%2Bcu128"}]
     assert purl_key("pkg:deb/debian/passwd@1:4.17.4-2?arch=amd64") == ("deb", "debian/passwd", "1:4.17.4-2")
+
+
+BAD = """decisions:
+  - {id: CVE-2026-1, package: openssl, state: ignored, detail: x}
+  - {id: CVE-2026-2, package: openssl, state: not_affected, detail: y}
+  - {id: CVE-2026-3, package: openssl, state: resolved, detial: z}
+"""
+
+
+def test_a_bad_triage_file_is_one_paragraph_before_the_audit_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: the file was read after 15-20 s of auditing, and the error was pydantic's own text."""
+
+    def no_audit(*_: object) -> None:
+        raise AssertionError("the audit started before the triage file was checked")
+
+    monkeypatch.setattr(audit_flow, "read_all", no_audit)
+    (tmp_path / "triage.yaml").write_text(BAD)
+    capsys.readouterr()
+    assert main(["audit", "--root", str(ROOT), "--triage", str(tmp_path / "triage.yaml")]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert (
+        "triage.yaml is not a triage file: decisions[0] (CVE-2026-1, openssl): state: 'ignored' is not one of "
+        "'not_affected', 'false_positive', 'resolved', 'exploitable', 'in_triage'; decisions[1] (CVE-2026-2, "
+        "openssl): CVE-2026-2 (openssl) is not_affected without a justification; decisions[2] (CVE-2026-3, "
+        "openssl): detail: missing; decisions[2] (CVE-2026-3, openssl): detial: is not a key of a decision"
+    ) in err
+    assert "pydantic" not in err  # pydantic's own text and its errors.pydantic.dev links are gone
+    (tmp_path / "triage.yaml").write_text("decisions: [\n")
+    assert main(["audit", "--root", str(ROOT), "--triage", str(tmp_path / "triage.yaml")]) == 2
+    assert "triage.yaml is not YAML at line 2" in " ".join(capsys.readouterr().err.split())
+
+
+def test_one_vex_statement_per_cve_of_a_debian_update() -> None:
+    """Before: openssl's update that fixes 13 CVEs was one finding, one VEX statement, the 12 others its aliases,
+    so a decision on any one of them settled all 13."""
+    update = DebianUpdate("openssl", "3.5.1-1", "3.5.1-1+deb13u1", "trixie-security", security=True)
+    cves = tuple(f"CVE-2026-{n:04d}" for n in range(1, 14))
+    findings = debian_findings([update], "images/debian-trixie.lock", {"openssl": (*cves, "DSA-6100-1")})
+    assert [f.ids for f in findings] == [(cve, "DSA-6100-1", "trixie-security:openssl") for cve in cves]
+    one = Triage.model_validate(
+        {"decisions": [{"id": "CVE-2026-0007", "package": "openssl", "state": "false_positive", "detail": "x"}]}
+    )
+    still_open, settled = apply_triage(findings, one)
+    assert [f.ids[0] for f, _ in settled] == ["CVE-2026-0007"]
+    assert len(still_open) == 12
+    result = AuditResult(tuple(still_open), (), (), 0, 0, 1, (), tuple(settled))
+    vex = audit_vex(result, one, datetime(2026, 12, 7, tzinfo=UTC))
+    states = {v["id"]: v["analysis"]["state"] for v in vex["vulnerabilities"]}
+    assert len(states) == 13
+    assert states["CVE-2026-0007"] == "false_positive"
+    assert {s for cve, s in states.items() if cve != "CVE-2026-0007"} == {"in_triage"}
+    assert JsonStrictValidator(SchemaVersion.V1_6).validate_str(json.dumps(vex)) is None
+    advisory = Triage.model_validate(
+        {"decisions": [{"id": "DSA-6100-1", "package": "openssl", "state": "resolved", "detail": "rebuilt"}]}
+    )
+    assert apply_triage(findings, advisory)[0] == []  # a decision on the DSA covers every CVE it fixes

@@ -96,6 +96,10 @@ def test_ticked_boxes_are_the_next_bumps_flags(
         "skip_age": True,
         "approve": ["python_packages.numpy"],
         "flags": ["--ignore-release-age", "--approve=python_packages.numpy"],
+        "groups": [],  # no group's box is ticked: one planning run (tests/pytorch_cuda/dependency_dashboard/)
+        "runs": [
+            {"workflow": "bump.yml", "group": "", "flags": ["--dry-run", *asked["flags"]]},
+        ],
     }
     moved = json.loads(_run(capsys, "bump", "--dry-run", "--json", *asked["flags"], status=4))["moved"]
     assert {m["pin"]: m["new"] for m in moved}["python_packages.numpy"] == "3.0.0"
