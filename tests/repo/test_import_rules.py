@@ -96,7 +96,7 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
 
 def test_the_rule_sees_a_private_module() -> None:
     assert private_parent("pytorch_cuda_contract.paths") is None
-    assert private_parent("pytorch_cuda.bump.simple_index._from_json") is None  # a function, not a module
+    assert private_parent("pytorch_cuda.package_index.simple_index._from_json") is None  # a function, not a module
     assert private_parent("conformance.support.probes.nvml") is None
     assert private_parent("torch._inductor.config") is None
 

@@ -17,8 +17,8 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
     ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
     # 1: data and the boundaries to the outside: matrix.yaml as types, the Docker engine, the host's network probes,
-    # the OCI registry
-    ("matrix", "engine", "network", "oci"),
+    # the OCI registry, the package index (bump, audit and the locks read it)
+    ("matrix", "engine", "network", "oci", "package_index"),
     # 2: the hash locks (and the Debian package record committed beside them)
     ("locks",),
     # 3: images/ from templates/ (the flow's step after matrix.yaml; bump and audit --fix re-render through it), what

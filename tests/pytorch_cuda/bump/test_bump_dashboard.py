@@ -14,8 +14,8 @@ import pytest
 from pytorch_cuda import cli
 from pytorch_cuda.bump import debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
-from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
+from pytorch_cuda.package_index.simple_index import IndexFile
 from tests.pytorch_cuda.bump.test_bump_partial import _cu130_down
 from tests.pytorch_cuda.bump.test_bump_planning import _pins
 from tests.support.offline_relock import no_lock_moves

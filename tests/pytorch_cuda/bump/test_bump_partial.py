@@ -11,10 +11,10 @@ from pytorch_cuda import cli
 from pytorch_cuda.bump import debian_archive
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
-from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.cli import bumping
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.package_index.simple_index import IndexFile
 from tests.pytorch_cuda.bump.test_bump_planning import CU126, _files, _pins
 from tests.support.offline_relock import no_lock_moves
 

@@ -9,8 +9,8 @@ import yaml
 
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
-from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.package_index.simple_index import IndexFile
 
 ROOT = Path(__file__).resolve().parents[3]
 PYPI, CU126 = "https://pypi.org/simple", "https://download.pytorch.org/whl/cu126"
