@@ -13,5 +13,7 @@
 - record_debian: `bump --record-debian IMAGE` writes images/debian-<base>.lock (its format: locks/debian_record.py).
 - debian_archive: those against the suite, -updates and -security Packages indexes, in Debian's version order;
   check_bases walks each base's record for bump's plan (debian_plan) and audit's findings alike.
+- bump_flow: the whole flow, `run_bump(BumpRequest) -> BumpOutcome` (cli/bumping.py only parses and prints),
+  and `record_debian` for `--record-debian`.
 - plan_output: what bump prints (or its JSON) and its exit status (0 current, 3 rebuild needed).
 """

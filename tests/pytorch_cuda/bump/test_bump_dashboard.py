@@ -12,9 +12,8 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_archive
+from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
-from pytorch_cuda.cli import bumping
 from pytorch_cuda.package_index.simple_index import IndexFile
 from tests.pytorch_cuda.bump.test_bump_partial import _cu130_down
 from tests.pytorch_cuda.bump.test_bump_planning import _pins
@@ -35,8 +34,8 @@ def _files(index: str, name: str) -> list[IndexFile]:
 
 @pytest.fixture
 def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
-    monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, _pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     no_lock_moves(monkeypatch)
     capsys.readouterr()
