@@ -28,8 +28,9 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     ("precision_report", "decay"),
     # 5: the writers of committed files and pages: pin bumps, the site, the CI job matrix
     ("bump", "site", "ci_jobs.py"),
-    # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks
-    ("image_build", "audit", "render_outputs.py"),
+    # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks, the bot's
+    # pull requests (bump.yml's steps)
+    ("image_build", "audit", "render_outputs.py", "bot"),
     # 7: what a person sees of a build; the bake file and the --set overrides of a build
     ("console", "bake"),
     # 8: the command line: parses and prints

@@ -13,26 +13,18 @@ from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.bump_flow import BumpRequest, run_bump
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
-from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.package_index.simple_index import IndexFile
-from tests.pytorch_cuda.bump.test_bump_planning import CU126, _files, _pins
+from tests.support.bump_indexes import CU126, CU130, cu130_down, pins
 from tests.support.offline_relock import no_lock_moves
 
-CU130 = "https://download.pytorch.org/whl/cu130"
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def _cu130_down(index: str, name: str) -> list[IndexFile]:
-    if index == CU130:
-        raise EngineError(f"cannot read {index}/{name}/ (Name or service not known)", "run it where it answers")
-    return _files(index, name)
 
 
 def test_an_unreachable_index_is_isolated_to_its_target(matrix: Matrix) -> None:
     logged: list[str] = []
     plan = plan_bump(
-        matrix, parse_policy(matrix.policy), ["cu128", "cu126", "cu130"], _cu130_down, _pins, log=logged.append
+        matrix, parse_policy(matrix.policy), ["cu128", "cu126", "cu130"], cu130_down, pins, log=logged.append
     )
     checks = {t.target: t for t in plan.targets}
     assert checks["cu130"].unreachable == f"cannot read {CU130}/torch/ (Name or service not known)"
@@ -48,13 +40,13 @@ def test_an_unreachable_index_is_isolated_to_its_target(matrix: Matrix) -> None:
 
 def test_with_every_index_unreachable_the_error_stands(matrix: Matrix) -> None:
     with pytest.raises(UserError, match="cannot read"):
-        plan_bump(matrix, parse_policy(matrix.policy), ["cu130"], _cu130_down, _pins)
+        plan_bump(matrix, parse_policy(matrix.policy), ["cu130"], cu130_down, pins)
 
 
 def test_bump_without_target_gives_every_target_in_one_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_cu130_down, _pins))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
     monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     no_lock_moves(monkeypatch)
@@ -91,7 +83,7 @@ def test_bump_help_documents_the_partial_status(capsys: pytest.CaptureFixture[st
 
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_cu130_down, _pins))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
     monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
