@@ -13,7 +13,7 @@ from typing import Literal
 from pytorch_cuda.bot.branch_guard import Checkout, ForeignCommit, check, push
 from pytorch_cuda.bot.github_rest import GitHub
 
-Action = Literal["created", "updated", "blocked", "unchanged"]
+PullRequestAction = Literal["created", "updated", "blocked", "unchanged"]
 Closing = Literal["absent", "closed", "kept"]
 
 
@@ -40,7 +40,7 @@ class PullRequestRequest:
 
 @dataclass(frozen=True)
 class PullRequestOutcome:
-    action: Action
+    action: PullRequestAction
     number: int | None = None
     others: tuple[ForeignCommit, ...] = ()
 
@@ -82,7 +82,7 @@ def open_or_update(checkout: Checkout, github: GitHub, bot: Bot, request: PullRe
         if existing is not None:
             github.comment(existing.number, blocked_comment(request.branch, guarded.others, request.blocked_note))
         return PullRequestOutcome("blocked", existing.number if existing else None, guarded.others)
-    action: Action = "updated"
+    action: PullRequestAction = "updated"
     if existing is not None:
         github.edit_pull(existing.number, body=request.body)
         number = existing.number

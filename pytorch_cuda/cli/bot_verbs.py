@@ -49,8 +49,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
 
     plan = actions.add_parser("plan", parents=[shared.common], help="bump.yml's planning step or a group's bump")
     plan.add_argument("--out", type=Path, required=True, metavar="DIR", help="bump.json, body.md, pins.patch")
-    plan.add_argument("--group", choices=GROUPS, help="a group run: write this group's moves (default: plan all)")
-    plan.add_argument("--ignore-release-age", choices=("true", "false"), default="false", help="a workflow input")
+    plan.add_argument(
+        "--group", choices=(*GROUPS, ""), default="", help="a group run: write this group's moves (empty: plan all)"
+    )
+    plan.add_argument(
+        "--ignore-release-age", choices=("true", "false", ""), default="", help="the workflow input (empty: false)"
+    )
     plan.add_argument("--approve", default="", metavar="'PIN ...'", help="held-back pins to move, space-separated")
     plan.add_argument("--advisories", type=Path, metavar="AUDIT.json", help="used when the file is there, not empty")
     plan.add_argument("--github-output", type=Path, metavar="PATH", help="rebuild=, update=, close= lines")
@@ -92,7 +96,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     issue.set_defaults(run=_issue)
 
     failed = actions.add_parser("failed-runs", parents=[shared.common, api], help="groups whose last run failed")
-    failed.add_argument("--workflow", default="bump.yml", metavar="FILE")
+    failed.add_argument("--workflow", default="bump.yml", metavar="FILE", help="whose group runs (default: bump.yml)")
+    failed.add_argument("--job", action="append", default=[], metavar="NAME=RESULT", help="this run's jobs too")
+    failed.add_argument("--run-url", default="", metavar="URL", help="this run, linked from its failed jobs")
     failed.set_defaults(run=_failed_runs)
 
     guard = actions.add_parser("guard", parents=[shared.common], help="push HEAD to a bot branch, guarded")
@@ -125,7 +131,7 @@ def _plan(args: argparse.Namespace, session: Session) -> int:
         session.err.print(f"bump: {line}", highlight=False, markup=False)
 
     done = bump_bot.plan_run(
-        session.root(), args.out, args.group, args.ignore_release_age == "true", tuple(args.approve.split()),
+        session.root(), args.out, args.group or None, args.ignore_release_age == "true", tuple(args.approve.split()),
         args.advisories, log,
     )  # fmt: skip
     if done.unreachable:
@@ -164,7 +170,8 @@ def _opened(args: argparse.Namespace, session: Session, action: str, number: int
     elif action == "blocked":
         _say(session, "::warning::the branch has someone else's commits; commented instead of pushing")
     _say(session, f"pull request: {action}" + (f" #{number}" if number else ""))
-    _outputs(args.github_output, {"number": str(number or ""), "action": action})
+    pushed = action in ("created", "updated")  # a blocked one gets no GPU comment: nothing of this run is on it
+    _outputs(args.github_output, {"number": str(number) if pushed and number else "", "action": action})
     return 0
 
 
@@ -199,8 +206,11 @@ def _issue(args: argparse.Namespace, session: Session) -> int:
 
 
 def _failed_runs(args: argparse.Namespace, session: Session) -> int:
-    for line in bump_bot.failed_group_runs(from_environment(args.repo, args.api_url).workflow_runs(args.workflow)):
-        print(line)
+    """One line per failure for the dashboard: this run's failed jobs, then each group whose latest run failed."""
+    jobs = [job.rpartition("=") for job in args.job]
+    lines = [f"{name}: failed ({args.run_url})" for name, _, result in jobs if result == "failure"]
+    lines += bump_bot.failed_group_runs(from_environment(args.repo, args.api_url).workflow_runs(args.workflow))
+    print("\n".join(lines) if lines else "", end="\n" if lines else "")
     return 0
 
 

@@ -29,8 +29,7 @@ def test_the_security_lane() -> None:
     text = _script(fix)
     assert "build.py audit --fix" in text
     assert "git push" not in text
-    assert 'scripts/push-bot-branch.sh origin security/fixes "$BASE" "$BOT_EMAIL"' in text
-    assert "--label security" in text
+    assert 'build.py bot open --branch security/fixes --base "$BASE" --label security' in text
     debian = jobs["debian"]
     assert debian["permissions"] == {"actions": "write"}
     assert "gh workflow run bump.yml" in _script(debian)

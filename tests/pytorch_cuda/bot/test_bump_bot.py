@@ -59,7 +59,7 @@ def test_a_group_run_writes_its_moves_into_the_patch(checkout: Path, tmp_path: P
     patch = (out / "pins.patch").read_text()
     assert done.exit_status == 4
     assert "diff --git a/matrix.yaml b/matrix.yaml" in patch  # the pins, and what re-rendering made of them:
-    assert '-ARG PARENT_IMAGE=pytorch-cuda:2.9.1-cuda12.8' in patch
+    assert "-ARG PARENT_IMAGE=pytorch-cuda:2.9.1-cuda12.8" in patch
     assert "+numpy==2.5.6" in patch
     assert "2.10.0" not in patch  # held back by the policy, in no group
     assert json.loads((out / "bump.json").read_text())["dry_run"] is False
@@ -95,6 +95,9 @@ def test_the_group_pull_request_and_closing_through_the_command(
         assert git(remote, "show", "bump/pins-patch:matrix.yaml") == "numpy: 2.5.6"
         human_pushes(tmp_path, remote, "bump/pins-patch", "by-hand")
         git(clone, "switch", "-q", "main")
+        assert cli.main([*argv, *where, "--github-output", str(outputs)]) == 0  # next week: someone else's commit
+        assert outputs.read_text().splitlines()[2:] == ["number=", "action=blocked"]  # so no GPU comment on it
+        git(clone, "switch", "-q", "main")
         capsys.readouterr()
         assert cli.main(["bot", "close-groups", "--groups", "patch minor", *where]) == 0
         assert capsys.readouterr().out.splitlines() == ["group patch: kept", "group minor: absent"]
@@ -115,7 +118,7 @@ def test_the_gpu_comment_has_each_runner_or_says_none_came(tmp_path: Path) -> No
 
 
 def test_the_dashboard_lists_each_group_whose_latest_run_failed() -> None:
-    runs = [
+    runs: list[dict[str, object]] = [
         {"display_title": "bump group minor", "status": "completed", "conclusion": "success", "html_url": "u4"},
         {"display_title": "bump group patch", "status": "in_progress", "conclusion": None, "html_url": "u3"},
         {"display_title": "bump group patch", "status": "completed", "conclusion": "failure", "html_url": "u2"},
