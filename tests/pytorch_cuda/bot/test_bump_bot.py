@@ -126,3 +126,17 @@ def test_the_dashboard_lists_each_group_whose_latest_run_failed() -> None:
         {"display_title": "bump - plan the groups", "status": "completed", "conclusion": "failure", "html_url": "u0"},
     ]
     assert bump_bot.failed_group_runs(runs) == ["group patch: its latest run failed (u2)"]
+
+
+def test_the_plan_command_writes_the_jobs_outputs_and_the_summary(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`build.py bot plan` as bump.yml calls it on a schedule: the inputs empty, the outputs for the next jobs."""
+    outputs, summary, out = tmp_path / "github-output", tmp_path / "summary.md", tmp_path / "bump-output"
+    argv = ["bot", "plan", "--root", str(checkout), "--out", str(out), "--group", "", "--ignore-release-age", ""]
+    argv += ["--approve", "", "--github-output", str(outputs), "--summary", str(summary)]
+    assert cli.main([*argv, "--advisories", str(tmp_path / "absent.json")]) == 0  # exit 4 of bump is an output here
+    assert outputs.read_text().splitlines() == ["rebuild=true", "update=patch", "close="]
+    assert summary.read_text() == (out / "body.md").read_text()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "::warning::partial bump: not checked (index unreachable): cu130"
