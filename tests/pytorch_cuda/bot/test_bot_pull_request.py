@@ -6,6 +6,7 @@ an overtaken pull request is closed unless someone else's work is on its branch.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -19,10 +20,23 @@ from tests.support.git_remote import BOT, bare_remote, git, human_pushes
 BOT_ID = Bot("pytorch-cuda bump", BOT)
 
 
+@dataclass(frozen=True)
+class Scene:
+    """A fake GitHub, its client, a bare remote with main, and the bot's clone of it (pins.txt changed)."""
+
+    fake: FakeGitHub
+    github: GitHub
+    remote: Path
+    clone: Path
+    checkout: Checkout
+
+
 @pytest.fixture
-def api() -> Iterator[tuple[FakeGitHub, GitHub]]:
+def scene(tmp_path: Path) -> Iterator[Scene]:
     with fake_github() as fake:
-        yield fake, GitHub(REPO, TOKEN, fake.url)
+        remote, clone = bare_remote(tmp_path)
+        (clone / "pins.txt").write_text("numpy==2.5.6\n", encoding="utf-8")
+        yield Scene(fake, GitHub(REPO, TOKEN, fake.url), remote, clone, Checkout(clone, str(remote)))
 
 
 def _request(body: str, **fields: object) -> PullRequestRequest:
@@ -33,11 +47,8 @@ def _request(body: str, **fields: object) -> PullRequestRequest:
     return PullRequestRequest(**settings)  # type: ignore[arg-type]
 
 
-def test_opened_with_labels_then_edited_the_next_week(tmp_path: Path, api: tuple[FakeGitHub, GitHub]) -> None:
-    fake, github = api
-    remote, clone = bare_remote(tmp_path)
-    checkout = Checkout(clone, str(remote))
-    (clone / "pins.txt").write_text("numpy==2.5.6\n", encoding="utf-8")
+def test_opened_with_labels_then_edited_the_next_week(tmp_path: Path, scene: Scene) -> None:
+    fake, github, remote, clone, checkout = scene.fake, scene.github, scene.remote, scene.clone, scene.checkout
     first = open_or_update(checkout, github, BOT_ID, _request("week 1"))
     assert (first.action, first.number) == ("created", 1)
     assert git(remote, "show", "security/fixes:pins.txt") == "numpy==2.5.6"
@@ -55,13 +66,8 @@ def test_opened_with_labels_then_edited_the_next_week(tmp_path: Path, api: tuple
     assert git(remote, "rev-list", "--count", "main..security/fixes") == "1"  # replaced, not stacked
 
 
-def test_someone_elses_commit_becomes_a_comment_and_nothing_is_pushed(
-    tmp_path: Path, api: tuple[FakeGitHub, GitHub]
-) -> None:
-    fake, github = api
-    remote, clone = bare_remote(tmp_path)
-    checkout = Checkout(clone, str(remote))
-    (clone / "pins.txt").write_text("numpy==2.5.6\n", encoding="utf-8")
+def test_someone_elses_commit_becomes_a_comment_and_nothing_is_pushed(tmp_path: Path, scene: Scene) -> None:
+    fake, github, remote, clone, checkout = scene.fake, scene.github, scene.remote, scene.clone, scene.checkout
     assert open_or_update(checkout, github, BOT_ID, _request("week 1")).action == "created"
     theirs = human_pushes(tmp_path, remote, "security/fixes", "fix-by-hand")
     git(clone, "switch", "-q", "main")
@@ -75,26 +81,21 @@ def test_someone_elses_commit_becomes_a_comment_and_nothing_is_pushed(
     assert [p["body"] for p in fake.pulls()] == ["week 1"]  # the body is left as it was
 
 
-def test_a_patch_that_changes_nothing_opens_nothing(tmp_path: Path, api: tuple[FakeGitHub, GitHub]) -> None:
-    fake, github = api
-    remote, clone = bare_remote(tmp_path)
+def test_a_patch_that_changes_nothing_opens_nothing(tmp_path: Path, scene: Scene) -> None:
+    fake, github, remote, clone, checkout = scene.fake, scene.github, scene.remote, scene.clone, scene.checkout
     empty = tmp_path / "pins.patch"
     empty.write_text("", encoding="utf-8")
-    outcome = open_or_update(Checkout(clone, str(remote)), github, BOT_ID, _request("b", patch=empty))
+    (clone / "pins.txt").unlink()  # the change left nothing
+    outcome = open_or_update(checkout, github, BOT_ID, _request("b", patch=empty))
     assert outcome.action == "unchanged"
     assert fake.calls == []
     assert "security/fixes" not in git(remote, "branch", "--list")
 
 
-def test_an_overtaken_pull_request_is_closed_unless_someone_elses_work_is_on_it(
-    tmp_path: Path, api: tuple[FakeGitHub, GitHub]
-) -> None:
-    fake, github = api
-    remote, clone = bare_remote(tmp_path)
-    checkout = Checkout(clone, str(remote))
+def test_an_overtaken_pull_request_is_closed_unless_someone_elses_work_is_on_it(tmp_path: Path, scene: Scene) -> None:
+    fake, github, remote, checkout = scene.fake, scene.github, scene.remote, scene.checkout
     reason = "main already has every pin of the minor group"
     assert close_overtaken(checkout, github, BOT_ID, "security/fixes", "main", reason=reason) == "absent"
-    (clone / "pins.txt").write_text("numpy==2.5.6\n", encoding="utf-8")
     assert open_or_update(checkout, github, BOT_ID, _request("b")).number == 1
     theirs = human_pushes(tmp_path, remote, "security/fixes", "fix-by-hand")
     assert close_overtaken(checkout, github, BOT_ID, "security/fixes", "main", reason=reason) == "kept"
