@@ -6,4 +6,5 @@
   labels, or comment when blocked; close an overtaken pull request unless someone else's work is on it.
 - bump_bot: bump.yml's steps: the planning run, a group's pull request, closing overtaken groups, the GPU fleet's
   one comment, the dashboard's failed group runs.
+- security_bot: security.yml's issue per advisory without a fixed release.
 """

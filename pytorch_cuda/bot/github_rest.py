@@ -108,10 +108,13 @@ class GitHub:
     def add_labels(self, number: int, labels: tuple[str, ...]) -> None:
         self._call("POST", f"issues/{number}/labels", {"labels": list(labels)})
 
+    def open_issues(self, label: str) -> list[dict[str, Any]]:
+        """The open issues (not pull requests) with `label`."""
+        return [i for i in self._pages("issues", state="open", labels=label) if "pull_request" not in i]
+
     def labelled_issue(self, label: str) -> int | None:
         """The oldest open issue (not pull request) with `label`."""
-        issues = [i for i in self._pages("issues", state="open", labels=label) if "pull_request" not in i]
-        return min((int(i["number"]) for i in issues), default=None)
+        return min((int(i["number"]) for i in self.open_issues(label)), default=None)
 
     def create_issue(self, title: str, body: str, labels: tuple[str, ...]) -> int:
         return int(

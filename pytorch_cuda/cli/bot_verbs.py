@@ -7,6 +7,7 @@ GH_TOKEN (else GITHUB_TOKEN), the repository from --repo (else GITHUB_REPOSITORY
 from __future__ import annotations
 
 import argparse
+import json
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -14,6 +15,7 @@ from pytorch_cuda.bot import bump_bot
 from pytorch_cuda.bot.bot_pull_request import Bot, PullRequestRequest, open_or_update
 from pytorch_cuda.bot.branch_guard import Checkout, check, push
 from pytorch_cuda.bot.github_rest import GitHub, from_environment
+from pytorch_cuda.bot.security_bot import open_advisory_issues
 from pytorch_cuda.bump.groups import GROUPS
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.errors import EXIT_PARTIAL
@@ -94,6 +96,10 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     issue.add_argument("--title", required=True)
     issue.add_argument("--body-file", type=Path, required=True, metavar="PATH")
     issue.set_defaults(run=_issue)
+
+    advisories = actions.add_parser("advisory-issues", parents=[shared.common, api], help="security.yml's issues")
+    advisories.add_argument("--audit", type=Path, required=True, metavar="AUDIT.json", help="`build.py audit --json`")
+    advisories.set_defaults(run=_advisory_issues)
 
     failed = actions.add_parser("failed-runs", parents=[shared.common, api], help="groups whose last run failed")
     failed.add_argument("--workflow", default="bump.yml", metavar="FILE", help="whose group runs (default: bump.yml)")
@@ -202,6 +208,13 @@ def _issue(args: argparse.Namespace, session: Session) -> int:
         github.edit_issue(number, body)
         _say(session, f"rewrote #{number}")
     _outputs(args.github_output, {"number": str(number)})
+    return 0
+
+
+def _advisory_issues(args: argparse.Namespace, session: Session) -> int:
+    audit = json.loads(args.audit.read_text(encoding="utf-8"))
+    for line in open_advisory_issues(from_environment(args.repo, args.api_url), audit):
+        _say(session, line)
     return 0
 
 
