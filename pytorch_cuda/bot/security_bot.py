@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from pytorch_cuda.bot.github_rest import GitHub
 
-LABEL: Final = "security"
+SECURITY_LABEL: Final = "security"
 
 
 def advisory_issue(finding: Mapping[str, Any]) -> tuple[str, str]:
@@ -24,8 +24,8 @@ def advisory_issue(finding: Mapping[str, Any]) -> tuple[str, str]:
 
 def open_advisory_issues(github: GitHub, audit: Mapping[str, Any]) -> list[str]:
     """Open the missing issues; one line per advisory without a fix: opened, or that one is open."""
-    github.ensure_label(LABEL, "B60205", "the security lane")
-    titles = [str(issue.get("title", "")) for issue in github.open_issues(LABEL)]
+    github.ensure_label(SECURITY_LABEL, "B60205", "the security lane")
+    titles = [str(issue.get("title", "")) for issue in github.open_issues(SECURITY_LABEL)]
     done = []
     for finding in (f for f in audit.get("findings", []) if f.get("action") == "issue"):
         if any(str(finding["id"]) in title for title in titles):
@@ -33,5 +33,5 @@ def open_advisory_issues(github: GitHub, audit: Mapping[str, Any]) -> list[str]:
             continue
         title, body = advisory_issue(finding)
         titles.append(title)
-        done.append(f"{finding['id']}: opened #{github.create_issue(title, body, (LABEL,))}")
+        done.append(f"{finding['id']}: opened #{github.create_issue(title, body, (SECURITY_LABEL,))}")
     return done
