@@ -16,11 +16,11 @@ from pytorch_cuda.audit.findings import Finding, debian_findings
 from pytorch_cuda.audit.python_audit import FETCHES
 from pytorch_cuda.bump.debian_advisories import advisory_ids
 from pytorch_cuda.bump.debian_archive import DebianUpdate, check_bases
-from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.errors import EngineError, UserError
 from pytorch_cuda.locks.debian_record import load_record
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import security_mirror
+from pytorch_cuda.package_index.simple_index import fetch_bytes
 
 
 def audit_debian(

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.audit.lock_pins import LockedPin
-from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.package_index.simple_index import fetch_bytes
 
 PYPI_JSON = "https://pypi.org/pypi"
 PARALLEL, CHUNK = 6, 24  # pip-audit processes at once (network-bound), and the fewest pins one is given

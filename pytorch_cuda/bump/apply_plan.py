@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from pytorch_cuda.bump.bump_plan import BumpPlan
-from pytorch_cuda.bump.release_age import matrix_lock_cutoff
+from pytorch_cuda.bump.bump_policy import matrix_lock_cutoff
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.child_flavour import own_lock_path
 from pytorch_cuda.locks.resolving import refresh_locks

@@ -14,14 +14,14 @@ from pytorch_cuda.bump.base_digest import BaseMove
 from pytorch_cuda.bump.bump_policy import Policy
 from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.bump.matrix_edit import set_scalar
-from pytorch_cuda.bump.release_age import gated_source, newer_than
 from pytorch_cuda.bump.resolver import Resolution, resolve
-from pytorch_cuda.bump.simple_index import FileSource, IndexFile
 from pytorch_cuda.bump.torch_pins import torch_pins
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.file_format import PYPI_INDEX
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.pinned_base import pin_text
+from pytorch_cuda.package_index.release_age import gated_source, newer_than
+from pytorch_cuda.package_index.simple_index import FileSource, IndexFile
 
 PinSource = Callable[[list[IndexFile], str, str, str | None, str], dict[str, str]]
 
@@ -185,7 +185,7 @@ def plan_bump(
 
 def network_sources(ca: Path | None) -> tuple[FileSource, PinSource]:
     """The real index: each project page fetched once per run."""
-    from pytorch_cuda.bump.simple_index import project_files
+    from pytorch_cuda.package_index.simple_index import project_files
 
     cache: dict[tuple[str, str], list[IndexFile]] = {}
 

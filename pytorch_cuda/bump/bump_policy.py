@@ -13,14 +13,20 @@ compatible: same major version (same major.minor below 1.0); patch: same major.m
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
 from typing import Literal
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import Version
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.policy_section import PolicySection
+from pytorch_cuda.package_index.release_age import lock_cutoff
+from pytorch_cuda.package_index.simple_index import project_files
 
 Kind = Literal["compatible", "patch", "pinned", "specifier"]
 KEYWORDS: tuple[Kind, ...] = ("compatible", "patch", "pinned")
@@ -146,3 +152,9 @@ def _approve_error(pin: str, why: str) -> BumpPolicyError:
         cause=f"--approve {pin}: {why}",
         fix="approve a held-back package pin as the dashboard lists it, e.g. --approve python_packages.numpy",
     )
+
+
+def matrix_lock_cutoff(matrix: Matrix, ca: Path | None, *, ignore: bool = False) -> Callable[[str], str | None]:
+    """lock_cutoff with matrix.yaml's `policy: min_release_age` on the real indexes (none with `ignore`)."""
+    days = 0 if ignore else parse_policy(matrix.policy).min_release_age
+    return lock_cutoff(days, datetime.now(UTC), lambda index, name: project_files(index, name, ca))

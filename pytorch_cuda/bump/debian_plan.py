@@ -10,9 +10,9 @@ from pathlib import Path
 
 from pytorch_cuda.bump.bump_plan import BumpPlan
 from pytorch_cuda.bump.debian_archive import DebianUpdate, check_bases
-from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.debian_suites import base_suites
+from pytorch_cuda.package_index.simple_index import fetch_bytes
 
 
 def with_debian(  # noqa: PLR0917 - the plan's parts and where it logs

@@ -2,7 +2,7 @@
 default branch, as Renovate's groups are: a group with moves is made again on its branch `bump/pins-GROUP` (its
 own run of bump.yml: candidate, GPU fleet, pull request); a group with none has been overtaken by the default
 branch (merged, or its pins moved there by hand), so its open pull request is closed, unless someone else's
-commits are on the branch (bump.yml then comments and keeps it: scripts/push-bot-branch.sh --check). A partial
+commits are on the branch (bump.yml then comments and keeps it: the bot's branch guard). A partial
 run (a target's index did not answer) closes nothing: a group may have moves on the targets it could not check;
 nor does a run without an audit close the security group's: it could not tell a security fix from the rest."""
 

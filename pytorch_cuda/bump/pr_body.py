@@ -10,8 +10,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.bump.simple_index import fetch_bytes
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.package_index.simple_index import fetch_bytes
 
 ProjectUrls = Callable[[str], Mapping[str, str]]  # package -> PyPI's info.project_urls ({} when unknown)
 _NOTES = re.compile(r"change ?log|changes|release ?notes|releases|history|what'?s ?new|news", re.IGNORECASE)

@@ -17,7 +17,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
 from pytorch_cuda.bump.bump_policy import Rule
-from pytorch_cuda.bump.simple_index import IndexFile
+from pytorch_cuda.package_index.simple_index import IndexFile
 
 # manylinux_2_28 x86_64 (locks/file_format.PYTHON_PLATFORM) and every older glibc it runs wheels of.
 PLATFORMS = (

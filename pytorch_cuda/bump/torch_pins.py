@@ -14,11 +14,11 @@ from packaging.metadata import Metadata
 from packaging.utils import parse_wheel_filename
 from packaging.version import Version
 
-from pytorch_cuda.bump.remote_wheel import wheel_metadata
 from pytorch_cuda.bump.resolver import supported_tags
-from pytorch_cuda.bump.simple_index import IndexFile, fetch_url
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.file_format import normalise
+from pytorch_cuda.package_index.remote_wheel import wheel_metadata
+from pytorch_cuda.package_index.simple_index import IndexFile, fetch_url
 
 
 def _environment(python: str) -> dict[str, str]:

@@ -8,6 +8,7 @@ from pytorch_cuda import __version__
 from pytorch_cuda.cli import (
     auditing,
     bake_export,
+    bot_verbs,
     building,
     bumping,
     ci_matrix,
@@ -80,6 +81,7 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
         locking,
         reporting,
         bumping,
+        bot_verbs,
         dashboarding,
         auditing,
         ci_matrix,

@@ -3,36 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from pytorch_cuda.bump.apply_plan import apply_plan
-from pytorch_cuda.bump.base_digest import plan_bases
-from pytorch_cuda.bump.bump_plan import network_sources, plan_bump
-from pytorch_cuda.bump.bump_policy import approved, parse_policy
-from pytorch_cuda.bump.debian_plan import with_debian
-from pytorch_cuda.bump.group_prs import plan_pull_requests
-from pytorch_cuda.bump.groups import GROUPS, advisories_from, only
-from pytorch_cuda.bump.plan_output import (
-    EXIT_REBUILD_NEEDED,
-    bump_exit_status,
-    group_lines,
-    plan_json,
-    print_plan,
-)
-from pytorch_cuda.bump.pr_body import pr_body, pypi_project_urls
-from pytorch_cuda.bump.preview_plan import preview_plan
-from pytorch_cuda.bump.record_debian import record_from_image
+from pytorch_cuda.bump.bump_flow import BumpRequest, record_debian, run_bump
+from pytorch_cuda.bump.groups import GROUPS
+from pytorch_cuda.bump.plan_output import EXIT_REBUILD_NEEDED, group_lines, print_plan
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
-from pytorch_cuda.errors import EXIT_PARTIAL, UserError
-from pytorch_cuda.locks.writing import LockChange
-from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.variants import select_variant
-from pytorch_cuda.network.ca_bundle import find_ca_bundle
-from pytorch_cuda.oci.image_config import resolve_tag
+from pytorch_cuda.errors import EXIT_PARTIAL
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -108,72 +86,39 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
 
 
 def bump(args: argparse.Namespace, session: Session) -> int:
-    matrix, root = session.matrix(args), session.root()
+    root = session.root()
     if args.record_debian:
-        return _record_debian(args.record_debian, matrix, root, session, as_json=args.json)
+        recorded = record_debian(root, args.matrix, args.record_debian)
+        if args.json:
+            print(dumps({"record": str(recorded.path), "packages": recorded.packages, "image": recorded.image}))
+        else:
+            where = recorded.path.relative_to(root)
+            session.out.print(f"{where}: {recorded.packages} Debian packages of {recorded.image}", highlight=False)
+        return 0
 
     def log(line: str) -> None:
         session.err.print(f"bump: {line}", highlight=False, markup=False)
 
-    policy = approved(parse_policy(matrix.policy), args.approve)
-    if args.ignore_release_age:
-        policy = replace(policy, min_release_age=0)
-    targets = [select_variant(matrix, args.target, None).target_name] if args.target else list(matrix.targets)
-    ca = find_ca_bundle(args.ca_bundle)
-    ca_path = ca.path if ca else None
-    files, pins = network_sources(ca_path)
-    log(f"{len(targets)} target(s): {', '.join(targets)}")
-    bases, notes = plan_bases(matrix, policy, resolve_tag)
-    plan = replace(plan_bump(matrix, policy, targets, files, pins, log=log), bases=tuple(bases))
-    plan = with_debian(plan, [*notes], matrix, root, ca_path, log)
-    advisories = advisories_from(_read_json(args.advisories)) if args.advisories else ()
-    groups = plan_pull_requests(plan, advisories, audited=args.advisories is not None)
-    if args.group:
-        plan = only(plan, args.group, advisories)
-        groups = tuple(group for group in groups if group.group == args.group)
-    checked = [t.target for t in plan.targets if t.unreachable is None]
-    changes: list[LockChange] = []
-    diff = ""
-    path = args.matrix or root / "matrix.yaml"
-    if (plan.moved or plan.moved_bases) and args.dry_run:
-        log("re-locking " + ", ".join(checked) + " in a scratch copy (a dry run writes nothing)")
-        preview = preview_plan(plan, matrix, path, root, checked, ca_path, ignore_release_age=args.ignore_release_age)
-        changes, diff = list(preview.changes), preview.diff
-    elif plan.moved or plan.moved_bases:
-        log("rewriting matrix.yaml, re-rendering images/ and re-locking " + ", ".join(checked))
-        changes = apply_plan(plan, matrix, path, root, checked, ca_path, ignore_release_age=args.ignore_release_age)
-    document = plan_json(plan, changes, dry_run=args.dry_run, advisories=advisories, groups=groups, lock_diff=diff)
-    if args.pr_body:
-        args.pr_body.write_text(pr_body(document, pypi_project_urls(ca_path)))
+    request = BumpRequest(
+        root=root,
+        matrix=args.matrix,
+        target=args.target,
+        dry_run=args.dry_run,
+        ignore_release_age=args.ignore_release_age,
+        group=args.group,
+        advisories=args.advisories,
+        approve=tuple(args.approve),
+        pr_body=args.pr_body,
+        ca_bundle=args.ca_bundle,
+    )
+    outcome = run_bump(request, log)
     if args.json:
-        print(dumps(document))
+        print(dumps(outcome.document))
     else:
-        print_plan(session.out, plan, dry_run=args.dry_run)
-        print_lock_changes(session.out, changes)
-        if diff:
-            session.out.print(diff, highlight=False, markup=False, end="")
-        for line in group_lines(groups):
+        print_plan(session.out, outcome.plan, dry_run=args.dry_run)
+        print_lock_changes(session.out, list(outcome.changes))
+        if outcome.lock_diff:
+            session.out.print(outcome.lock_diff, highlight=False, markup=False, end="")
+        for line in group_lines(outcome.groups):
             session.out.print(line, highlight=False, markup=False)
-    return bump_exit_status(plan)
-
-
-def _read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as error:
-        raise UserError(
-            cause=f"cannot read {path} as JSON ({error})", fix="pass the output of `build.py audit --json`"
-        ) from None
-
-
-def _record_debian(image: str, matrix: Matrix, root: Path, session: Session, *, as_json: bool) -> int:
-    from pytorch_cuda.engine.build_client import find_build_client
-    from pytorch_cuda.engine.connection import connect
-    from pytorch_cuda.engine.docker_engine import DockerEngine
-
-    path, count = record_from_image(DockerEngine(connect(), find_build_client()), matrix, image, root)
-    if as_json:
-        print(dumps({"record": str(path), "packages": count, "image": image}))
-    else:
-        session.out.print(f"{path.relative_to(root)}: {count} Debian packages of {image}", highlight=False)
-    return 0
+    return outcome.exit_status

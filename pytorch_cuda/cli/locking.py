@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from pytorch_cuda.bump.release_age import matrix_lock_cutoff
+from pytorch_cuda.bump.bump_policy import matrix_lock_cutoff
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
 from pytorch_cuda.console.output import dumps, print_lock_changes
 from pytorch_cuda.errors import UserError

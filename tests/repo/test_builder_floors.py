@@ -75,3 +75,17 @@ def test_the_engine_naming_lock_files_fails(tmp_path: Path) -> None:
     assert builder_floors.violations(import_graph.build(tmp_path)) == [
         "pytorch_cuda/engine (floor 1) imports pytorch_cuda/locks (floor 2), up: pytorch_cuda/engine/build_failure.py"
     ]
+
+
+def test_the_package_index_client_reaching_into_bump_or_locks_fails(tmp_path: Path) -> None:
+    """The package index client sits on floor 1 so that bump, audit and the locks all read it from below (audit and
+    lock took it from bump/simple_index.py); the client naming a project through locks/ climbs a floor again."""
+    _tree(tmp_path)
+    _write(tmp_path, "pytorch_cuda/bump/__init__.py", "")
+    _write(tmp_path, "pytorch_cuda/package_index/__init__.py", "")
+    _write(tmp_path, "pytorch_cuda/bump/plan.py", "from pytorch_cuda.package_index.files import LABEL\n")
+    _write(tmp_path, "pytorch_cuda/package_index/files.py", "from pytorch_cuda.locks.lock import LABEL\n")
+    assert builder_floors.violations(import_graph.build(tmp_path)) == [
+        "pytorch_cuda/package_index (floor 1) imports pytorch_cuda/locks (floor 2), up: "
+        "pytorch_cuda/package_index/files.py"
+    ]

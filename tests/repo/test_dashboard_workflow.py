@@ -23,15 +23,12 @@ def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
     assert job["permissions"] == {"contents": "read", "actions": "read", "issues": "write"}
     (script,) = [step["run"] for step in job["steps"] if "build.py dashboard" in step.get("run", "")]
     assert "build.py dashboard --plan bump-output/bump.json" in script
-    assert 'gh run list --repo "$REPO" --workflow bump.yml' in script  # each group's latest run, if it failed
-    assert 'startswith("bump group ")' in script
+    assert "build.py bot failed-runs" in script  # each group's latest run, if it failed (bot/bump_bot.py)
     assert bump["run-name"].startswith("${{ inputs.group && format('bump group {0}', inputs.group)")
-    assert '--label "$label" --state open' in script
-    assert 'gh issue edit "$number"' in script
-    assert "gh issue create" in script  # the first run opens it
+    assert 'build.py bot issue --label dependency-dashboard --title "Dependency dashboard"' in script
     assert set(triggers("bump.yml")["workflow_dispatch"]["inputs"]) == {"ignore-release-age", "approve", "group"}
     (run,) = [s["run"] for s in bump["jobs"]["bump"]["steps"] if s.get("id") == "bump"]
-    assert 'flags+=(--approve "$pin")' in run
+    assert '--approve "$APPROVE"' in run
 
 
 def test_ticked_boxes_start_a_bump_only_for_a_writer_and_the_body_is_data() -> None:
@@ -61,7 +58,7 @@ def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
     assert ".venv/bin/python build.py lock --upgrade --json > locks.json" in script  # every lock; no age override
     assert "--ignore-release-age" not in script
     assert "build.py bump" not in script  # the pins of matrix.yaml stay
-    assert 'scripts/push-bot-branch.sh origin "$BRANCH"' in script
+    assert 'build.py bot guard origin "$BRANCH"' in script
     assert 'gh pr close "$BRANCH"' in script  # nothing moved: an open one is overtaken
 
 
@@ -94,10 +91,9 @@ def test_the_weekly_run_plans_one_pull_request_per_group() -> None:
     audit = next(s["run"] for s in steps if "build.py audit" in s.get("run", ""))
     assert ".venv/bin/python build.py audit --json > bump-output/audit.json" in audit
     run = next(s["run"] for s in steps if s.get("id") == "bump")
-    assert "flags+=(--advisories bump-output/audit.json)" in run
-    assert 'if [ -n "$GROUP" ]; then flags+=(--group "$GROUP"); else flags+=(--dry-run); fi' in run
-    assert '.groups[] | select(.action == "update") | .group' in run
-    assert '.groups[] | select(.action == "close") | .group' in run  # "keep" (a partial run) is neither
+    assert "--advisories bump-output/audit.json" in run
+    assert '--group "$GROUP"' in run  # empty: the planning run (a dry run; tests/pytorch_cuda/bot/test_bump_bot.py)
+    assert '--github-output "$GITHUB_OUTPUT"' in run  # the groups to update and to close ("keep" is neither)
     assert set(jobs["bump"]["outputs"]) == {"rebuild", "update", "close"}
     start = jobs["groups"]
     assert start["if"] == "${{ !inputs.group && needs.bump.outputs.update != '' }}"
@@ -111,10 +107,7 @@ def test_an_overtaken_group_pull_request_is_closed_unless_someone_else_pushed_to
     job = load("bump.yml")["jobs"]["close-overtaken"]
     assert job["if"] == "${{ !inputs.group && needs.bump.outputs.close != '' }}"
     assert job["permissions"] == {"contents": "read", "pull-requests": "write"}
-    (run,) = [s["run"] for s in job["steps"] if "run" in s]
-    assert 'branch="bump/pins-$group"' in run
-    check = 'scripts/push-bot-branch.sh --check origin "$branch" "$BASE" "$BOT_EMAIL" > others.txt'
-    assert check in run  # tests/scripts/test_bump_branch_guard.py
-    assert run.index(check) < run.index('0) gh pr close "$branch"') < run.index("3) {")
-    assert 'gh pr comment "$branch" --repo "$REPO" --body-file kept.md' in run
+    (run,) = [s["run"] for s in job["steps"] if "build.py bot" in s.get("run", "")]
+    # the guard's check, then close or comment: tests/pytorch_cuda/bot/test_bot_pull_request.py
+    assert 'build.py bot close-groups --groups "$CLOSE" --base "$BASE" --bot-email "$BOT_EMAIL"' in run
     assert "git push" not in run

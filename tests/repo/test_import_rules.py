@@ -72,6 +72,29 @@ def test_the_builder_imports_neither_the_suite_nor_precision_check(package: str)
     assert not import_graph.build(ROOT).builder_arrows_into(("conformance", "precision_check"))
 
 
+def argparse_outside_the_command_layer(root: Path = ROOT) -> list[str]:
+    """The builder's modules outside pytorch_cuda/cli/ that import argparse: a flow that takes a Namespace."""
+    cli = root / "pytorch_cuda" / "cli"
+    return [
+        str(path.relative_to(root))
+        for path in _python_files("pytorch_cuda", root=root)
+        if cli not in path.parents and any(n.split(".")[0] == "argparse" for n in import_graph.imported_names(path))
+    ]
+
+
+def test_only_the_command_layer_parses_arguments(tmp_path: Path) -> None:
+    """Each flow (bump, audit, release) is a function of its room that takes a typed request: no room below cli/
+    imports argparse, so no argparse.Namespace crosses out of the command layer (cli/bumping.bump ran bump's whole
+    flow on one)."""
+    assert argparse_outside_the_command_layer() == []
+    (tmp_path / "pytorch_cuda" / "cli").mkdir(parents=True)
+    (tmp_path / "pytorch_cuda" / "cli" / "bumping.py").write_text("import argparse\n", encoding="utf-8")
+    (tmp_path / "pytorch_cuda" / "bump").mkdir()
+    flow = "from argparse import Namespace\n\ndef bump(args: Namespace) -> int: ...\n"
+    (tmp_path / "pytorch_cuda" / "bump" / "bump_flow.py").write_text(flow, encoding="utf-8")
+    assert argparse_outside_the_command_layer(tmp_path) == ["pytorch_cuda/bump/bump_flow.py"]
+
+
 def test_the_fault_harness_runs_the_suite_as_a_user_would_and_imports_neither_it_nor_the_builder() -> None:
     """fault_coverage runs bare on a GPU host: the standard library and the contract only (its patches/ are
     sitecustomize bodies run inside the suite's processes, where torch is; they import torch, nvidia-ml-py's pynvml and
@@ -96,7 +119,7 @@ def test_no_private_module_is_imported_from_outside_its_package() -> None:
 
 def test_the_rule_sees_a_private_module() -> None:
     assert private_parent("pytorch_cuda_contract.paths") is None
-    assert private_parent("pytorch_cuda.bump.simple_index._from_json") is None  # a function, not a module
+    assert private_parent("pytorch_cuda.package_index.simple_index._from_json") is None  # a function, not a module
     assert private_parent("conformance.support.probes.nvml") is None
     assert private_parent("torch._inductor.config") is None
 

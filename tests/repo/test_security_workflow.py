@@ -29,8 +29,7 @@ def test_the_security_lane() -> None:
     text = _script(fix)
     assert "build.py audit --fix" in text
     assert "git push" not in text
-    assert 'scripts/push-bot-branch.sh origin security/fixes "$BASE" "$BOT_EMAIL"' in text
-    assert "--label security" in text
+    assert 'build.py bot open --branch security/fixes --base "$BASE" --label security' in text
     debian = jobs["debian"]
     assert debian["permissions"] == {"actions": "write"}
     assert "gh workflow run bump.yml" in _script(debian)
@@ -39,8 +38,8 @@ def test_the_security_lane() -> None:
     assert "ignore-release-age" in bump_inputs
     assert "security" in bump_inputs["group"]["options"]
     issue = jobs["issue"]
-    assert issue["permissions"] == {"issues": "write"}
-    assert 'gh issue create --repo "$REPO" --label security' in _script(issue)
+    assert issue["permissions"] == {"contents": "read", "issues": "write"}
+    assert "build.py bot advisory-issues --audit security/audit.json" in _script(issue)  # tests/pytorch_cuda/bot/
 
 
 def test_the_release_attests_the_sbom_with_the_vex_in_it() -> None:

@@ -224,10 +224,8 @@ def test_a_group_run_opens_its_pull_request_only_after_the_candidate_passed() ->
     jobs = workflow["jobs"]
     assert jobs["bump"]["permissions"] == {"contents": "read"}
     bump_script = " ".join(scripts({"jobs": {"bump": jobs["bump"]}}))
-    assert "build.py bump " in bump_script
-    assert "--target" not in bump_script  # every target
-    assert "0 | 3 | 4) ;;" in bump_script  # 3: rebuild needed; 4: partial, a warning (docs/bump.md)
-    assert "--pr-body bump-output/body.md" in bump_script
+    assert "build.py bot plan --out bump-output" in bump_script  # every target; exit 3 and 4 are outputs there
+    assert "--target" not in bump_script
     assert jobs["candidate"]["if"] == "needs.bump.outputs.rebuild == 'true' && inputs.group != ''"  # group runs
     # builds once and pushes the candidate for the fleet; no contents write
     assert jobs["candidate"]["permissions"] == {"contents": "read", "packages": "write"}
@@ -239,13 +237,9 @@ def test_a_group_run_opens_its_pull_request_only_after_the_candidate_passed() ->
     app = jobs["pull-request"]["steps"][0]
     assert app["uses"].startswith("actions/create-github-app-token@")
     assert app["with"]["private-key"] == "${{ secrets.BOT_APP_PRIVATE_KEY }}"
-    (push,) = scripts({"jobs": {"pr": jobs["pull-request"]}})
-    assert "git push" not in push  # only through the guard, which stops at someone else's commits
-    assert 'scripts/push-bot-branch.sh origin "$BRANCH" "$BASE" "$BOT_EMAIL"' in push
-    assert 'gh pr comment "$BRANCH"' in push
-    assert 'gh pr edit "$BRANCH"' in push
-    # each group's own branch (workflow_dispatch's group: security, major, minor, patch)
-    assert load("bump.yml")["env"]["BRANCH"] == "bump/pins-${{ inputs.group }}"
+    push = "\n".join(scripts({"jobs": {"pr": jobs["pull-request"]}}))
+    assert "git push" not in push  # only through the bot's guard (tests/pytorch_cuda/bot/), never over others'
+    assert 'build.py bot open-group --group "$GROUP" --base "$BASE" --image "$IMAGE"' in push
 
 
 def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None:
@@ -260,7 +254,36 @@ def test_bump_runs_the_fleet_on_the_candidate_digest_and_comments_once() -> None
     assert comment["permissions"] == {"contents": "read", "pull-requests": "write"}
     text = " ".join(scripts({"jobs": {"c": comment}}))
     assert 'build.py report --diff "$RELEASE_RESULTS"' in text
-    assert "--method PATCH" in text  # the one comment is updated, not repeated
+    assert 'build.py bot gpu-comment --pr "$NUMBER"' in text  # the one comment is updated, not repeated
+    assert gpu["strategy"]["matrix"] == "${{ fromJSON(needs.candidate.outputs.gpu) }}"  # the fleet's runners
     for name, job in jobs.items():
         if name != "gpu":
             assert job["runs-on"] == "ubuntu-24.04", name
+
+
+def longest_run_blocks(workflow: dict[str, Any], limit: int = 10) -> list[str]:
+    """Each `run:` block of the workflow longer than `limit` lines, as `job: N lines`."""
+    found = []
+    for name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            lines = len(step.get("run", "").rstrip("\n").splitlines())
+            if lines > limit:
+                found.append(f"{name}: {lines} lines")
+    return found
+
+
+@pytest.mark.parametrize("name", ["bump.yml", "security.yml"])
+def test_the_bots_logic_is_python_and_its_workflows_only_call_it(name: str) -> None:
+    """The bot's logic (a plan applied, the branch guard, the pull request's body, create or edit, labels, closing)
+    is `build.py bot`, tested against a fake GitHub API and a bare git remote (tests/pytorch_cuda/bot/): no run:
+    block of bump.yml is over 10 lines, and neither workflow pushes, commits, edits a pull
+    request or asks gh for one."""
+    text = "\n".join(scripts(load(name)))
+    for call in ("git push", "git commit", "gh pr ", "gh api", "gh issue edit", "push-bot-branch"):
+        assert call not in text, f"{name}: {call}"
+
+
+def test_no_run_block_of_bump_yml_is_over_ten_lines() -> None:
+    assert longest_run_blocks(load("bump.yml")) == []
+    long_one = {"jobs": {"j": {"steps": [{"run": "\n".join(["echo"] * 11)}]}}}
+    assert longest_run_blocks(long_one) == ["j: 11 lines"]  # the count sees a long block

@@ -17,8 +17,8 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
     ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
     # 1: data and the boundaries to the outside: matrix.yaml as types, the Docker engine, the host's network probes,
-    # the OCI registry
-    ("matrix", "engine", "network", "oci"),
+    # the OCI registry, the package index (bump, audit and the locks read it)
+    ("matrix", "engine", "network", "oci", "package_index"),
     # 2: the hash locks (and the Debian package record committed beside them)
     ("locks",),
     # 3: images/ from templates/ (the flow's step after matrix.yaml; bump and audit --fix re-render through it), what
@@ -29,8 +29,8 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 5: the writers of committed files and pages: pin bumps, the site, the CI job matrix
     ("bump", "site", "ci_jobs.py"),
     # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks; the
-    # dependency dashboard that acts on bump's plans
-    ("image_build", "audit", "render_outputs.py", "dependency_dashboard"),
+    # dependency dashboard that acts on bump's plans; the bot's pull requests (bump.yml's steps)
+    ("image_build", "audit", "render_outputs.py", "dependency_dashboard", "bot"),
     # 7: what a person sees of a build; the bake file and the --set overrides of a build
     ("console", "bake"),
     # 8: the command line: parses and prints

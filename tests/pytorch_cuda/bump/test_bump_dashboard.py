@@ -12,12 +12,10 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_archive
+from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
-from pytorch_cuda.bump.simple_index import IndexFile
-from pytorch_cuda.cli import bumping
-from tests.pytorch_cuda.bump.test_bump_partial import _cu130_down
-from tests.pytorch_cuda.bump.test_bump_planning import _pins
+from pytorch_cuda.package_index.simple_index import IndexFile
+from tests.support.bump_indexes import cu130_down, pins
 from tests.support.offline_relock import no_lock_moves
 
 
@@ -27,7 +25,7 @@ def _numpy(version: str, uploaded: str | None = None) -> IndexFile:
 
 
 def _files(index: str, name: str) -> list[IndexFile]:
-    found = list(_cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
+    found = list(cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
     if name == "numpy":  # numpy 3 (held back by `compatible`) and a numpy released an hour ago (waiting)
         found += [_numpy("3.0.0", "2025-01-01T00:00:00Z"), _numpy("2.5.9", datetime.now(UTC).isoformat())]
     return found
@@ -35,8 +33,8 @@ def _files(index: str, name: str) -> list[IndexFile]:
 
 @pytest.fixture
 def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
-    monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     no_lock_moves(monkeypatch)
     capsys.readouterr()

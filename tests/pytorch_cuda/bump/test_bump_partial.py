@@ -4,33 +4,27 @@ exit status 4 says the result is partial; progress lines go to stderr."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_archive
+from pytorch_cuda.bump import bump_flow, debian_archive
+from pytorch_cuda.bump.bump_flow import BumpRequest, run_bump
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
-from pytorch_cuda.bump.simple_index import IndexFile
-from pytorch_cuda.cli import bumping
-from pytorch_cuda.errors import EngineError, UserError
+from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
-from tests.pytorch_cuda.bump.test_bump_planning import CU126, _files, _pins
+from tests.support.bump_indexes import CU126, CU130, cu130_down, pins
 from tests.support.offline_relock import no_lock_moves
 
-CU130 = "https://download.pytorch.org/whl/cu130"
-
-
-def _cu130_down(index: str, name: str) -> list[IndexFile]:
-    if index == CU130:
-        raise EngineError(f"cannot read {index}/{name}/ (Name or service not known)", "run it where it answers")
-    return _files(index, name)
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_an_unreachable_index_is_isolated_to_its_target(matrix: Matrix) -> None:
     logged: list[str] = []
     plan = plan_bump(
-        matrix, parse_policy(matrix.policy), ["cu128", "cu126", "cu130"], _cu130_down, _pins, log=logged.append
+        matrix, parse_policy(matrix.policy), ["cu128", "cu126", "cu130"], cu130_down, pins, log=logged.append
     )
     checks = {t.target: t for t in plan.targets}
     assert checks["cu130"].unreachable == f"cannot read {CU130}/torch/ (Name or service not known)"
@@ -46,14 +40,14 @@ def test_an_unreachable_index_is_isolated_to_its_target(matrix: Matrix) -> None:
 
 def test_with_every_index_unreachable_the_error_stands(matrix: Matrix) -> None:
     with pytest.raises(UserError, match="cannot read"):
-        plan_bump(matrix, parse_policy(matrix.policy), ["cu130"], _cu130_down, _pins)
+        plan_bump(matrix, parse_policy(matrix.policy), ["cu130"], cu130_down, pins)
 
 
 def test_bump_without_target_gives_every_target_in_one_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bumping, "network_sources", lambda ca: (_cu130_down, _pins))
-    monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     no_lock_moves(monkeypatch)
     assert cli.main(["bump", "--dry-run", "--json"]) == 4
@@ -81,3 +75,42 @@ def test_bump_help_documents_the_partial_status(capsys: pytest.CaptureFixture[st
     text = " ".join(capsys.readouterr().out.split())
     assert "4 when a target's index was unreachable" in text
     assert "Progress goes to stderr" in text
+
+
+# run_bump (bump/bump_flow.py) takes a typed BumpRequest, no argparse.Namespace, and hands back a typed outcome:
+# what `build.py bump` prints, the PR body it writes and its exit status come from the bump room.
+
+
+@pytest.fixture
+def offline(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})
+    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
+    no_lock_moves(monkeypatch)
+
+
+@pytest.mark.usefixtures("offline")
+def test_a_request_gives_the_outcome_the_command_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    logged: list[str] = []
+    body = tmp_path / "body.md"
+    request = BumpRequest(root=ROOT, matrix=None, target=None, dry_run=True, group="minor", pr_body=body)
+    outcome = run_bump(request, logged.append)
+    assert outcome.exit_status == 4  # partial: cu130's index is down
+    assert logged[0] == "3 target(s): cu128, cu126, cu130"
+    assert {g.group for g in outcome.groups} == {"minor"}
+    assert all(row["group"] == "minor" for row in outcome.document["moved"])  # type: ignore[attr-defined]
+    assert body.read_text(encoding="utf-8").strip()
+    capsys.readouterr()
+    assert cli.main(["bump", "--dry-run", "--json", "--group", "minor"]) == 4
+    assert json.loads(capsys.readouterr().out) == json.loads(json.dumps(outcome.document))
+
+
+@pytest.mark.usefixtures("offline")
+def test_unreadable_advisories_are_one_paragraph(tmp_path: Path) -> None:
+    broken = tmp_path / "audit.json"
+    broken.write_text("{not json", encoding="utf-8")
+    request = BumpRequest(root=ROOT, matrix=None, target="cu12", dry_run=True, advisories=broken)
+    with pytest.raises(UserError, match=r"cannot read .*audit.json as JSON") as caught:
+        run_bump(request, lambda line: None)
+    assert caught.value.fix == "pass the output of `build.py audit --json`"

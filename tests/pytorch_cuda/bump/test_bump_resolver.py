@@ -11,8 +11,8 @@ import pytest
 
 from pytorch_cuda.bump.bump_policy import Rule, parse_policy
 from pytorch_cuda.bump.resolver import resolve
-from pytorch_cuda.bump.simple_index import _from_json, project_files
 from pytorch_cuda.bump.torch_pins import torch_pins
+from pytorch_cuda.package_index.simple_index import _from_json, project_files
 from tests.support.loopback_index import LoopbackIndex, Release, torch_release
 
 POLICY = parse_policy({"torch": "2.9.*", "python_packages": "compatible"})

@@ -16,7 +16,7 @@ from tests.support.cli_refusal import refusal
 
 VERBS = (
     "build", "push", "render", "lock", "list", "report", "bump", "ci-matrix", "content-hash", "check-tag", "release",
-    "results", "site", "audit", "bake", "completion", "dashboard",
+    "results", "site", "audit", "bake", "completion", "dashboard", "bot",
 )  # fmt: skip
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 import subprocess
 from datetime import UTC, datetime
 
-from pytorch_cuda.bump.release_age import lock_cutoff
-from pytorch_cuda.bump.simple_index import IndexFile
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.locks.writing import Resolver
+from pytorch_cuda.package_index.release_age import lock_cutoff
+from pytorch_cuda.package_index.simple_index import IndexFile
 
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)
 DATED, UNDATED, DOWN = "https://pypi.test/simple", "https://html.test/whl", "https://down.test/simple"

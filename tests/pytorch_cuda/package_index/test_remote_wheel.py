@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.bump.remote_wheel import wheel_metadata
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.package_index.remote_wheel import wheel_metadata
 from tests.support.loopback_index import PLATFORM_TAG, Release, build_wheel
 
 

@@ -11,9 +11,9 @@ import pytest
 
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import BumpPolicyError, parse_policy
-from pytorch_cuda.bump.release_age import gate
-from pytorch_cuda.bump.simple_index import IndexFile, _from_json
 from pytorch_cuda.matrix.build_matrix import load_matrix
+from pytorch_cuda.package_index.release_age import gate
+from pytorch_cuda.package_index.simple_index import IndexFile, _from_json
 
 ROOT = Path(__file__).resolve().parents[3]
 NOW = datetime(2026, 12, 5, 12, 0, tzinfo=UTC)

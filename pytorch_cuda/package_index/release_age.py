@@ -1,4 +1,4 @@
-"""The release-age gate of `build.py bump` (matrix.yaml `policy: min_release_age: DAYS`): a file uploaded less
+"""The release-age gate of bump and of the locks (matrix.yaml `policy: min_release_age: DAYS`): a file uploaded less
 than DAYS ago is not a candidate yet, as Renovate's minimumReleaseAge and Dependabot's cooldown do: a
 compromised or broken release is usually yanked within days. The upload time comes from PEP 691 JSON
 (PEP 700 `upload-time`, which PyPI serves); a file without one (a PEP 503 HTML page) is not held back."""
@@ -6,15 +6,13 @@ compromised or broken release is usually yanked within days. The upload time com
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
+from datetime import datetime, timedelta
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
-from pytorch_cuda.bump.simple_index import FileSource, IndexFile
 from pytorch_cuda.errors import UserError
-from pytorch_cuda.matrix.build_matrix import Matrix
+from pytorch_cuda.package_index.simple_index import FileSource, IndexFile
 
 
 def uploaded(file: IndexFile) -> datetime | None:
@@ -78,12 +76,3 @@ def lock_cutoff(min_days: int, now: datetime, files: FileSource, probe: str = "t
         return cutoff if dated[index] else None
 
     return of
-
-
-def matrix_lock_cutoff(matrix: Matrix, ca: Path | None, *, ignore: bool = False) -> Callable[[str], str | None]:
-    """lock_cutoff with matrix.yaml's `policy: min_release_age` on the real indexes (none with `ignore`)."""
-    from pytorch_cuda.bump.bump_policy import parse_policy
-    from pytorch_cuda.bump.simple_index import project_files
-
-    days = 0 if ignore else parse_policy(matrix.policy).min_release_age
-    return lock_cutoff(days, datetime.now(UTC), lambda index, name: project_files(index, name, ca))

@@ -1,7 +1,7 @@
 """One project's files on a package index: PEP 691 JSON where the index speaks it, else PEP 503 HTML.
 
-Each file keeps what `bump` decides by: its name (wheel tags, version), whether it is yanked (PEP 592),
-its Requires-Python, and whether the index serves its core metadata beside it (PEP 658/714).
+Each file keeps what bump and the locks' age gate decide by: its name (wheel tags, version), whether it is yanked
+(PEP 592), its Requires-Python, and whether the index serves its core metadata beside it (PEP 658/714).
 """
 
 from __future__ import annotations
@@ -16,8 +16,9 @@ from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import urljoin
 
+from packaging.utils import canonicalize_name
+
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.locks.file_format import normalise
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, text/html;q=0.1"
@@ -95,14 +96,14 @@ def fetch_bytes(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s
     except (urllib.error.URLError, TimeoutError, OSError) as exc:
         raise EngineError(
             cause=f"cannot read {url} ({getattr(exc, 'reason', exc)})",
-            fix="run bump where the target's index and the Debian archive are reachable, pass --ca-bundle PATH if "
-            "your network needs one, or choose the target with --target",
+            fix="run where the package index (or the archive, or the advisory database) is reachable, pass "
+            "--ca-bundle PATH if your network needs one, or choose the target with --target",
         ) from exc
 
 
 def project_files(index_url: str, name: str, ca_bundle: Path | None) -> list[IndexFile]:
     """Every file of project `name` on the index (an empty list when the index does not have it)."""
-    url = f"{index_url.rstrip('/')}/{normalise(name)}/"
+    url = f"{index_url.rstrip('/')}/{canonicalize_name(name)}/"
     try:
         content_type, body = fetch_url(url, ca_bundle, ACCEPT)
     except EngineError as exc:

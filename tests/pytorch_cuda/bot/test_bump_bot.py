@@ -1,0 +1,142 @@
+"""bump.yml's steps in Python (pytorch_cuda/bot/bump_bot.py): the planning run and a group run on a git checkout
+of the repository with in-memory indexes, a group's pull request and the closing of overtaken groups through
+`build.py bot` against a local git remote and a fake of GitHub's REST API, the GPU fleet's one comment and the
+dashboard's failed group runs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda import cli
+from pytorch_cuda.bot import bump_bot
+from pytorch_cuda.bump import bump_flow, debian_archive
+from tests.support.bump_indexes import cu130_down, pins
+from tests.support.fake_github import REPO, TOKEN, fake_github
+from tests.support.git_remote import bare_remote, git, human_pushes
+from tests.support.offline_relock import no_lock_moves
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+@pytest.fixture
+def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A git checkout of matrix.yaml, templates/ and images/, bumped offline (cu130's index down: partial)."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    shutil.copy(ROOT / "matrix.yaml", root)
+    for folder in ("templates", "images"):
+        shutil.copytree(ROOT / folder, root / folder)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})
+    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
+    no_lock_moves(monkeypatch)
+    return root
+
+
+def test_the_planning_run_writes_nothing_and_names_each_group_to_start(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bump-output"
+    done = bump_bot.plan_run(checkout, out, None, False, (), tmp_path / "no-audit.json", lambda line: None)
+    assert (done.rebuild, done.unreachable, done.exit_status) == (True, ("cu130",), 4)
+    assert done.update == ("patch",)  # torch 2.9.2 and numpy 2.5.6; 2.10.0 is held back by `torch: "2.9.*"`
+    assert done.close == ()  # a partial run closes nothing: a left-out target may still need the group
+    assert (out / "pins.patch").read_text() == ""  # a dry run
+    assert json.loads((out / "bump.json").read_text())["dry_run"] is True
+    assert "numpy" in (out / "body.md").read_text()
+    assert done.outputs()["rebuild"] == "true"
+
+
+def test_a_group_run_writes_its_moves_into_the_patch(checkout: Path, tmp_path: Path) -> None:
+    out = tmp_path / "bump-output"
+    done = bump_bot.plan_run(checkout, out, "patch", False, (), None, lambda line: None)
+    patch = (out / "pins.patch").read_text()
+    assert done.exit_status == 4
+    assert "diff --git a/matrix.yaml b/matrix.yaml" in patch  # the pins, and what re-rendering made of them:
+    assert "-ARG PARENT_IMAGE=pytorch-cuda:2.9.1-cuda12.8" in patch
+    assert "+numpy==2.5.6" in patch
+    assert "2.10.0" not in patch  # held back by the policy, in no group
+    assert json.loads((out / "bump.json").read_text())["dry_run"] is False
+
+
+def test_the_group_pull_request_and_closing_through_the_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remote, clone = bare_remote(tmp_path)
+    source = tmp_path / "bump-output"
+    source.mkdir()
+    (clone / "matrix.yaml").write_text("numpy: 2.5.5\n", encoding="utf-8")
+    git(clone, "add", "matrix.yaml")
+    git(clone, "commit", "-qm", "matrix")
+    git(clone, "push", "-q", "origin", "main")
+    (clone / "matrix.yaml").write_text("numpy: 2.5.6\n", encoding="utf-8")
+    (source / "pins.patch").write_text(git(clone, "diff") + "\n", encoding="utf-8")
+    git(clone, "checkout", "-q", "--", "matrix.yaml")
+    (source / "body.md").write_text("numpy 2.5.5 -> 2.5.6", encoding="utf-8")
+    outputs = tmp_path / "github-output"
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    with fake_github() as fake:
+        where = ["--repo", REPO, "--api-url", fake.url, "--remote", str(remote), "--base", "main"]
+        image = "ghcr.io/octo/pytorch-cuda@sha256:" + "a" * 64
+        argv = ["bot", "open-group", "--group", "patch", "--image", image, "--from", str(source)]
+        assert cli.main([*argv, *where, "--github-output", str(outputs)]) == 0
+        assert outputs.read_text() == "number=1\naction=created\n"
+        (pull,) = fake.pulls()
+        assert pull["title"] == "bump (patch): the patch group's newest pins within the policy"
+        assert pull["body"].startswith("numpy 2.5.5 -> 2.5.6\n\nThe cu12 candidate `" + image)
+        assert "+numpy: 2.5.6" in pull["body"]
+        assert git(remote, "show", "bump/pins-patch:matrix.yaml") == "numpy: 2.5.6"
+        human_pushes(tmp_path, remote, "bump/pins-patch", "by-hand")
+        git(clone, "switch", "-q", "main")
+        assert cli.main([*argv, *where, "--github-output", str(outputs)]) == 0  # next week: someone else's commit
+        assert outputs.read_text().splitlines()[2:] == ["number=", "action=blocked"]  # so no GPU comment on it
+        git(clone, "switch", "-q", "main")
+        capsys.readouterr()
+        assert cli.main(["bot", "close-groups", "--groups", "patch minor", *where]) == 0
+        assert capsys.readouterr().out.splitlines() == ["group patch: kept", "group minor: absent"]
+        assert fake.items[1]["state"] == "open"
+        assert "which the bot does not throw away" in fake.comments_on(1)[-1]
+
+
+def test_the_gpu_comment_has_each_runner_or_says_none_came(tmp_path: Path) -> None:
+    (tmp_path / "h100").mkdir()
+    (tmp_path / "h100" / "diff.md").write_text("# Precision diff\n\nbf16: 1.9x -> 1.8x\n", encoding="utf-8")
+    text = bump_bot.gpu_comment(tmp_path, "success", "evidence/reports/h200/results.json", "https://a/1")
+    assert text.startswith(bump_bot.GPU_MARKER + "\n## GPU fleet on the candidate (gpu jobs: success)")
+    assert "<details open><summary>h100</summary>\n\n## Precision diff\n\nbf16: 1.9x -> 1.8x\n\n</details>" in text
+    assert text.endswith("[bump-report-diff](https://a/1)\n")
+    empty = bump_bot.gpu_comment(tmp_path / "none", "failure", "old.json", None)
+    assert "**No GPU job left a results.json**" in empty
+    assert "bump-report-diff" not in empty
+
+
+def test_the_dashboard_lists_each_group_whose_latest_run_failed() -> None:
+    runs: list[dict[str, object]] = [
+        {"display_title": "bump group minor", "status": "completed", "conclusion": "success", "html_url": "u4"},
+        {"display_title": "bump group patch", "status": "in_progress", "conclusion": None, "html_url": "u3"},
+        {"display_title": "bump group patch", "status": "completed", "conclusion": "failure", "html_url": "u2"},
+        {"display_title": "bump group minor", "status": "completed", "conclusion": "failure", "html_url": "u1"},
+        {"display_title": "bump - plan the groups", "status": "completed", "conclusion": "failure", "html_url": "u0"},
+    ]
+    assert bump_bot.failed_group_runs(runs) == ["group patch: its latest run failed (u2)"]
+
+
+def test_the_plan_command_writes_the_jobs_outputs_and_the_summary(
+    checkout: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`build.py bot plan` as bump.yml calls it on a schedule: the inputs empty, the outputs for the next jobs."""
+    outputs, summary, out = tmp_path / "github-output", tmp_path / "summary.md", tmp_path / "bump-output"
+    argv = ["bot", "plan", "--root", str(checkout), "--out", str(out), "--group", "", "--ignore-release-age", ""]
+    argv += ["--approve", "", "--github-output", str(outputs), "--summary", str(summary)]
+    assert cli.main([*argv, "--advisories", str(tmp_path / "absent.json")]) == 0  # exit 4 of bump is an output here
+    assert outputs.read_text().splitlines() == ["rebuild=true", "update=patch", "close="]
+    assert summary.read_text() == (out / "body.md").read_text()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "::warning::partial bump: not checked (index unreachable): cu130"
