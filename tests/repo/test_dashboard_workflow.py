@@ -67,7 +67,7 @@ def test_lock_maintenance_closes_through_the_guard_labels_and_leaves_a_closed_on
     nothing, and opened again what a person had closed."""
     maintenance = load("lock-maintenance.yml")
     (run,) = [s["run"] for s in maintenance["jobs"]["maintain"]["steps"] if "gh pr close" in s.get("run", "")]
-    check = 'scripts/push-bot-branch.sh --check origin "$BRANCH" "$BASE" "$BOT_EMAIL" > others.txt'
+    check = '.venv/bin/python build.py bot guard --check origin "$BRANCH" "$BASE" "$BOT_EMAIL" > others.txt'
     assert run.index(check) < run.index('0) gh pr close "$BRANCH" --repo "$REPO" --delete-branch') < run.index("3) {")
     assert run.count("--delete-branch") == 1  # the one deletion, after the guard said 0
     assert 'gh pr comment "$BRANCH" --repo "$REPO" --body-file kept.md' in run
