@@ -12,20 +12,19 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import debian_archive
-from pytorch_cuda.cli import bumping
+from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.dependency_dashboard.group_boxes import asked_groups, group_box_lines
 from pytorch_cuda.dependency_dashboard.page import NO_PLAN
 from pytorch_cuda.errors import UserError
 from tests.pytorch_cuda.bump.test_bump_dashboard import _files
-from tests.pytorch_cuda.bump.test_bump_planning import _pins
+from tests.support.bump_indexes import pins
 from tests.support.offline_relock import no_lock_moves
 
 
 @pytest.fixture
 def offline_bump(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bumping, "network_sources", lambda ca: (_files, _pins))
-    monkeypatch.setattr(bumping, "plan_bases", lambda matrix, policy, resolve: ([], []))
+    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
+    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
     monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
     no_lock_moves(monkeypatch)
 
