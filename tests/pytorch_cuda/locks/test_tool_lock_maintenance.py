@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.bump.release_age import matrix_lock_cutoff
+from pytorch_cuda.bump.bump_policy import matrix_lock_cutoff
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.file_format import PYPI_INDEX, SBOM_TOOL, SBOM_TOOL_LOCK, SBOM_TOOL_VERSION, parse_lock
 from pytorch_cuda.locks.forward_only import downgrades
