@@ -66,31 +66,31 @@ def test_the_default_cache_is_inductors(monkeypatch: pytest.MonkeyPatch) -> None
     assert inductor_cache_dir({}).name == "torchinductor_some_one"
 
 
+def _probe_result(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, body: str) -> dict[str, object]:
+    """The CPU-compile result of a probe running `body`, its Inductor cache holding a kernel with its own
+    libstdc++."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    _kernel(cache, "ckernel.main", "-static-libstdc++")
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
+    script = tmp_path / "probe.py"
+    script.write_text(body)
+    config = SimpleNamespace(stash=pytest.Stash())
+    config.stash[CPU_COMPILE_KEY] = BackgroundProbe(script)
+    return cpu_compile_result(cast(pytest.Config, config))
+
+
 def test_a_probe_killed_by_such_a_kernel_is_named_by_the_crash_then_the_cache(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The probe process dies of a real SIGSEGV (as torch 2.9.1's kernel call did); the cause comes from the cache
     that process used, read after its death."""
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    _kernel(cache, "ckernel.main", "-static-libstdc++")
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
-    script = tmp_path / "probe.py"
-    script.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
-    config = SimpleNamespace(stash=pytest.Stash())
-    config.stash[CPU_COMPILE_KEY] = BackgroundProbe(script)
-    result = cpu_compile_result(cast(pytest.Config, config))
+    result = _probe_result(tmp_path, monkeypatch, "import os, signal\nos.kill(os.getpid(), signal.SIGSEGV)\n")
     assert str(result["error"]).startswith("probe.py died of SIGSEGV (exit -11)")
     assert "ckernel.main.so" in str(result["kernel_linkage"])
 
 
 def test_a_probe_that_fails_otherwise_gets_no_linkage_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = tmp_path / "cache"
-    cache.mkdir()
-    _kernel(cache, "ckernel.main", "-static-libstdc++")
-    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(cache))
-    script = tmp_path / "probe.py"
-    script.write_text("import sys\nsys.exit(3)\n")
-    config = SimpleNamespace(stash=pytest.Stash())
-    config.stash[CPU_COMPILE_KEY] = BackgroundProbe(script)
-    assert "kernel_linkage" not in cpu_compile_result(cast(pytest.Config, config))
+    result = _probe_result(tmp_path, monkeypatch, "import sys\nsys.exit(3)\n")
+    assert str(result["error"]).startswith("probe.py exited 3")
+    assert "kernel_linkage" not in result
