@@ -34,7 +34,9 @@ class FileStore:
             )
         self._location = location
         self._runs: list[Stored] | None = None
-        if not create or (location.is_dir() and any(location.iterdir())):
+        # A folder a racing ingest is starting has no STORE.json yet (it is written first): an ingest leaves the
+        # checks to write(), which starts the store or joins the one just started, and refuses a foreign folder.
+        if not create or _marker(location).is_file():
             _check_store(location, create=False)
 
     @property

@@ -10,7 +10,6 @@ first, and the other one reports it as already stored. WAL mode lets readers run
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
@@ -18,10 +17,10 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
-from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
-from pytorch_cuda.run_store.run_identity import history_key
+from pytorch_cuda.run_store.record import Record, StoreError
+from pytorch_cuda.run_store.sql_rows import READ_COLUMNS, RUN_COLUMNS, export_path, run_from_row, run_row
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
-from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+from pytorch_cuda_contract.results_file import ConformanceResults
 
 BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
 TABLES: Final = (
@@ -50,7 +49,6 @@ TABLES: Final = (
     )""",
     "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
 )
-_COLUMNS: Final = "sha256, subject, fault, control, source_name, results"
 
 
 class SqliteStore:
@@ -127,55 +125,30 @@ class SqliteStore:
 
     def write(self, pending: Sequence[tuple[Record, ConformanceResults]]) -> tuple[list[Stored], list[str]]:
         written, duplicates = [], []
+        marks = ",".join("?" * len(RUN_COLUMNS))
         with self._writing() as db:
             for record, results in pending:
-                row = (
-                    record.sha256,
-                    record.subject.key,
-                    json.dumps(record.document()["subject"], sort_keys=True),
-                    history_key(results).text,
-                    results.started_at or "",
-                    "fault" if record.fault else ("control" if record.control else "nightly"),
-                    record.fault,
-                    record.control,
-                    record.source_name,
-                    canonical_bytes(record.results_document).decode("utf-8"),
-                )
-                inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(row))})", row)
+                inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({marks})", run_row(record, results))
                 if inserted.rowcount == 1:
-                    written.append(Stored(record, self._path(record.subject.key, record.sha256), results))
+                    written.append(Stored(record, export_path(str(self._location), record.subject.key,
+                                                              record.sha256), results))  # fmt: skip
                 else:
                     duplicates.append(record.sha256)  # stored by a concurrent ingest since we looked
         return written, duplicates
 
-    def _path(self, subject_key: str, sha: str) -> Path:
-        """Where the run's file is in an export (`results export`), for people: the database, then that path."""
-        return Path(f"{self._location}:runs") / subject_key / f"{sha}.json"
-
     def _stored(self, row: tuple[Any, ...]) -> Stored:
-        sha, subject_text, fault, control, source_name, results_text = row
-        path = self._path(json.loads(subject_text)["key"], sha)
         fix = "rebuild the database from its run files: `build.py results export --store FOLDER --out PATH.sqlite`"
-        try:
-            document = json.loads(results_text)
-            results = parse_results(results_text, source=str(path))
-        except (ValueError, ResultsFileError) as error:
-            raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
-        if results_sha256(document) != sha:
-            raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
-        s = json.loads(subject_text)
-        subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
-        return Stored(Record(sha, subject, fault, source_name, document, control), path, results)
+        return run_from_row(row, str(self._location), fix)
 
     def runs(self) -> list[Stored]:
-        query = f"SELECT {_COLUMNS} FROM runs ORDER BY started_at, sha256"
+        query = f"SELECT {READ_COLUMNS} FROM runs ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query)]
 
     def histories(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs ORDER BY history")]
 
     def history(self, text: str) -> list[Stored]:
-        query = f"SELECT {_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query, (text,))]
 
     def accepted(self) -> list[Accepted]:
