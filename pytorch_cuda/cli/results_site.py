@@ -148,14 +148,18 @@ def list_runs(args: argparse.Namespace, session: Session) -> int:
 
 
 def judge_runs(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.decay import judge_each
     from pytorch_cuda.decay.report import judged_document, judged_lines
+    from pytorch_cuda.decay.windowed import judge_windowed
     from pytorch_cuda.run_store.backend import open_store
 
-    judged = judge_each(open_store(args.store))
+    windows = judge_windowed(open_store(args.store))
+    judged = [w.judged for w in windows]
     confirmed = sum(len(j.latest_regressions()) for j in judged)
     if args.json:
-        print(dumps(judged_document(judged)))
+        document = judged_document(judged)
+        for history, w in zip(document["histories"], windows, strict=True):
+            history["window"] = w.document()
+        print(dumps(document))
     else:
         for line in judged_lines(judged, noise=args.noise):
             session.out.print(line, highlight=False, markup=False)  # "[partial]" and "[fault: ...]" are text

@@ -28,6 +28,7 @@ class Judged:
     findings: tuple[DecayFinding, ...]
     judged_against: Mapping[tuple[str, str], Noise]  # (run sha256, metric) -> the noise that run was judged against
     accepted: tuple[Accepted, ...] = ()
+    resume_point: tuple[object, ...] = ()  # each watched metric's (detector.SeriesJudgement.resume_point)
 
     def baseline(self, run: Stored, metric: str) -> Noise | None:
         """The noise ``run`` was judged against for ``metric`` (None: not judged, too little before it)."""
@@ -69,15 +70,17 @@ def judge_history(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> 
     findings: list[DecayFinding] = []
     judged_against: dict[tuple[str, str], Noise] = {}
     noise: list[Noise] = []
+    resume: list[object] = []
     for watched in WATCHED:
         through = {a.through for a in mine if a.metric == watched.metric}
         judged = judge_series(watched, ordered, through)
         findings += judged.findings
         judged_against.update({(sha, watched.metric): n for sha, n in judged.judged_against.items()})
+        resume.append(judged.resume_point)
         if judged.noise is not None:
             noise.append(judged.noise)
     findings.sort(key=lambda f: order(f.run))
-    return Judged(key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine)
+    return Judged(key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine, tuple(resume))
 
 
 def judge_store(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> list[Judged]:

@@ -20,6 +20,7 @@ from pytorch_cuda.run_store.record import Record
 from pytorch_cuda.run_store.store import Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
+RunOrder = tuple[str, str]  # a run's place in its history: (started_at, sha256)
 DATABASE_SUFFIXES: Final = (".sqlite", ".sqlite3", ".db")
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
@@ -48,6 +49,22 @@ class RunStore(Protocol):
 
     def history(self, text: str) -> list[Stored]:
         """The runs of one history, oldest first."""
+        ...
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        """The runs of one history from ``since`` on (by start time, then sha256), oldest first: an indexed read."""
+        ...
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        """How many runs of one history sort at or before ``through``: an indexed count."""
+        ...
+
+    def judge_window(self, text: str) -> str | None:
+        """The judge's window of one history (decay/windowed.py, a JSON document), if one was kept."""
+        ...
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        """Keep (or replace) the judge's window of one history: derived data, never exported."""
         ...
 
     def accepted(self) -> list[Accepted]:

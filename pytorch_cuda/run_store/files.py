@@ -3,11 +3,14 @@ archive every other backend exports to (export.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Final
 
 from pytorch_cuda.run_store.accepted import Accepted, read_accepted
+from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import (
@@ -21,6 +24,8 @@ from pytorch_cuda.run_store.store import (
     write_index,
 )
 from pytorch_cuda_contract.results_file import ConformanceResults
+
+JUDGE_WINDOWS: Final = "judge-windows.json"
 
 
 class FileStore:
@@ -80,6 +85,27 @@ class FileStore:
 
     def history(self, text: str) -> list[Stored]:
         return [s for s in self.runs() if history_key(s.results).text == text]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        return [s for s in self.history(text) if (s.results.started_at or "", s.record.sha256) >= since]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        return sum(1 for s in self.history(text) if (s.results.started_at or "", s.record.sha256) <= through)
+
+    def judge_window(self, text: str) -> str | None:
+        path = self._location / JUDGE_WINDOWS
+        windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        found = windows.get(text) if isinstance(windows, dict) else None
+        return str(found) if found is not None else None
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        """judge-windows.json beside index.json (derived, like it), rewritten under the store's lock."""
+        path = self._location / JUDGE_WINDOWS
+        with (self._location / ".lock").open("a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+            windows[text] = document
+            _write_atomically(path, json.dumps(windows, indent=1, sort_keys=True) + "\n", replace=True)
 
     def accepted(self) -> list[Accepted]:
         return read_accepted(self._location)

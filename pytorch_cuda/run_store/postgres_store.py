@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.sql_rows import ACCEPTED_COLUMNS, READ_COLUMNS, RUN_COLUMNS, run_from_row, run_row
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 
 DSN_SCHEMES: Final = ("postgresql://", "postgres://")
 SCHEMA_LOCK: Final = 5_505_505  # pg_advisory_xact_lock's key while the tables are made
+# derived (decay/windowed.py): where the judge may start reading each history
+JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
 TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
     """CREATE TABLE IF NOT EXISTS runs (
@@ -52,6 +55,7 @@ TABLES: Final = (
         accepted_at TEXT COLLATE "C" NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
+    JUDGE_WINDOWS,
 )
 
 
@@ -171,6 +175,26 @@ class PostgresStore:
     def history(self, text: str) -> list[Stored]:
         query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = %s ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query, (text,))]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = %s AND (started_at, sha256) >= (%s, %s) "
+        return [self._stored(row) for row in self._db.execute(query + "ORDER BY started_at, sha256", (text, *since))]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        query = "SELECT count(*) FROM runs WHERE history = %s AND (started_at, sha256) <= (%s, %s)"
+        row = self._db.execute(query, (text, *through)).fetchone()
+        return int(row[0]) if row else 0
+
+    def judge_window(self, text: str) -> str | None:
+        row = self._db.execute("SELECT document FROM judge_windows WHERE history = %s", (text,)).fetchone()
+        return str(row[0]) if row else None
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        with self._writing() as db:
+            db.execute(
+                "INSERT INTO judge_windows VALUES (%s, %s) ON CONFLICT (history) DO UPDATE SET document = %s",
+                (text, document, document),
+            )
 
     def accepted(self) -> list[Accepted]:
         query = "SELECT history, metric, through, reason, accepted_at FROM accepted"

@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
+from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.sql_rows import READ_COLUMNS, RUN_COLUMNS, export_path, run_from_row, run_row
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
+# derived (decay/windowed.py): where the judge may start reading each history; a store made before it gains it
+JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
 BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
 TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
@@ -48,6 +51,7 @@ TABLES: Final = (
         accepted_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
+    JUDGE_WINDOWS,
 )
 
 
@@ -106,6 +110,8 @@ class SqliteStore:
                     db.execute(statement)
                 if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
                     db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'judge_windows'").fetchall():
+            self._db.execute(JUDGE_WINDOWS)
         found = self._db.execute("SELECT kind, schema FROM store").fetchall()
         if found != [(STORE_KIND, STORE_SCHEMA)]:
             raise StoreError(
@@ -150,6 +156,22 @@ class SqliteStore:
     def history(self, text: str) -> list[Stored]:
         query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query, (text,))]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? AND (started_at, sha256) >= (?, ?) "
+        return [self._stored(row) for row in self._db.execute(query + "ORDER BY started_at, sha256", (text, *since))]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        query = "SELECT COUNT(*) FROM runs WHERE history = ? AND (started_at, sha256) <= (?, ?)"
+        return int(self._db.execute(query, (text, *through)).fetchone()[0])
+
+    def judge_window(self, text: str) -> str | None:
+        row = self._db.execute("SELECT document FROM judge_windows WHERE history = ?", (text,)).fetchone()
+        return str(row[0]) if row else None
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        with self._writing() as db:
+            db.execute("INSERT OR REPLACE INTO judge_windows VALUES (?, ?)", (text, document))
 
     def accepted(self) -> list[Accepted]:
         query = "SELECT history, metric, through, reason, accepted_at FROM accepted"

@@ -18,6 +18,7 @@ from pytorch_cuda.run_store import StoreError, ingest, read_store
 from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import open_store, store_location
 from pytorch_cuda.run_store.export import export_store
+from tests.support.long_histories import batches_of, full_read, long_nights, store_and_judge, verdicts
 from tests.support.postgres_server import PostgresServer, running_server
 from tests.support.racing_ingests import race
 from tests.support.synthetic_history import night, wobble
@@ -127,3 +128,16 @@ def test_a_database_that_is_not_a_store_and_a_server_that_is_down_are_refused(
     assert "cannot be reached" in err
     assert "PGPASSWORD" in err
     assert "secret-word" not in err  # the password is never printed
+
+
+def test_the_window_judges_as_the_full_read_and_as_sqlite(tmp_path: Path, database: str) -> None:
+    """Histories longer than the judge's window, one with a regression open since long before it
+    (tests/support/long_histories.py): PostgreSQL's windows judge as its full read, and as SQLite's."""
+    batches = batches_of(long_nights(tmp_path / "nights"))
+    on_postgres = store_and_judge(database, batches)
+    on_sqlite = store_and_judge(tmp_path / "store.sqlite", batches)
+    assert verdicts([w.judged for w in on_postgres[-1]]) == verdicts(full_read(database))
+    assert [w.read_from is None for w in on_postgres[-1]] == [True, False]  # the open drop: the whole history
+    assert [[judged_document([w.judged for w in b]) for b in on_postgres]] == [
+        [judged_document([w.judged for w in b]) for b in on_sqlite]
+    ]
