@@ -64,7 +64,8 @@ class RunStore(Protocol):
         ...
 
     def keep_judge_window(self, text: str, document: str) -> None:
-        """Keep (or replace) the judge's window of one history: derived data, never exported."""
+        """Keep (or replace) the judge's window of one history: derived data, never exported; a store this
+        process cannot write (a read-only copy or role) keeps none, and the next judge reads the whole history."""
         ...
 
     def accepted(self) -> list[Accepted]:

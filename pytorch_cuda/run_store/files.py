@@ -101,11 +101,14 @@ class FileStore:
     def keep_judge_window(self, text: str, document: str) -> None:
         """judge-windows.json beside index.json (derived, like it), rewritten under the store's lock."""
         path = self._location / JUDGE_WINDOWS
-        with (self._location / ".lock").open("a") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
-            windows[text] = document
-            _write_atomically(path, json.dumps(windows, indent=1, sort_keys=True) + "\n", replace=True)
+        try:
+            with (self._location / ".lock").open("a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+                windows[text] = document
+                _write_atomically(path, json.dumps(windows, indent=1, sort_keys=True) + "\n", replace=True)
+        except OSError:
+            return  # a read-only folder: derived data, not kept
 
     def accepted(self) -> list[Accepted]:
         return read_accepted(self._location)

@@ -190,11 +190,16 @@ class PostgresStore:
         return str(row[0]) if row else None
 
     def keep_judge_window(self, text: str, document: str) -> None:
-        with self._writing() as db:
-            db.execute(
-                "INSERT INTO judge_windows VALUES (%s, %s) ON CONFLICT (history) DO UPDATE SET document = %s",
-                (text, document, document),
-            )
+        import psycopg
+
+        try:
+            with self._writing() as db:
+                db.execute(
+                    "INSERT INTO judge_windows VALUES (%s, %s) ON CONFLICT (history) DO UPDATE SET document = %s",
+                    (text, document, document),
+                )
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction):
+            return  # a role that may only read: derived data, not kept
 
     def accepted(self) -> list[Accepted]:
         query = "SELECT history, metric, through, reason, accepted_at FROM accepted"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
@@ -111,7 +111,8 @@ class SqliteStore:
                 if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
                     db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
         if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'judge_windows'").fetchall():
-            self._db.execute(JUDGE_WINDOWS)
+            with suppress(sqlite3.OperationalError):  # a read-only database: no window is kept or read
+                self._db.execute(JUDGE_WINDOWS)
         found = self._db.execute("SELECT kind, schema FROM store").fetchall()
         if found != [(STORE_KIND, STORE_SCHEMA)]:
             raise StoreError(
@@ -166,12 +167,18 @@ class SqliteStore:
         return int(self._db.execute(query, (text, *through)).fetchone()[0])
 
     def judge_window(self, text: str) -> str | None:
-        row = self._db.execute("SELECT document FROM judge_windows WHERE history = ?", (text,)).fetchone()
+        try:
+            row = self._db.execute("SELECT document FROM judge_windows WHERE history = ?", (text,)).fetchone()
+        except sqlite3.OperationalError:
+            return None  # a read-only store made before the table: no window
         return str(row[0]) if row else None
 
     def keep_judge_window(self, text: str, document: str) -> None:
-        with self._writing() as db:
-            db.execute("INSERT OR REPLACE INTO judge_windows VALUES (?, ?)", (text, document))
+        try:
+            with self._writing() as db:
+                db.execute("INSERT OR REPLACE INTO judge_windows VALUES (?, ?)", (text, document))
+        except sqlite3.OperationalError:
+            return  # a read-only database: derived data, not kept
 
     def accepted(self) -> list[Accepted]:
         query = "SELECT history, metric, through, reason, accepted_at FROM accepted"
