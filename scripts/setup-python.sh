@@ -3,6 +3,7 @@
 # scripts/lock-host-tools.sh):
 #   scripts/setup-python.sh          profile `test`: the builder's dependencies, the linters and the test tools
 #   scripts/setup-python.sh build    profile `build`: the builder's dependencies only (build, GPU, release jobs)
+#   scripts/setup-python.sh postgres profile `postgres`: build's and psycopg (a nightly on a shared PostgreSQL store)
 # pip installs with --require-hashes --no-deps: a package that is not in the lock, or a download whose bytes match
 # none of its hashes, fails the install. The checkout itself goes on the venv's path through a .pth file (what an
 # editable install does, without a build backend to download).
@@ -11,8 +12,8 @@ cd "$(dirname "$0")/.."
 log() { printf 'setup-python: %s\n' "$*"; }
 profile="${1:-test}"
 case "$profile" in
-  build | test) ;;
-  *) echo "setup-python: unknown profile '$profile'; give build or test (or nothing: test)" >&2; exit 2 ;;
+  build | test | postgres) ;;
+  *) echo "setup-python: unknown profile '$profile'; give build, test or postgres (or nothing: test)" >&2; exit 2 ;;
 esac
 lock="requirements/$profile.txt"
 python="${PYTHON:-python3}"

@@ -41,6 +41,11 @@ def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: 
         return 130
 
 
+def console_script() -> int:
+    """`pytorch-cuda-build`: build.py's verbs on the repository found from the working directory (or --root)."""
+    return main(prog="pytorch-cuda-build")
+
+
 def _console(*, stderr: bool) -> Console:
     probe = Console(stderr=stderr)
     return Console(stderr=stderr, soft_wrap=True, width=None if probe.is_terminal else 160)

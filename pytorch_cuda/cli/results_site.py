@@ -14,8 +14,12 @@ from pathlib import Path
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.run_store import read_store
+from pytorch_cuda.run_store.backend import store_location
 
-_STORE = "a folder of run files, or a SQLite database (PATH.sqlite, the default for a growing store)"
+_STORE = (
+    "a folder of run files, a SQLite database (PATH.sqlite, the default for a growing store), or a PostgreSQL "
+    "database shared by a fleet (postgresql://USER@HOST:PORT/DB; the password in PGPASSWORD)"
+)
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
@@ -40,7 +44,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     actions = results_verb.add_subparsers(dest="action", required=True, metavar="ACTION")
     ingest_verb = actions.add_parser("ingest", parents=[shared.common], help="validate and store result files")
     ingest_verb.add_argument("files", nargs="+", type=Path, metavar="RESULTS.json", help="result files")
-    ingest_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help="(a new one starts) " + _STORE)
+    ingest_verb.add_argument(
+        "--store", type=store_location, required=True, metavar="STORE", help="(a new one starts) " + _STORE
+    )
     ingest_verb.add_argument(
         "--fault", metavar="NAME", help="the runs ran under this injected fault: shown and flagged, never a baseline"
     )
@@ -57,14 +63,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     ingest_verb.set_defaults(run=run_ingest)
     list_verb = actions.add_parser("list", parents=[shared.common], help="the stored runs, oldest first")
-    list_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help=_STORE)
+    list_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     list_verb.set_defaults(run=list_runs)
     judge_verb = actions.add_parser(
         "judge",
         parents=[shared.common],
         help="each history's learned noise and what it flags (exit 1: a confirmed regression in a latest run)",
     )
-    judge_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help=_STORE)
+    judge_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     judge_verb.add_argument("--noise", action="store_true", help="also print the noise learned for each metric")
     judge_verb.set_defaults(run=judge_runs)
     export_verb = actions.add_parser(
@@ -72,9 +78,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         parents=[shared.common],
         help="copy every run and accepted regression into another store: run files (the archive) or a database",
     )
-    export_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help=_STORE)
+    export_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     export_verb.add_argument(
-        "--out", type=Path, required=True, metavar="STORE", help="where they are copied (a new one starts): " + _STORE
+        "--out",
+        type=store_location,
+        required=True,
+        metavar="STORE",
+        help="where they are copied (a new one starts): " + _STORE,
     )
     export_verb.set_defaults(run=export_runs)
     accept_verb = actions.add_parser(
@@ -83,7 +93,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="accept a metric's open regression with a reason: its level becomes the history's new centre",
     )
     accept_verb.add_argument("metric", metavar="METRIC", help="the metric, as `results judge` names it")
-    accept_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help=_STORE)
+    accept_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     accept_verb.add_argument("--reason", required=True, metavar="TEXT", help="why the new level is right")
     accept_verb.add_argument(
         "--history", metavar="TEXT", help="only this history (its text, slug, or part of its GPU name)"
@@ -95,7 +105,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="the static site of a results store: image x GPU, history, regressions, expected support",
         epilog=examples("site --store store/ --out site/"),
     )
-    site_verb.add_argument("--store", type=Path, required=True, metavar="STORE", help=_STORE)
+    site_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     site_verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the site is written")
     site_verb.set_defaults(run=site)
 
@@ -138,14 +148,18 @@ def list_runs(args: argparse.Namespace, session: Session) -> int:
 
 
 def judge_runs(args: argparse.Namespace, session: Session) -> int:
-    from pytorch_cuda.decay import judge_each
     from pytorch_cuda.decay.report import judged_document, judged_lines
+    from pytorch_cuda.decay.windowed import judge_windowed
     from pytorch_cuda.run_store.backend import open_store
 
-    judged = judge_each(open_store(args.store))
+    windows = judge_windowed(open_store(args.store))
+    judged = [w.judged for w in windows]
     confirmed = sum(len(j.latest_regressions()) for j in judged)
     if args.json:
-        print(dumps(judged_document(judged)))
+        document = judged_document(judged)
+        for history, w in zip(document["histories"], windows, strict=True):
+            history["window"] = w.document()
+        print(dumps(document))
     else:
         for line in judged_lines(judged, noise=args.noise):
             session.out.print(line, highlight=False, markup=False)  # "[partial]" and "[fault: ...]" are text

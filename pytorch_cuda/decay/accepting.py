@@ -10,7 +10,7 @@ from pathlib import Path
 from pytorch_cuda.decay.judge import Judged, judge_store
 from pytorch_cuda.run_store import StoreError
 from pytorch_cuda.run_store.accepted import Accepted
-from pytorch_cuda.run_store.backend import open_store
+from pytorch_cuda.run_store.backend import StoreLocation, open_store
 
 
 def _history(judged: list[Judged], history: str | None) -> list[Judged]:
@@ -19,7 +19,7 @@ def _history(judged: list[Judged], history: str | None) -> list[Judged]:
     return [j for j in judged if history in (j.key.text, j.key.slug) or history.lower() in j.key.gpu.lower()]
 
 
-def accept_open(store: Path, metric: str, reason: str, history: str | None = None) -> tuple[Accepted, ...]:
+def accept_open(store: StoreLocation, metric: str, reason: str, history: str | None = None) -> tuple[Accepted, ...]:
     """Accept ``metric``'s open regression in each history (matching ``history``: its text, slug or a part of
     its GPU name) whose latest nightly run carries one; refused when none does, or without a reason."""
     if not reason.strip():
@@ -36,10 +36,11 @@ def accept_open(store: Path, metric: str, reason: str, history: str | None = Non
             if finding.metric == metric:
                 accepted.append(Accepted(j.key.text, metric, finding.run.record.sha256, reason.strip(), now))
     if not accepted:
+        named = store.name if isinstance(store, Path) else store
         open_now = sorted({f"{f.metric} ({j.key.text})" for j in judged for f in j.latest_regressions()})
         raise StoreError(
             f"no regression of {metric} is open on the latest nightly run of "
-            f"{history or 'any history'} in {store.name}; open now: {', '.join(open_now) or 'none'}",
+            f"{history or 'any history'} in {named}; open now: {', '.join(open_now) or 'none'}",
             "name a metric (and --history) from `build.py results judge`, which lists the open regressions",
         )
     for a in accepted:

@@ -12,7 +12,7 @@ from pathlib import Path
 from pytorch_cuda.decay.finding import DecayFinding
 from pytorch_cuda.decay.judge import judge_store
 from pytorch_cuda.run_store import ingest
-from pytorch_cuda.run_store.backend import is_database, open_store
+from pytorch_cuda.run_store.backend import StoreLocation, is_database, open_store
 from pytorch_cuda.run_store.export import export_store
 from pytorch_cuda.run_store.record import results_sha256
 
@@ -38,7 +38,7 @@ class CandidateVerdict:
         return [*lines, ""]
 
 
-def judge_candidate(store: Path, new: Path) -> CandidateVerdict:
+def judge_candidate(store: StoreLocation, new: Path) -> CandidateVerdict:
     """``new`` judged as the next nightly of its history in ``store`` (a copy; NEW already stored is judged where
     it stands)."""
     own = results_sha256(json.loads(new.read_bytes()))

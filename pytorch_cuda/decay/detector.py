@@ -32,7 +32,7 @@ from pytorch_cuda.decay.limits import (
     RECOVERED_SIGMAS,
     STEP_SIGMAS,
 )
-from pytorch_cuda.decay.noise import Noise, learn
+from pytorch_cuda.decay.noise import WINDOW, Noise, learn
 from pytorch_cuda.decay.watched import Watched
 from pytorch_cuda.run_store import Stored
 from pytorch_cuda.run_store.run_identity import machine_of
@@ -52,6 +52,9 @@ class SeriesJudgement:
     judged_against: dict[str, Noise]  # run sha256 -> the noise it was judged against
     noise: Noise | None  # what the next run will be judged against
     open: DecayFinding | None  # the regression still open after the last run
+    # what the next run's judgement depends on (_State.resume_point): equal resume points judge every later run the
+    # same, so a window of the history that ends in the full read's resume point judges as the full read (windowed.py)
+    resume_point: tuple[object, ...] = ()
 
 
 @dataclass
@@ -74,6 +77,24 @@ class _State:
         change = shown / last.noise.centre - 1
         return DecayFinding(self.watched.metric, kind, last.run, shown, last.noise, change, status,
                             tuple(n.run for n in nights))  # fmt: skip
+
+    def resume_point(self) -> tuple[object, ...]:
+        """Everything of this state a later night reads: the baseline's tail (the noise learns from its last WINDOW;
+        confirming a regression takes at most the last DRIFT_RUNS nights back out of it), the last nights, the
+        regression open and its nights, the counters, and the last night's findings (the next night may restatus
+        them)."""
+        last = self.nights[-1].run if self.nights else None
+        return (
+            tuple((r.record.sha256, v) for r, v in self.baseline[-(WINDOW + DRIFT_RUNS) :]),
+            len(self.baseline) >= WINDOW + DRIFT_RUNS,
+            tuple((n.run.record.sha256, n.value, n.noise, n.z) for n in self.nights[-DRIFT_RUNS:]),
+            None if self.open is None else (self.open.kind, self.open.status, self.open.noise, self.open.value,
+                                            tuple(r.record.sha256 for r in self.open.evidence)),
+            tuple(n.run.record.sha256 for n in self.held),
+            self.after,
+            self.missing,
+            tuple((f.kind, f.status) for f in self.findings if last is not None and f.run is last),
+        )  # fmt: skip
 
     def restatus(self, run: Stored, old: str, new: str) -> None:
         for i, f in enumerate(self.findings):
@@ -186,4 +207,4 @@ def judge_series(watched: Watched, runs: Sequence[Stored], accepted_through: Col
             night = Night(run, value, final, _z(watched, value, final))
             if night.z > STEP_SIGMAS:
                 state.findings.append(state.finding("step", run.purpose, [night]))
-    return SeriesJudgement(tuple(state.findings), judged_against, final, state.open)
+    return SeriesJudgement(tuple(state.findings), judged_against, final, state.open, state.resume_point())

@@ -33,6 +33,7 @@ class Judged:
     judged_against: Mapping[tuple[str, str], Noise]  # (run sha256, metric) -> the noise that run was judged against
     accepted: tuple[Accepted, ...] = ()
     harness: int = FIRST_HARNESS  # the newest timing harness among the runs: the noise and the verdict are its own
+    resume_point: tuple[object, ...] = ()  # each watched metric's (detector.SeriesJudgement.resume_point)
 
     def baseline(self, run: Stored, metric: str) -> Noise | None:
         """The noise ``run`` was judged against for ``metric`` (None: not judged, too little before it)."""
@@ -91,16 +92,22 @@ def judge_history(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> 
     findings: list[DecayFinding] = []
     judged_against: dict[tuple[str, str], Noise] = {}
     noise: list[Noise] = []
+    resume: list[object] = []  # the current harness's detector end state, metric by metric
     for harness, members in sorted(by_harness.items()):  # each harness's runs a history of their own
         for watched in WATCHED:
             through = {a.through for a in mine if a.metric == watched.metric}
             judged = judge_series(watched, members, through)
             findings += judged.findings
             judged_against.update({(sha, watched.metric): n for sha, n in judged.judged_against.items()})
-            if judged.noise is not None and harness == current:
-                noise.append(judged.noise)
+            if harness == current:
+                resume.append(judged.resume_point)
+                if judged.noise is not None:
+                    noise.append(judged.noise)
     findings.sort(key=lambda f: order(f.run))
-    return Judged(key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine, current)
+    return Judged(
+        key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine, harness=current,
+        resume_point=tuple(resume),
+    )  # fmt: skip
 
 
 def judge_store(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> list[Judged]:

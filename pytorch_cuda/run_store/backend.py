@@ -1,8 +1,10 @@
 """One interface over every results store (the store's backends: a folder of run files, files.py; an embedded
-SQLite database, sqlite_store.py), and how a ``--store`` location picks one.
+SQLite database, sqlite_store.py; a PostgreSQL database shared by a fleet, postgres_store.py), and how a ``--store``
+location picks one.
 
-A location that ends in ``.sqlite`` (or ``.sqlite3``, ``.db``), or names a file that is a SQLite database, is the
-embedded database; anything else is a folder of run files (STORE.json). The run files stay the archive: every
+A ``postgresql://`` (or ``postgres://``) URI is PostgreSQL; a location that ends in ``.sqlite`` (or ``.sqlite3``,
+``.db``), or names a file that is a SQLite database, is the embedded database; anything else is a folder of run
+files (STORE.json). The run files stay the archive: every
 backend holds the same records, byte for byte, and ``results export`` writes any store back out as run files
 (or into another backend: a store is rebuilt from its export).
 """
@@ -18,6 +20,7 @@ from pytorch_cuda.run_store.record import Record
 from pytorch_cuda.run_store.store import Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
+RunOrder = tuple[str, str]  # a run's place in its history: (started_at, sha256)
 DATABASE_SUFFIXES: Final = (".sqlite", ".sqlite3", ".db")
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
 
@@ -26,7 +29,7 @@ class RunStore(Protocol):
     """A results store: immutable runs named by their sha256, and the accepted regressions."""
 
     @property
-    def location(self) -> Path: ...
+    def location(self) -> Path | str: ...
 
     def known(self, shas: Collection[str]) -> dict[str, str]:
         """Which of ``shas`` are stored already: sha256 -> where (for a refusal's paragraph)."""
@@ -48,6 +51,23 @@ class RunStore(Protocol):
         """The runs of one history, oldest first."""
         ...
 
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        """The runs of one history from ``since`` on (by start time, then sha256), oldest first: an indexed read."""
+        ...
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        """How many runs of one history sort at or before ``through``: an indexed count."""
+        ...
+
+    def judge_window(self, text: str) -> str | None:
+        """The judge's window of one history (decay/windowed.py, a JSON document), if one was kept."""
+        ...
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        """Keep (or replace) the judge's window of one history: derived data, never exported; a store this
+        process cannot write (a read-only copy or role) keeps none, and the next judge reads the whole history."""
+        ...
+
     def accepted(self) -> list[Accepted]:
         """Every accepted regression, oldest first."""
         ...
@@ -55,7 +75,20 @@ class RunStore(Protocol):
     def add_accepted(self, accepted: Accepted) -> None: ...
 
 
-def is_database(location: Path) -> bool:
+StoreLocation = Path | str  # a folder or a SQLite file, or a PostgreSQL URI
+
+
+def store_location(text: str) -> StoreLocation:
+    """What ``--store TEXT`` names: a PostgreSQL URI as given (a Path would fold its ``//``), else a path."""
+    from pytorch_cuda.run_store.postgres_store import is_dsn
+
+    return text if is_dsn(text) else Path(text)
+
+
+def is_database(location: StoreLocation) -> bool:
+    """A database (SQLite or PostgreSQL), not a folder of run files: copied by export, not by copying files."""
+    if isinstance(location, str):
+        return True
     if location.suffix in DATABASE_SUFFIXES:
         return True
     if not location.is_file():
@@ -64,8 +97,12 @@ def is_database(location: Path) -> bool:
         return handle.read(len(SQLITE_HEADER)) == SQLITE_HEADER
 
 
-def open_store(location: Path, *, create: bool = False) -> RunStore:
+def open_store(location: StoreLocation, *, create: bool = False) -> RunStore:
     """The store at ``location`` (``create``: start one there when none is)."""
+    if isinstance(location, str):
+        from pytorch_cuda.run_store.postgres_store import PostgresStore
+
+        return PostgresStore(location, create=create)
     if is_database(location):
         from pytorch_cuda.run_store.sqlite_store import SqliteStore
 

@@ -7,8 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytorch_cuda.run_store.backend import open_store
+from pytorch_cuda.run_store.backend import StoreLocation, open_store
 from pytorch_cuda.run_store.record import StoreError
+
+
+def _same(source: StoreLocation, target: StoreLocation) -> bool:
+    if isinstance(source, Path) and isinstance(target, Path):
+        return source.resolve() == target.resolve()
+    return source == target
 
 
 @dataclass(frozen=True)
@@ -18,12 +24,12 @@ class Exported:
     accepted: int
 
 
-def export_store(source: Path, target: Path) -> Exported:
+def export_store(source: StoreLocation, target: StoreLocation) -> Exported:
     """Copy every run and accepted regression of ``source`` into ``target`` (a new or existing store)."""
-    if source.resolve() == target.resolve():
+    if _same(source, target):
         raise StoreError(
             f"results export was asked to copy {source} into itself",
-            "pass a new folder (run files) or a new PATH.sqlite as --out",
+            "pass a new folder (run files), a new PATH.sqlite or another database as --out",
         )
     reading = open_store(source)
     writing = open_store(target, create=True)

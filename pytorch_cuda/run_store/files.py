@@ -3,11 +3,14 @@ archive every other backend exports to (export.py)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Collection, Sequence
 from pathlib import Path
+from typing import Final
 
 from pytorch_cuda.run_store.accepted import Accepted, read_accepted
+from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import (
@@ -22,6 +25,8 @@ from pytorch_cuda.run_store.store import (
 )
 from pytorch_cuda_contract.results_file import ConformanceResults
 
+JUDGE_WINDOWS: Final = "judge-windows.json"
+
 
 class FileStore:
     """A folder: STORE.json, runs/<subject>/<sha256>.json, accepted/<sha256>.json, index.json."""
@@ -34,7 +39,9 @@ class FileStore:
             )
         self._location = location
         self._runs: list[Stored] | None = None
-        if not create or (location.is_dir() and any(location.iterdir())):
+        # A folder a racing ingest is starting has no STORE.json yet (it is written first): an ingest leaves the
+        # checks to write(), which starts the store or joins the one just started, and refuses a foreign folder.
+        if not create or _marker(location).is_file():
             _check_store(location, create=False)
 
     @property
@@ -78,6 +85,30 @@ class FileStore:
 
     def history(self, text: str) -> list[Stored]:
         return [s for s in self.runs() if history_key(s.results).text == text]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        return [s for s in self.history(text) if (s.results.started_at or "", s.record.sha256) >= since]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        return sum(1 for s in self.history(text) if (s.results.started_at or "", s.record.sha256) <= through)
+
+    def judge_window(self, text: str) -> str | None:
+        path = self._location / JUDGE_WINDOWS
+        windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        found = windows.get(text) if isinstance(windows, dict) else None
+        return str(found) if found is not None else None
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        """judge-windows.json beside index.json (derived, like it), rewritten under the store's lock."""
+        path = self._location / JUDGE_WINDOWS
+        try:
+            with (self._location / ".lock").open("a") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+                windows = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+                windows[text] = document
+                _write_atomically(path, json.dumps(windows, indent=1, sort_keys=True) + "\n", replace=True)
+        except OSError:
+            return  # a read-only folder: derived data, not kept
 
     def accepted(self) -> list[Accepted]:
         return read_accepted(self._location)

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pytorch_cuda.run_store.backend import RunStore, open_store
+from pytorch_cuda.run_store.backend import RunStore, StoreLocation, open_store
 from pytorch_cuda.run_store.record import Record, StoreError, results_sha256, subject_of
 from pytorch_cuda.run_store.store import Stored
 from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
@@ -45,7 +45,7 @@ def _load(path: Path) -> tuple[dict[str, Any], ConformanceResults]:
 
 def ingest(
     paths: Sequence[Path],
-    store: Path,
+    store: StoreLocation,
     *,
     fault: str | None = None,
     image_digest: str | None = None,
@@ -80,6 +80,6 @@ def ingest(
     return Ingested(tuple(written), tuple(duplicates + raced))
 
 
-def read_store(store: Path) -> list[Stored]:
+def read_store(store: StoreLocation) -> list[Stored]:
     """Every stored run of ``store`` (a folder or a database), oldest first."""
     return open_store(store).runs()

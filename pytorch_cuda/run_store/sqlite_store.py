@@ -10,19 +10,21 @@ first, and the other one reports it as already stored. WAL mode lets readers run
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
-from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
-from pytorch_cuda.run_store.run_identity import history_key
+from pytorch_cuda.run_store.backend import RunOrder
+from pytorch_cuda.run_store.record import Record, StoreError
+from pytorch_cuda.run_store.sql_rows import READ_COLUMNS, RUN_COLUMNS, export_path, run_from_row, run_row
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
-from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+from pytorch_cuda_contract.results_file import ConformanceResults
 
+# derived (decay/windowed.py): where the judge may start reading each history; a store made before it gains it
+JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
 BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
 TABLES: Final = (
     "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
@@ -49,8 +51,8 @@ TABLES: Final = (
         accepted_at TEXT NOT NULL
     )""",
     "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
+    JUDGE_WINDOWS,
 )
-_COLUMNS: Final = "sha256, subject, fault, control, source_name, results"
 
 
 class SqliteStore:
@@ -108,6 +110,9 @@ class SqliteStore:
                     db.execute(statement)
                 if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
                     db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
+        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'judge_windows'").fetchall():
+            with suppress(sqlite3.OperationalError):  # a read-only database: no window is kept or read
+                self._db.execute(JUDGE_WINDOWS)
         found = self._db.execute("SELECT kind, schema FROM store").fetchall()
         if found != [(STORE_KIND, STORE_SCHEMA)]:
             raise StoreError(
@@ -127,56 +132,53 @@ class SqliteStore:
 
     def write(self, pending: Sequence[tuple[Record, ConformanceResults]]) -> tuple[list[Stored], list[str]]:
         written, duplicates = [], []
+        marks = ",".join("?" * len(RUN_COLUMNS))
         with self._writing() as db:
             for record, results in pending:
-                row = (
-                    record.sha256,
-                    record.subject.key,
-                    json.dumps(record.document()["subject"], sort_keys=True),
-                    history_key(results).text,
-                    results.started_at or "",
-                    "fault" if record.fault else ("control" if record.control else "nightly"),
-                    record.fault,
-                    record.control,
-                    record.source_name,
-                    canonical_bytes(record.results_document).decode("utf-8"),
-                )
-                inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({','.join('?' * len(row))})", row)
+                inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({marks})", run_row(record, results))
                 if inserted.rowcount == 1:
-                    written.append(Stored(record, self._path(record.subject.key, record.sha256), results))
+                    written.append(Stored(record, export_path(str(self._location), record.subject.key,
+                                                              record.sha256), results))  # fmt: skip
                 else:
                     duplicates.append(record.sha256)  # stored by a concurrent ingest since we looked
         return written, duplicates
 
-    def _path(self, subject_key: str, sha: str) -> Path:
-        """Where the run's file is in an export (`results export`), for people: the database, then that path."""
-        return Path(f"{self._location}:runs") / subject_key / f"{sha}.json"
-
     def _stored(self, row: tuple[Any, ...]) -> Stored:
-        sha, subject_text, fault, control, source_name, results_text = row
-        path = self._path(json.loads(subject_text)["key"], sha)
         fix = "rebuild the database from its run files: `build.py results export --store FOLDER --out PATH.sqlite`"
-        try:
-            document = json.loads(results_text)
-            results = parse_results(results_text, source=str(path))
-        except (ValueError, ResultsFileError) as error:
-            raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
-        if results_sha256(document) != sha:
-            raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
-        s = json.loads(subject_text)
-        subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
-        return Stored(Record(sha, subject, fault, source_name, document, control), path, results)
+        return run_from_row(row, str(self._location), fix)
 
     def runs(self) -> list[Stored]:
-        query = f"SELECT {_COLUMNS} FROM runs ORDER BY started_at, sha256"
+        query = f"SELECT {READ_COLUMNS} FROM runs ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query)]
 
     def histories(self) -> list[str]:
         return [row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs ORDER BY history")]
 
     def history(self, text: str) -> list[Stored]:
-        query = f"SELECT {_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query, (text,))]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? AND (started_at, sha256) >= (?, ?) "
+        return [self._stored(row) for row in self._db.execute(query + "ORDER BY started_at, sha256", (text, *since))]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        query = "SELECT COUNT(*) FROM runs WHERE history = ? AND (started_at, sha256) <= (?, ?)"
+        return int(self._db.execute(query, (text, *through)).fetchone()[0])
+
+    def judge_window(self, text: str) -> str | None:
+        try:
+            row = self._db.execute("SELECT document FROM judge_windows WHERE history = ?", (text,)).fetchone()
+        except sqlite3.OperationalError:
+            return None  # a read-only store made before the table: no window
+        return str(row[0]) if row else None
+
+    def keep_judge_window(self, text: str, document: str) -> None:
+        try:
+            with self._writing() as db:
+                db.execute("INSERT OR REPLACE INTO judge_windows VALUES (?, ?)", (text, document))
+        except sqlite3.OperationalError:
+            return  # a read-only database: derived data, not kept
 
     def accepted(self) -> list[Accepted]:
         query = "SELECT history, metric, through, reason, accepted_at FROM accepted"

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Final
 
 from pytorch_cuda.run_store import StoreError
-from pytorch_cuda.run_store.backend import open_store
+from pytorch_cuda.run_store.backend import StoreLocation, open_store
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.pages import render_pages
@@ -35,7 +35,7 @@ def _replace(out: Path, staged: Path) -> None:
     shutil.move(str(staged), out)
 
 
-def build_site(store: Path, out: Path, chart: Chart = history_chart) -> Built:
+def build_site(store: StoreLocation, out: Path, chart: Chart = history_chart) -> Built:
     """The site of ``store`` into ``out`` (``chart``: how a history chart is drawn; benchmarks/site_build.py)."""
     backend = open_store(store)
     runs = backend.runs()

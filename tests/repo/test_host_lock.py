@@ -1,5 +1,5 @@
-"""The host tools are hash-locked: uv.lock agrees with pyproject.toml, requirements/{build,test}.txt are its
-exports, every pin carries hashes, and the build profile holds no test tool (scripts/lock-host-tools.sh)."""
+"""The host tools are hash-locked: uv.lock agrees with pyproject.toml, requirements/{build,test,postgres}.txt are
+its exports, every pin carries hashes, and the build profile holds no test tool (scripts/lock-host-tools.sh)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = "run scripts/lock-host-tools.sh and commit uv.lock and requirements/"
-EXPORTS = {"build": [], "test": ["--extra", "test"]}
+EXPORTS = {"build": [], "test": ["--extra", "test"], "postgres": ["--extra", "postgres"]}
 
 
 def _uv() -> str:

@@ -188,3 +188,14 @@ def test_a_carried_stack_run_is_its_own_subject_and_history(tmp_path: Path) -> N
     assert stored.path.parent.name == "carried-cu128_runtime-" + "cd" * 8
     key = history_key(load_results(path))
     assert key.variant == "cu128-runtime stack carried to a bare host, torch 2.9.1+cu128"
+
+
+def test_an_ingest_joins_a_folder_a_racing_ingest_is_starting(tmp_path: Path) -> None:
+    """The folder backend's race (issue 55, about 1 racing test in 4): another ingest has made the folder and is
+    writing STORE.json (its temporary file is there, the marker not yet); this ingest neither refuses the folder
+    as 'not a results store' nor as foreign, and the store it joins holds its run."""
+    store = tmp_path / "store"
+    store.mkdir()
+    (store / ".tmp-k2x9q1").write_text("")  # the racing ingest's STORE.json, before its rename
+    (done,) = ingest([H200], store).stored
+    assert [s.record.sha256 for s in read_store(store)] == [done.record.sha256]

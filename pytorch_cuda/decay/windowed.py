@@ -1,0 +1,125 @@
+"""`build.py results judge` on a window of each history: the last runs, and every run of a regression still open,
+read through indexed queries, with the verdicts of a full read.
+
+The decay model's memory is finite except while a regression is open: what it says about the next run depends
+only on its state after the last one (detector.SeriesJudgement.resume_point: the baseline's tail, the last
+nights, the open regression and its nights). So a window that starts at run S judges every later run exactly as the
+full history does once, at some run T, the window's state equals the full read's. The judge keeps, per history, S
+and T (with how many runs of the history sorted up to T, and which regressions were accepted) in the store
+(``judge_windows``, derived, never exported), and reads from S on:
+
+- with no window kept, or one the store no longer matches (a run stored late, before T; an acceptance since), it
+  reads the whole history, which is exact;
+- when what it read is longer than 2 x WINDOW_RUNS, it judges the last WINDOW_RUNS alone too, and where that
+  tail ends in the same state (each metric's resume point), moves S to the tail's first run and T to the last run.
+  A regression open since before the tail keeps its nights in the state, so S stays before it: the window is the
+  last runs plus the open regressions.
+
+What it reports is exact for the runs after T: the regressions open on the latest nightly run, the noise, no
+history yet; the findings listed are those on runs after T, and the counts are of the runs read (``window``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from typing import Any, Final
+
+from pytorch_cuda.decay.judge import Judged, judge_history, order
+from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.backend import RunOrder, RunStore
+from pytorch_cuda.run_store.store import Stored
+
+WINDOW_RUNS: Final = 60  # the tail judged alone to move the window: three noise windows (noise.WINDOW)
+KIND: Final = "pytorch-cuda-judge-window"
+
+
+@dataclass(frozen=True)
+class JudgeWindow:
+    since: RunOrder  # S: the first run read
+    through: RunOrder  # T: from the run after it on, the window judges as the full history
+    runs_through: int  # how many runs of the history sorted up to T when the window was kept
+    accepted: str  # sha256 of the history's accepted regressions then
+
+    def document(self) -> str:
+        doc = {"kind": KIND, "since": list(self.since), "through": list(self.through),
+               "runs_through": self.runs_through, "accepted": self.accepted}  # fmt: skip
+        return json.dumps(doc, sort_keys=True)
+
+
+@dataclass(frozen=True)
+class WindowedJudged:
+    judged: Judged  # the runs read (the window), their findings after ``exact_after``
+    read_from: RunOrder | None  # None: the whole history was read
+    exact_after: RunOrder | None  # findings on runs after it (None: every run's)
+
+    def document(self) -> dict[str, Any]:
+        return {
+            "runs_read": len(self.judged.runs),
+            "since": _text(self.read_from),
+            "findings_after": _text(self.exact_after),
+        }
+
+
+def _text(at: RunOrder | None) -> str | None:
+    return None if at is None else f"{at[0]} {at[1][:12]}"
+
+
+def _accepted_digest(accepted: list[Accepted]) -> str:
+    return hashlib.sha256(json.dumps(sorted(a.sha256 for a in accepted)).encode()).hexdigest()
+
+
+def _kept(store: RunStore, text: str, digest: str) -> JudgeWindow | None:
+    """The window kept for ``text``, if the store still matches it."""
+    raw = store.judge_window(text)
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw)
+        kept = JudgeWindow(tuple(doc["since"]), tuple(doc["through"]), int(doc["runs_through"]), str(doc["accepted"]))
+    except (ValueError, KeyError, TypeError):
+        return None  # derived data: read the whole history and keep a new one
+    if doc.get("kind") != KIND or kept.accepted != digest:
+        return None
+    return kept if store.count_through(text, kept.through) == kept.runs_through else None
+
+
+def _advanced(
+    runs: list[Stored], judged: Judged, accepted: list[Accepted], counted_before: int, window_runs: int
+) -> JudgeWindow | None:
+    """A later window, where the last ``window_runs`` alone end in the state ``judged`` ends in."""
+    if len(runs) <= 2 * window_runs:
+        return None
+    tail = runs[-window_runs:]
+    if judge_history(tail, accepted).resume_point != judged.resume_point:
+        return None  # e.g. a regression open since before the tail
+    digest = _accepted_digest([a for a in accepted if a.history == judged.key.text])
+    return JudgeWindow(order(tail[0]), order(runs[-1]), counted_before + len(runs), digest)
+
+
+def judge_window_of(store: RunStore, text: str, accepted: list[Accepted], window_runs: int) -> WindowedJudged:
+    digest = _accepted_digest([a for a in accepted if a.history == text])
+    kept = _kept(store, text, digest)
+    if kept is None:
+        runs, counted_before = store.history(text), 0
+    else:
+        runs = store.history_since(text, kept.since)
+        counted_before = kept.runs_through - sum(1 for r in runs if order(r) <= kept.through)
+    judged = judge_history(runs, accepted)
+    exact_after = None if kept is None else kept.through
+    if exact_after is not None:
+        after = exact_after
+        judged = replace(judged, findings=tuple(f for f in judged.findings if order(f.run) > after))
+    moved = _advanced(runs, judged, accepted, counted_before, window_runs)
+    if moved is not None:
+        store.keep_judge_window(text, moved.document())
+    return WindowedJudged(judged, None if kept is None else kept.since, exact_after)
+
+
+def judge_windowed(store: RunStore, window_runs: int = WINDOW_RUNS) -> list[WindowedJudged]:
+    """Every history of a store, by key, each judged on its window (``window_runs``: the tail judged alone to move
+    it; the tests' histories are shorter)."""
+    accepted = store.accepted()
+    judged = [judge_window_of(store, text, accepted, window_runs) for text in store.histories()]
+    return sorted(judged, key=lambda w: w.judged.key)

@@ -1,0 +1,65 @@
+"""A stored run as one row of a database (the SQLite and PostgreSQL backends share it): the columns, the row a
+record is written as, and the Stored it is read back as (its sha256 checked against its results)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
+from pytorch_cuda.run_store.run_identity import history_key
+from pytorch_cuda.run_store.store import Stored
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+
+RUN_COLUMNS: Final = (
+    "sha256",
+    "subject_key",
+    "subject",
+    "history",
+    "started_at",
+    "purpose",
+    "fault",
+    "control",
+    "source_name",
+    "results",
+)
+READ_COLUMNS: Final = "sha256, subject, fault, control, source_name, results"  # what run_from_row reads
+ACCEPTED_COLUMNS: Final = ("sha256", "history", "metric", "through", "reason", "accepted_at")
+
+
+def run_row(record: Record, results: ConformanceResults) -> tuple[str | None, ...]:
+    """The row of RUN_COLUMNS a run is stored as: its results in their canonical bytes, the columns queried on."""
+    return (
+        record.sha256,
+        record.subject.key,
+        json.dumps(record.document()["subject"], sort_keys=True),
+        history_key(results).text,
+        results.started_at or "",
+        "fault" if record.fault else ("control" if record.control else "nightly"),
+        record.fault,
+        record.control,
+        record.source_name,
+        canonical_bytes(record.results_document).decode("utf-8"),
+    )
+
+
+def export_path(where: str, subject_key: str, sha: str) -> Path:
+    """Where a run's file is in an export (`results export`), for people: the database, then that path."""
+    return Path(f"{where}:runs") / subject_key / f"{sha}.json"
+
+
+def run_from_row(row: tuple[Any, ...], where: str, fix: str) -> Stored:
+    """A row of READ_COLUMNS read back; a row whose results no longer hash to its sha256 is refused (``fix``)."""
+    sha, subject_text, fault, control, source_name, results_text = row
+    s = json.loads(subject_text)
+    path = export_path(where, str(s["key"]), sha)
+    try:
+        document = json.loads(results_text)
+        results = parse_results(results_text, source=str(path))
+    except (ValueError, ResultsFileError) as error:
+        raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
+    if results_sha256(document) != sha:
+        raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
+    subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
+    return Stored(Record(sha, subject, fault, source_name, document, control), path, results)

@@ -1,0 +1,89 @@
+"""The judge reads a window of each history (the last runs plus the open regressions) and keeps the full read's
+verdicts: histories longer than the window, one with a regression opened long before it, on the folder and SQLite
+(PostgreSQL: tests/pytorch_cuda/run_store/test_postgres_store.py)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from pytorch_cuda.decay.report import judged_document
+from pytorch_cuda.decay.windowed import WindowedJudged, judge_windowed
+from pytorch_cuda.run_store import ingest
+from pytorch_cuda.run_store.backend import open_store
+from tests.support.long_histories import (
+    DROP_FROM,
+    GEMM,
+    NIGHTS,
+    WINDOW,
+    batches_of,
+    full_read,
+    long_nights,
+    store_and_judge,
+    verdicts,
+)
+from tests.support.synthetic_history import night
+
+
+@pytest.fixture(scope="module")
+def nights(tmp_path_factory: pytest.TempPathFactory) -> list[list[Path]]:
+    return long_nights(tmp_path_factory.mktemp("nights"))
+
+
+@pytest.fixture(scope="module")
+def judged(
+    tmp_path_factory: pytest.TempPathFactory, nights: list[list[Path]]
+) -> dict[str, tuple[Path, list[list[WindowedJudged]]]]:
+    """The nights stored in batches into a folder and a SQLite file, each batch judged on its windows."""
+    done = {}
+    for name in ("store", "store.sqlite"):
+        store = tmp_path_factory.mktemp("stores") / name
+        done[name] = (store, store_and_judge(store, batches_of(nights)))
+    return done
+
+
+@pytest.mark.parametrize("name", ["store", "store.sqlite"])
+def test_the_window_judges_as_the_full_read(
+    judged: dict[str, tuple[Path, list[list[WindowedJudged]]]], name: str
+) -> None:
+    store, batches = judged[name]
+    assert verdicts([w.judged for w in batches[-1]]) == verdicts(full_read(store))
+    steady, dropping = sorted(batches[-1], key=lambda w: w.judged.key.variant, reverse=True)
+    assert "steady" in steady.judged.key.variant
+    # the drop opened on night DROP_FROM + 1, long before the last one: still open, and read
+    (opened,) = [f for f in dropping.judged.latest_regressions() if f.metric == GEMM]
+    assert opened.evidence[0].results.started_at == "2026-01-09T03:00:00+00:00"  # night DROP_FROM
+    assert len(dropping.judged.runs) >= NIGHTS - DROP_FROM
+    # the steady history is read from its window only, once a window was kept (after the first batch)
+    assert [w.read_from is None for w in (batches[0][1], batches[1][1], batches[2][1])] == [True, False, False]
+    assert len(steady.judged.runs) <= 2 * WINDOW
+    full = {j.key: j for j in full_read(store)}
+    kept = full[steady.judged.key]
+    assert steady.exact_after is not None
+    after = [f for f in kept.findings if (f.run.results.started_at or "", f.run.record.sha256) > steady.exact_after]
+    assert [(f.run.record.sha256, f.metric, f.status) for f in steady.judged.findings] == [
+        (f.run.record.sha256, f.metric, f.status) for f in after
+    ]
+    assert len(steady.judged.runs) < len(kept.runs)
+
+
+def test_the_folder_and_sqlite_give_one_judgement(judged: dict[str, tuple[Path, list[list[WindowedJudged]]]]) -> None:
+    documents = [[judged_document([w.judged for w in batch]) for batch in batches] for _, batches in judged.values()]
+    assert documents[0] == documents[1]
+
+
+def test_a_run_stored_late_before_the_window_is_read_in_full(tmp_path: Path, nights: list[list[Path]]) -> None:
+    store = tmp_path / "store.sqlite"
+    store_and_judge(store, batches_of(nights)[:1])
+    before = [w for w in judge_windowed(open_store(store), WINDOW) if "steady" in w.judged.key.variant]
+    assert [w.read_from is None for w in before] == [False]  # a window was kept
+    late = night(3, host="c", variant="steady")
+    late["started_at"] = datetime(2026, 1, 4, 5, tzinfo=UTC).isoformat()  # among the first nights
+    (tmp_path / "late.json").write_text(json.dumps(late), encoding="utf-8")
+    ingest([tmp_path / "late.json"], store)
+    steady = [w for w in judge_windowed(open_store(store), WINDOW) if "steady" in w.judged.key.variant]
+    assert [w.read_from for w in steady] == [None]  # the kept window no longer matches: the whole history
+    assert verdicts([w.judged for w in judge_windowed(open_store(store), WINDOW)]) == verdicts(full_read(store))
