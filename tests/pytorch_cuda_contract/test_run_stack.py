@@ -177,19 +177,29 @@ def test_the_committed_runs_hold_both_inferred_kinds() -> None:
     assert kinds == {"image", "host"}
 
 
+HOST_ONLY = (
+    "test_debian_packages_match_the_base_record",
+    "test_ldconfig_has_no_second_cuda_library",
+    "test_python_and_venv_match_manifest",
+)
+# not judged only with its cause named: the host's toolchain linked Inductor's kernels against a static libstdc++
+INDUCTOR_CPU = "test_inductor_cpu_generates_cpp_and_matches_eager"
+
+
 @pytest.mark.parametrize("path", _committed_results(recorded=True), ids=lambda p: str(p.relative_to(ROOT)))
-def test_every_committed_carried_run_names_its_stack_and_judges_the_three_host_checks_not(path: Path) -> None:
+def test_every_committed_carried_run_names_its_stack_and_judges_only_host_checks_not(path: Path) -> None:
     """The shipped stack's runs on a GPU host: carried, the image's pins, and not_judged only where the image's own
-    files have no equivalent there (the Python and venv, the loader cache, the base image's packages)."""
+    files have no equivalent there (the Python and venv, the loader cache, the base image's packages; in a whole-suite
+    run all three), or the CPU Inductor check with the host toolchain's cause."""
     results = load_results(path)
     assert results.stack.recorded
     assert results.stack.kind == "carried"
     assert results.stack.carried is not None
     assert results.stack.carried.packages["torch"] == "2.9.1"
-    not_judged = sorted(n.split("::")[-1] for n, t in results.tests.items() if t.outcome == "not_judged")
-    assert not_judged == [
-        "test_debian_packages_match_the_base_record",
-        "test_ldconfig_has_no_second_cuda_library",
-        "test_python_and_venv_match_manifest",
-    ]
-    assert results.tests["conformance/test_libraries.py::test_cuda_libraries_loaded_once"].outcome == "passed"
+    not_judged = {n.split("::")[-1]: t for n, t in results.tests.items() if t.outcome == "not_judged"}
+    assert set(not_judged) <= {*HOST_ONLY, INDUCTOR_CPU}
+    if INDUCTOR_CPU in not_judged:
+        assert "carry a libstdc++ of their own" in str(not_judged[INDUCTOR_CPU].message)
+    if path.name.startswith("untouched"):  # the whole suite
+        assert set(HOST_ONLY) <= set(not_judged)
+        assert results.tests["conformance/test_libraries.py::test_cuda_libraries_loaded_once"].outcome == "passed"
