@@ -62,7 +62,7 @@ def test_a_new_push_cancels_the_pull_requests_older_run() -> None:
 
 def test_pr_runs_the_readme_test_command() -> None:
     runs = scripts(load("pr.yml"))
-    assert "sudo .ci/run" in runs  # scripts/setup.sh && scripts/test.sh
+    assert "sudo .ci/run" in runs  # scripts/setup-tests.sh && scripts/test.sh
     assert "scripts/test.sh --unit" in runs
 
 
