@@ -2,15 +2,13 @@
 ``None``: no tensor-core path for the dtype.
 
 Each architecture's ratios are its reference model's datasheet peaks divided by its FP32 peak, read from the
-contract's one GPU table (pytorch_cuda_contract/gpu_models.py); no datasheet number is restated here.  A model the
-table holds with datasheet peaks is gated on its OWN ratios, not its architecture's: a cut-down part (the L40 beside
-the L40S) would otherwise sit at, or under, its flagship's gate while healthy.  A cut-down part without datasheet
-peaks in the table declares its ratios by name (BY_NAME), marked ``estimated`` where no datasheet gave them.  Every
-gate that must hold on a GPU the suite has never seen comes from the architecture's reference model.  GeForce parts
-run FP16/BF16 with FP32 accumulation at half the rate of the datacenter parts of the same architecture, and TF32 at
-the FP32 rate: half the datacenter ratios.  A GPU of an architecture not listed here but with datasheet peaks in the
-contract's table gets its own datasheet ratios; one newer than both gets the most conservative tensor-core ratios of
-any generation (GeForce: 2x / 2x / 1x) and a note.  The suite fails a measured ratio below half the expected one.
+contract's one GPU table (pytorch_cuda_contract/gpu_models.py); no datasheet number is restated here.  The per-SKU
+peaks alone only give "% of datasheet"; every gate that must hold on a GPU the suite has never seen comes from
+here.  GeForce parts run FP16/BF16 with FP32 accumulation at half the rate of the datacenter parts of the same
+architecture, and TF32 at the FP32 rate: half the datacenter ratios.  A GPU of an architecture not listed here but
+with datasheet peaks in the contract's table gets its own datasheet ratios; one newer than both gets the most
+conservative tensor-core ratios of any generation (GeForce: 2x / 2x / 1x) and a note.  The suite fails a measured
+ratio below half the expected one.
 """
 
 from __future__ import annotations
@@ -137,9 +135,11 @@ def expected_ratios(capability: tuple[int, int], device_name: str) -> ExpectedRa
     for token, ratios in BY_NAME.items():
         if token in words:
             return ratios
+    # A model the table holds with datasheet peaks is gated on its OWN ratios, not its architecture's: a cut-down
+    # part (the L40 beside the L40S) would otherwise sit at, or under, its flagship's gate while healthy.
     model = gpu_models.find_model(device_name)
     if model is not None and model.peaks is not None and not is_geforce(device_name):
-        return datasheet_ratios(model.architecture, model)  # its own datasheet: a cut-down part is gated below it
+        return datasheet_ratios(model.architecture, model)
     pair = BY_CAPABILITY.get(capability)
     if pair is not None:
         return pair[1] if is_geforce(device_name) else pair[0]
