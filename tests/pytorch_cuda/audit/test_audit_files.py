@@ -22,7 +22,7 @@ from pytorch_cuda.audit.fixing import fix_findings
 from pytorch_cuda.audit.triage import Decision, Triage
 from pytorch_cuda.console.github_step import write_step_outputs
 from pytorch_cuda.errors import EngineError, UserError
-from tests.pytorch_cuda.audit.test_audit_triage import SBOM
+from tests.support.audit_doubles import SBOM
 
 ROOT = Path(__file__).resolve().parents[3]
 JINJA = Finding("pypi", "Jinja2", "2.10", ("PYSEC-2019-217",), ("2.10.1",), "x", "osv", ("requirements/a.txt",))
