@@ -9,6 +9,7 @@ night, with the same exit 2.
 
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -71,6 +72,19 @@ class GithubMatrix:
             "gpu": {"include": [asdict(e) for e in self.gpu]},
             "excluded": [asdict(e) for e in self.excluded],
         }
+
+    def step_outputs(self) -> dict[str, str]:
+        """The workflow's `build` and `gpu` outputs: each job's matrix as one line of JSON."""
+        jobs = self.as_dict()
+        return {name: json.dumps(jobs[name], separators=(",", ":")) for name in ("build", "gpu")}
+
+    def summary(self) -> str:
+        """The run's jobs, as the job summary lists them: each build, each GPU job, each variant left out."""
+        lines = ["### Jobs of this run"]
+        lines += [f"- build `{b.variant}`: `{b.repository}:{b.tag}`" for b in self.build]
+        lines += [f"- conformance `{g.name}`: {g.gpus} x {g.gpu}, `conformance {g.require}`" for g in self.gpu]
+        lines += [f"- **not built: `{e.variant}`**: {e.reason}" for e in self.excluded]
+        return "\n".join(lines) + "\n"
 
 
 def missing_lock(matrix: Matrix, variant: Variant, root: Path) -> str | None:

@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Set up a fresh Debian machine: a Docker engine (+ mmdebstrap), a local registry on 127.0.0.1:5000, PostgreSQL for the results store's tests, chromium for the report tests, the Python venv, and buildx (for the bake test).
+# README command 1's setup: only what `build.py --target cu12` needs on a fresh Debian machine, a Docker engine
+# (+ mmdebstrap, which bootstraps the base) and .venv with the builder's hash-locked dependencies (profile build).
+# The tests' tools (linters, pytest, the registry, skopeo, chromium, buildx) come with command 2:
+# scripts/setup-tests.sh.
 set -euo pipefail
 here="$(dirname "$0")"
 "$here/setup-docker.sh"
-"$here/setup-registry.sh"
-"$here/setup-postgres.sh"
-"$here/setup-browser.sh"
-"$here/setup-python.sh"
-"$here/setup-buildx.sh"
+"$here/setup-python.sh" build

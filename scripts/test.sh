@@ -23,7 +23,7 @@ Tiers (typical wall times on a 2-core runner, with the image already built by RE
   --help   this text.
 
 Exit status: 0 when every stage passed, the failing stage's status otherwise, 2 on a bad argument
-or a missing .venv (run scripts/setup.sh). A table of stage times is printed at the end.
+or a missing .venv or test tools (run scripts/setup-tests.sh). A table of stage times is printed at the end.
 EOF
 }
 
@@ -36,7 +36,11 @@ case "${1:-}" in
 esac
 
 py=.venv/bin/python
-[ -x "$py" ] || { echo "test: .venv is missing; run scripts/setup.sh first" >&2; exit 2; }
+[ -x "$py" ] || { echo "test: .venv is missing; run scripts/setup-tests.sh first" >&2; exit 2; }
+[ -x .venv/bin/pytest ] || {  # README command 1 (scripts/setup.sh) installs the builder's profile only
+  echo "test: .venv has no test tools (pytest); run scripts/setup-tests.sh first" >&2
+  exit 2
+}
 
 started=$(date +%s)
 stages=()  # "seconds<TAB>name" for the table

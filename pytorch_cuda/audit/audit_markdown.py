@@ -46,3 +46,18 @@ def markdown(result: AuditResult, action: str) -> str:
         else "No fixed version is published yet; this issue stays open until one is, or the pin is dropped."
     )
     return "\n".join([head, "", *table, "", tail, ""])
+
+
+def lane_outputs(result: AuditResult) -> dict[str, str]:
+    """The security workflow's step outputs: PyPI findings a pull request fixes, Debian findings (bump.yml
+    rebuilds the base), and findings without a fix (an issue each), as counts."""
+    return {
+        "fixable": str(sum(f.action == "pull-request" and f.ecosystem == "pypi" for f in result.findings)),
+        "debian": str(sum(f.ecosystem == "deb" for f in result.findings)),
+        "unfixable": str(sum(f.action == "issue" for f in result.findings)),
+    }
+
+
+def lane_summary(result: AuditResult) -> str:
+    """The security job's summary: the pull request's findings, then the issue's."""
+    return "### build.py audit\n" + markdown(result, "pull-request") + markdown(result, "issue")

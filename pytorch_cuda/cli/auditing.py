@@ -8,10 +8,11 @@ from pathlib import Path
 
 from pytorch_cuda.audit.audit_files import AuditFiles
 from pytorch_cuda.audit.audit_flow import AuditRequest, run_audit
-from pytorch_cuda.audit.audit_markdown import summary_lines
+from pytorch_cuda.audit.audit_markdown import lane_outputs, lane_summary, summary_lines
 from pytorch_cuda.audit.python_audit import PYPI_JSON, Service
 from pytorch_cuda.audit.triage import TRIAGE_FILE
 from pytorch_cuda.cli.options import Session, SharedOptions, ca_bundle_option, examples
+from pytorch_cuda.console.github_step import append_step_summary, write_step_outputs
 from pytorch_cuda.console.output import dumps, print_lock_changes
 
 
@@ -61,6 +62,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     verb.add_argument("--markdown-pr", type=Path, metavar="PATH", help="write the fixable findings as Markdown")
     verb.add_argument("--markdown-issue", type=Path, metavar="PATH", help="write the unfixable findings as Markdown")
+    verb.add_argument(
+        "--github-output",
+        type=Path,
+        metavar="FILE",
+        help="also append the counts fixable, debian and unfixable to FILE (a workflow step's outputs)",
+    )
+    verb.add_argument("--summary", type=Path, metavar="FILE", help="also append both Markdown bodies to FILE")
     ca_bundle_option(verb)
     verb.set_defaults(run=audit)
 
@@ -82,6 +90,10 @@ def audit(args: argparse.Namespace, session: Session) -> int:
     )
     outcome = run_audit(request, log)
     result, fixed = outcome.result, outcome.fixed
+    if args.github_output is not None:
+        write_step_outputs(args.github_output, lane_outputs(result))
+    if args.summary is not None:
+        append_step_summary(args.summary, lane_summary(result))
     if fixed is not None and not args.json:
         print_lock_changes(session.out, list(fixed.changes))
     if args.json:

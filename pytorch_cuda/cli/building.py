@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 from contextlib import ExitStack
+from pathlib import Path
 from typing import Any
 
 from rich.text import Text
 
 from pytorch_cuda.bake.set_overrides import BUILD_KEYS, apply_to_plan, check_platform, parse_overrides, scope_of
 from pytorch_cuda.cli import overrides
-from pytorch_cuda.cli.metadata_file import write_metadata
+from pytorch_cuda.cli.metadata_file import write_candidate_file, write_metadata
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.cli.several import build_each, exit_status, print_results, results_json
 from pytorch_cuda.console.output import dumps, outcome_dict, print_outcome
@@ -90,6 +91,13 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="push only the candidate tag (candidate-<variant>-<build id>) and print its digest; no release tag "
         "moves in the registry (nightly and release test that digest on GPUs first)",
     )
+    push.add_argument(
+        "--candidate-file",
+        type=Path,
+        metavar="PATH",
+        help="with --candidate and one variant: write the candidate as REPOSITORY@sha256:... to PATH (what the GPU "
+        "jobs pull)",
+    )
     overrides.options(push)
     push.set_defaults(run=run)
 
@@ -145,10 +153,18 @@ def run(args: argparse.Namespace, session: Session) -> int:
             require_reproducible(checked)
         return found
 
+    candidate_file = getattr(args, "candidate_file", None)
+    if candidate_file is not None and (not args.push_candidate or len(targets) != 1):
+        raise UserError(
+            cause="--candidate-file writes the candidate of one variant's `push --candidate`",
+            fix="add --candidate and name one target and flavour, or leave out --candidate-file",
+        )
     if len(targets) == 1:
         found = one(targets[0])
         if args.metadata_file and not args.dry_run:
             write_metadata(args.metadata_file, {targets[0]: found}, several=False)
+        if candidate_file is not None and not args.dry_run:
+            write_candidate_file(candidate_file, found)
         if args.json:
             print(dumps(found))
         elif args.dry_run:

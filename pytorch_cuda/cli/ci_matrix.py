@@ -7,6 +7,7 @@ from pathlib import Path
 
 from pytorch_cuda.ci_jobs import github_matrix
 from pytorch_cuda.cli.options import Session, SharedOptions
+from pytorch_cuda.console.github_step import append_step_summary, write_step_outputs
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.matrix.fleet import load_fleet
 
@@ -21,11 +22,20 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         help="print the CI job matrix (JSON): a build per variant, a GPU job per runner",
     )
     jobs.add_argument("--fleet", type=Path, metavar="PATH", help="GPU runner file (default: ROOT/fleet.yaml)")
+    jobs.add_argument(
+        "--github-output", type=Path, metavar="FILE", help="also append the `build` and `gpu` step outputs to FILE"
+    )
+    jobs.add_argument("--summary", type=Path, metavar="FILE", help="also append the list of jobs (Markdown) to FILE")
     jobs.set_defaults(run=job_matrix)
 
 
 def job_matrix(args: argparse.Namespace, session: Session) -> int:
     """Always JSON: it is what `strategy.matrix: ${{ fromJSON(...) }}` reads."""
     matrix, root = session.matrix(args), session.root()
-    print(dumps(github_matrix(matrix, load_fleet(args.fleet or root / "fleet.yaml"), root).as_dict()))
+    jobs = github_matrix(matrix, load_fleet(args.fleet or root / "fleet.yaml"), root)
+    if args.github_output is not None:
+        write_step_outputs(args.github_output, jobs.step_outputs())
+    if args.summary is not None:
+        append_step_summary(args.summary, jobs.summary())
+    print(dumps(jobs.as_dict()))
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.tags import candidate_by_digest
 
 
 def metadata(found: dict[str, Any]) -> dict[str, Any]:
@@ -39,4 +40,22 @@ def write_metadata(path: Path, results: dict[str, dict[str, Any]], *, several: b
     except OSError as error:
         raise UserError(
             cause=f"cannot write --metadata-file {path} ({error.strerror})", fix="pass a writable path"
+        ) from None
+
+
+def write_candidate_file(path: Path, found: dict[str, Any]) -> None:
+    """`push --candidate --candidate-file PATH`: the variant's candidate as REPOSITORY@sha256:... in PATH."""
+    variant = str(found.get("variant"))
+    candidate = candidate_by_digest(found.get("digests") or {}, variant)
+    if candidate is None:
+        raise UserError(
+            cause=f"the push of {variant} reported no digest for a candidate tag (candidate-{variant}-<id>)",
+            fix="check that the registry took the push (its digests are in the --json output)",
+        )
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(candidate + "\n", encoding="utf-8")
+    except OSError as error:
+        raise UserError(
+            cause=f"cannot write --candidate-file {path} ({error.strerror})", fix="pass a writable path"
         ) from None

@@ -6,6 +6,7 @@ import argparse
 from pathlib import Path
 
 from pytorch_cuda.cli.options import Session, SharedOptions, examples
+from pytorch_cuda.console.github_step import append_step_summary
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.errors import UserError
 
@@ -43,6 +44,15 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "class (an OLD given is the fallback)",
     )
     report_verb.add_argument("--html-url", metavar="URL", help="with --diff: link the HTML page from the Markdown")
+    report_verb.add_argument(
+        "--summary", type=Path, metavar="FILE", help="also append report.md to FILE (a job summary)"
+    )
+    report_verb.add_argument(
+        "--already-passed",
+        type=Path,
+        metavar="PASSED.json",
+        help="with --summary: the results are those of an earlier run that passed (its passed.json); say so first",
+    )
     report_verb.set_defaults(run=report)
 
 
@@ -53,9 +63,15 @@ def report(args: argparse.Namespace, session: Session) -> int:
         raise UserError(cause="report --html PATH is for --diff OLD NEW", fix="add --diff, or use --out DIR")
     if args.out is None:
         raise UserError(cause="report needs --out DIR", fix="add `--out report/` (or `--diff OLD NEW` to compare two)")
+    if args.already_passed is not None and args.summary is None:
+        raise UserError(cause="report --already-passed notes a job summary", fix="add --summary FILE, or leave it out")
     from pytorch_cuda.precision_report.report_files import write_report  # matplotlib loads only for `report`
 
     written = write_report(args.results, args.out)
+    if args.summary is not None:
+        from pytorch_cuda.precision_report.job_summary import job_summary
+
+        append_step_summary(args.summary, job_summary(args.out / "report.md", args.already_passed))
     if args.json:
         print(dumps({"written": [str(p) for p in written]}))
     else:

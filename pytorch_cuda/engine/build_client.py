@@ -12,7 +12,8 @@ from pytorch_cuda.engine.protocol import EngineBuild
 from pytorch_cuda.errors import EngineError
 
 CANDIDATE_CLIENTS = ("docker", "/usr/bin/docker", "/usr/local/bin/docker")
-# Clients from 23.0 on route `docker build` through buildx and refuse BuildKit without it.
+# Clients from 23.0 on route `docker build` through buildx and refuse BuildKit without it: a workaround picks the client
+# by version (https://github.com/moby/moby/releases/tag/v23.0.0, docker/cli#3314).
 LAST_CLIENT_WITH_BUILTIN_BUILDKIT = 22
 
 

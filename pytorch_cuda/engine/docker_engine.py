@@ -165,7 +165,9 @@ class DockerEngine:
                 cause=f"the build reported success but {request.tag} does not exist",
                 fix="check that the build client loads images into this engine (buildx: a 'docker' driver or --load)",
             )
-        if request.created_epoch is not None:  # BuildKit 0.8 stamps the wall clock on the config
+        # A workaround: Docker 20.10's BuildKit 0.8 stamps the wall clock on the config; SOURCE_DATE_EPOCH sets it from
+        # BuildKit 0.11 on (https://github.com/moby/buildkit/pull/2918).
+        if request.created_epoch is not None:
             image_id = stamp_and_retag(self._client, image_id, request.created_epoch, request.tag)
         return BuildResult(image_id, time.monotonic() - started, cached, total)
 

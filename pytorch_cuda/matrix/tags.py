@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from pytorch_cuda.matrix.build_matrix import Matrix
@@ -54,3 +55,14 @@ def tag_set(matrix: Matrix, variant: Variant) -> TagSet:
 def candidate_ref(matrix: Matrix, variant: Variant, build_id: str) -> str:
     """Temporary tag a build lands on before its checks pass."""
     return f"{matrix.project.repository}:candidate-{variant.key}-{build_id}"
+
+
+def candidate_by_digest(digests: Mapping[str, str], variant_key: str) -> str | None:
+    """`REPOSITORY@sha256:...` of the variant's pushed candidate (the tag `REPOSITORY:candidate-<variant>-<id>`
+    among a push's digests, the parent's candidates beside it), or None when none was pushed."""
+    marker = f":candidate-{variant_key}-"
+    for ref, digest in digests.items():
+        repository, found, _ = ref.partition(marker)
+        if found:
+            return f"{repository}@{digest}"
+    return None

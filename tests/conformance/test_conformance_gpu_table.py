@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.support.expectations.ratios import NEWER_THAN_TABLE, expected_ratios, ratio_note
+from conformance.support.expectations.ratios import (
+    GATE_FRACTION,
+    NEWER_THAN_TABLE,
+    RATIO_DTYPES,
+    expected_ratios,
+    ratio_note,
+)
+from pytorch_cuda_contract import gpu_models
+from pytorch_cuda_contract.gpu_models import GpuModel, Peaks
 from pytorch_cuda_contract.peaks import lookup_peak
 
 # (torch.cuda.get_device_name(), compute capability, peak-table entry or None, fp16 / tf32 ratio, conservative)
@@ -31,19 +39,20 @@ PARTS: list[Part] = [
     ("NVIDIA A800 80GB PCIe", (8, 0), "A800", 16.0, 8.0, False),
     ("NVIDIA H100 80GB HBM3", (9, 0), "H100 SXM", 14.8, 7.4, False),
     ("NVIDIA H100 PCIe", (9, 0), "H100 PCIe", 14.8, 7.4, False),
-    ("NVIDIA H100 NVL", (9, 0), "H100 NVL", 14.8, 7.4, False),
+    ("NVIDIA H100 NVL", (9, 0), "H100 NVL", 13.9, 7.0, False),
     ("NVIDIA H200", (9, 0), "H200 SXM", 14.8, 7.4, False),
-    ("NVIDIA H200 NVL", (9, 0), "H200 NVL", 14.8, 7.4, False),
+    ("NVIDIA H200 NVL", (9, 0), "H200 NVL", 13.9, 7.0, False),
     ("NVIDIA GH200 480GB", (9, 0), "GH200", 14.8, 7.4, False),
     ("NVIDIA GH200 144G HBM3e", (9, 0), "GH200", 14.8, 7.4, False),
     ("NVIDIA H20", (9, 0), None, 3.4, 1.7, False),
+    ("NVIDIA L20", (8, 9), None, 2.0, 1.0, False),
     ("NVIDIA A100-SXM4-80GB", (8, 0), "A100", 16.0, 8.0, False),
     ("NVIDIA A100 80GB PCIe", (8, 0), "A100", 16.0, 8.0, False),
     ("NVIDIA A10", (8, 6), "A10", 4.0, 2.0, False),
     ("NVIDIA A10G", (8, 6), "A10G", 4.0, 2.0, False),
     ("Tesla T4", (7, 5), "T4", 8.0, None, False),
     ("Tesla V100-SXM2-16GB", (7, 0), "V100 SXM2", 8.0, None, False),
-    ("Tesla V100S-PCIE-32GB", (7, 0), "V100S PCIe", 8.0, None, False),
+    ("Tesla V100S-PCIE-32GB", (7, 0), "V100S PCIe", 7.9, None, False),
     ("NVIDIA B200", (10, 0), "B200", 30.0, 15.0, False),
     ("NVIDIA B300", (10, 3), None, 30.0, 15.0, False),
     ("NVIDIA X999", (13, 0), None, 2.0, 1.0, True),
@@ -96,3 +105,52 @@ def test_a_mig_slice_has_no_datasheet_peak_but_keeps_its_architecture_gates() ->
     ratios = expected_ratios((9, 0), name)
     assert ratios is not None
     assert ratios.bound("fp16") == pytest.approx(7.4)
+
+
+def _own_ratio(model: GpuModel, dtype: str) -> float | None:
+    assert model.peaks is not None
+    peak: float | None = getattr(model.peaks, dtype)
+    return None if peak is None else peak / model.peaks.fp32
+
+
+@pytest.mark.parametrize("model", [m for m in gpu_models.GPU_MODELS if m.peaks], ids=lambda m: m.name)
+def test_every_table_model_is_gated_below_its_own_datasheet_ratio(model: GpuModel) -> None:
+    """A healthy card reaches its datasheet ratio; its gate must sit well under it, never at its flagship's."""
+    ratios = expected_ratios((model.capability[0], model.capability[1]), f"NVIDIA {model.name}")
+    assert ratios is not None
+    for dtype in RATIO_DTYPES:
+        own, bound = _own_ratio(model, dtype), ratios.bound(dtype)
+        assert (own is None) == (bound is None), f"{model.name} {dtype}"
+        if own is not None and bound is not None:
+            assert bound < 0.75 * own, f"{model.name}: {dtype} gate {bound} is not well below its own ratio {own:.2f}"
+
+
+def test_a_cut_down_part_added_to_the_table_gets_its_own_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    """One table line with the part's datasheet peaks is enough: it is not gated on its flagship's (the L40S's)."""
+    flagship = expected_ratios((8, 9), "NVIDIA L40S")
+    assert flagship is not None
+    assert flagship.bound("fp16") == pytest.approx(GATE_FRACTION * 4.0)
+    cut_down = GpuModel(
+        "L30", ("L30",), gpu_models.model_named("L40S").capability, "pcie", Peaks(60.0, 60.0, 120.0, 120.0)
+    )
+    monkeypatch.setattr(gpu_models, "GPU_MODELS", (*gpu_models.GPU_MODELS, cut_down))
+    ratios = expected_ratios((8, 9), "NVIDIA L30")
+    assert ratios is not None
+    assert (ratios.fp16, ratios.tf32) == (2.0, 1.0)
+    assert (ratios.bound("fp16"), ratios.bound("tf32")) == pytest.approx((GATE_FRACTION * 2.0, GATE_FRACTION * 1.0))
+    assert "L30 120/60/60" in ratios.family
+
+
+def test_the_l20_is_gated_on_its_own_estimated_ratios_not_the_l40s() -> None:
+    """The L20 (AD102, cut down) has no datasheet peaks in the table: declared ratios, marked estimated."""
+    ratios, flagship = expected_ratios((8, 9), "NVIDIA L20"), expected_ratios((8, 9), "NVIDIA L40S")
+    assert ratios is not None
+    assert flagship is not None
+    assert ratios.estimated
+    assert not flagship.estimated
+    for dtype, healthy in (("fp16", 2.0), ("bf16", 2.0), ("tf32", 1.0)):  # the L40's rates on the same die
+        bound = ratios.bound(dtype)
+        assert bound == pytest.approx(GATE_FRACTION * healthy)
+        assert (bound or 0.0) < healthy < (flagship.ratio(dtype) or 0.0)
+        assert ratios.ceiling(dtype) is None  # no upper gate from an estimate
+    assert "estimated" in ratio_note(ratios, (8, 9), "fp16")

@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from pytorch_cuda.ci_jobs import github_matrix
+from pytorch_cuda.console.github_step import write_step_outputs
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.fleet import Fleet, load_fleet
@@ -98,6 +99,33 @@ def test_the_cli_prints_the_matrix_as_json(matrix: Matrix, fleet: Fleet) -> None
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == json.loads(json.dumps(github_matrix(matrix, fleet, ROOT).as_dict()))
+
+
+def test_the_cli_writes_the_step_outputs_and_the_job_summary(matrix: Matrix, fleet: Fleet, tmp_path: Path) -> None:
+    """What the workflow's step reads: `build` and `gpu` as one line of JSON each, and the jobs listed in Markdown."""
+    output, summary = tmp_path / "github_output", tmp_path / "summary.md"
+    output.write_text("earlier=1\n", encoding="utf-8")  # a step's file is appended to, never replaced
+    argv = [sys.executable, str(ROOT / "build.py"), "ci-matrix", "--github-output", str(output)]
+    result = subprocess.run([*argv, "--summary", str(summary)], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    jobs = github_matrix(matrix, fleet, ROOT)
+    lines = output.read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "earlier=1"
+    written = dict(line.split("=", 1) for line in lines[1:])
+    assert set(written) == {"build", "gpu"}
+    expected = json.loads(json.dumps(jobs.as_dict()))
+    assert {k: json.loads(v) for k, v in written.items()} == {"build": expected["build"], "gpu": expected["gpu"]}
+    text = summary.read_text(encoding="utf-8")
+    assert text.startswith("### Jobs of this run\n")
+    assert "- build `cu128-runtime`: `" in text
+    assert f"- conformance `{jobs.gpu[0].name}`: {jobs.gpu[0].gpus} x {jobs.gpu[0].gpu}" in text
+    assert "- **not built: `cu130-devel`**: images/cu130-runtime/requirements.lock does not exist" in text
+
+
+def test_a_step_output_with_a_line_break_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="line break"):
+        write_step_outputs(tmp_path / "out", {"body": "two\nlines"})
+    assert not (tmp_path / "out").exists()
 
 
 def test_the_cli_names_a_bad_fleet(tmp_path: Path) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.repo.test_workflows import load
+from tests.support.workflow_files import load
 
 
 def triggers(name: str) -> Any:

@@ -10,7 +10,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 PAGES = sorted((ROOT / "docs").glob("*.md"))
-COMMANDS = ("scripts/setup.sh && .venv/bin/python build.py --target cu12", "scripts/setup.sh && scripts/test.sh")
+COMMANDS = ("scripts/setup.sh && .venv/bin/python build.py --target cu12", "scripts/setup-tests.sh && scripts/test.sh")
 # Pages other work writes; README links them already.
 SLOTS = {"docs/precision-check.md", "docs/conformance-bounds.md", "docs/testing.md", "docs/release.md"}
 # Pages written on branches that may not edit README: the lead links them on merge, then drops them from here.

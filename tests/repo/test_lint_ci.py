@@ -122,8 +122,8 @@ BROKEN = [
     pytest.param(
         Broken(
             ".github/workflows/gpu-conformance.yml",
-            'echo "build=$build" >> "$GITHUB_OUTPUT"',
-            'echo "build=$(jq -c .build matrix.json)" >> "$GITHUB_OUTPUT"',
+            'echo "image=$(cat candidate/candidate.txt)" >> "$GITHUB_OUTPUT"',
+            'echo "image=$(jq -r .image candidate/candidate.json)" >> "$GITHUB_OUTPUT"',
             ["assign each $(jq ...) to a variable of its own"],
             ["jq exit status"],
         ),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.repo.test_workflows import load, scripts
+from tests.support.workflow_files import load, scripts
 
 
 def _script(job: dict[str, Any]) -> str:

@@ -34,6 +34,7 @@ class ExpectedRatios:
     bf16: float | None
     tf32: float | None
     conservative: bool = False  # not from a datasheet: the weakest tensor-core generation's ratios
+    estimated: bool = False  # a cut-down part's ratios declared by name, from no datasheet: a sibling part's rates
 
     def ratio(self, dtype: str) -> float | None:
         value: float | None = getattr(self, dtype)
@@ -45,7 +46,7 @@ class ExpectedRatios:
 
     def ceiling(self, dtype: str) -> float | None:
         expected = self.ratio(dtype)
-        return None if expected is None or self.conservative else RATIO_CEILING * expected
+        return None if expected is None or self.conservative or self.estimated else RATIO_CEILING * expected
 
 
 def _same(ratios: ExpectedRatios) -> tuple[ExpectedRatios, ExpectedRatios]:
@@ -106,11 +107,13 @@ BY_CAPABILITY: Final[dict[tuple[int, int], tuple[ExpectedRatios, ExpectedRatios]
     (12, 0): (_RTX_PRO, geforce("Blackwell GeForce", _RTX_PRO)),
     (12, 1): _same(geforce(f"Blackwell GB10 (DGX Spark; {_NO_DENSE_DATASHEET})", _RTX_PRO)),
 }
-# Parts whose ratios differ from their architecture's flagship (matched as a whole word in the name).  The H20's
-# datasheet is not in the contract's table (no "% of datasheet" for it): its ratios are the cut-down part's own.
+# Cut-down parts with no datasheet peaks in the contract's table (no "% of datasheet" for them), matched as a whole
+# word of the name: their ratios are declared here, not their flagship's.  The H20's are its datasheet's.  The L20's
+# (AD102, as the L40 and the L40S) are estimated: NVIDIA's datasheet is not public beyond China, and the L40S's
+# gate (half of 4x / 2x) sits exactly at the 2x / 1x that the L40's rates on the same die give a healthy card.
 BY_NAME: Final[dict[str, ExpectedRatios]] = {
     "H20": ExpectedRatios("Hopper H20 (cut-down compute)", 3.4, 3.4, 1.7),
-    "L40": _datasheet("Ada L40", "L40"),
+    "L20": ExpectedRatios("Ada L20 (cut-down compute; estimated: the L40's rates)", 2.0, 2.0, 1.0, estimated=True),
 }
 NEWEST: Final = max(BY_CAPABILITY)
 NEWER_THAN_TABLE: Final = ExpectedRatios("newer than the suite's table", 2.0, 2.0, 1.0, conservative=True)
@@ -132,6 +135,11 @@ def expected_ratios(capability: tuple[int, int], device_name: str) -> ExpectedRa
     for token, ratios in BY_NAME.items():
         if token in words:
             return ratios
+    # A model the table holds with datasheet peaks is gated on its OWN ratios, not its architecture's: a cut-down
+    # part (the L40 beside the L40S) would otherwise sit at, or under, its flagship's gate while healthy.
+    model = gpu_models.find_model(device_name)
+    if model is not None and model.peaks is not None and not is_geforce(device_name):
+        return datasheet_ratios(model.architecture, model)
     pair = BY_CAPABILITY.get(capability)
     if pair is not None:
         return pair[1] if is_geforce(device_name) else pair[0]
@@ -163,6 +171,8 @@ def ratio_note(ratios: ExpectedRatios, capability: tuple[int, int], dtype: str) 
             f" (cc {capability[0]}.{capability[1]} is not in the suite's architecture table: conservative "
             "GeForce-level floors; add the GPU, with its datasheet peaks, to pytorch_cuda_contract/gpu_models.py)"
         )
+    if ratios.estimated:
+        text += " (estimated: no datasheet peaks in pytorch_cuda_contract/gpu_models.py; no upper gate)"
     return text
 
 

@@ -23,7 +23,8 @@ def bus_bandwidth_gbps(message_bytes: int, seconds: float, world_size: int) -> f
 
 REDUCE_OPS = ("sum", "max", "avg")
 # The errors torch raises for an op the backend does not implement (ProcessGroupGloo.cpp / ProcessGroupNCCL.cpp):
-# the only exceptions that are a documented gap, not a fault.  gloo implements AVG since torch 2.8 (2.7 raised).
+# the only exceptions that are a documented gap, not a fault.  gloo implements AVG since torch 2.8 (2.7 raised;
+# https://github.com/pytorch/pytorch/pull/149781).
 UNSUPPORTED_OP_ERRORS: Final = (
     "Cannot use ReduceOp.AVG with Gloo",
     "Cannot use ReduceOp.PREMUL_SUM with Gloo",
@@ -83,7 +84,9 @@ def _attempt(label: str, call: Callable[[], object], unsupported: list[str], fai
 
 def _gather_checks(rank: int, job: DistJob, device: torch.device, numel: int, unsupported: list[str]) -> list[str]:
     """all_gather / reduce_scatter into a separate NaN-filled buffer: even on one rank NCCL must write it."""
-    with warnings.catch_warnings():  # torch 2.13 renames them (*_single); 2.9 and 2.11 have only these names
+    # A workaround: torch 2.13 renames them (*_single) and warns on the old names, which 2.9 and 2.11 alone have
+    # (https://github.com/pytorch/pytorch/pull/186123).
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         return _gather_checks_named(rank, job, device, numel, unsupported)
 

@@ -4,7 +4,6 @@ boundary faked here, with the JSON it prints), PyPI's newest-release fallback, t
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from pytorch_cuda.audit.python_audit import Service, audit_pins
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.errors import EXIT_PARTIAL, UserError
 from pytorch_cuda_sbom.vex import VexEntry, vex_document
+from tests.support.audit_doubles import pip_audit_answering
 
 ROOT = Path(__file__).resolve().parents[3]
 ECDSA = {
@@ -71,18 +71,6 @@ def test_a_lock_that_is_not_there_or_pins_no_version(tmp_path: Path) -> None:
         read_pins(bad, tmp_path)
 
 
-def _pip_audit(answers: dict[str, dict[str, Any]], seen: list[str]) -> Any:
-    """pip-audit's process: for each `name==version` of the file it is given, the entry `answers` has for it."""
-
-    def run(argv: list[str]) -> subprocess.CompletedProcess[str]:
-        pins = Path(argv[argv.index("-r") + 1]).read_text()
-        seen.append(pins)
-        dependencies = [{"name": line.split("==")[0], **answers[line]} for line in pins.splitlines()]
-        return subprocess.CompletedProcess(argv, 1, json.dumps({"dependencies": dependencies, "fixes": []}), "")
-
-    return run
-
-
 def test_pip_audit_answers_and_the_newest_release_fallback() -> None:
     pins = [
         LockedPin("images/a.lock", "jinja2", "2.10"),
@@ -103,7 +91,9 @@ def test_pip_audit_answers_and_the_newest_release_fallback() -> None:
     }
     seen: list[str] = []
     projects = {"https://pypi.test/ecdsa/json": ECDSA, "https://pypi.test/mpmath/json": {"info": {"version": "1.4.1"}}}
-    result = audit_pins(pins, Service(pypi_json="https://pypi.test"), _pip_audit(answers, seen), projects.get, print)
+    result = audit_pins(
+        pins, Service(pypi_json="https://pypi.test"), pip_audit_answering(answers, seen), projects.get, print
+    )
     assert sorted(seen) == [
         "ecdsa==0.19.2\njinja2==2.10\nmpmath==1.3.0\n",
         "jinja2==3.1.6\n",

@@ -10,7 +10,7 @@ from pathlib import Path
 from pytorch_cuda.audit.lock_pins import LockedPin, unlocked
 from pytorch_cuda.audit.python_audit import CHUNK, PARALLEL, Service, audit_pins
 from pytorch_cuda.matrix.build_matrix import Matrix
-from tests.pytorch_cuda.audit.test_audit import _pip_audit
+from tests.support.audit_doubles import pip_audit_answering
 
 
 def test_a_variant_without_a_lock_is_named(matrix: Matrix, root: Path) -> None:
@@ -24,7 +24,7 @@ def test_the_pins_are_audited_by_processes_side_by_side() -> None:
     pins = [LockedPin("images/a.lock", f"p{n:03}", "1.0") for n in range(PARALLEL * CHUNK + 5)]
     answers = {f"{p.name}==1.0": {"version": "1.0", "vulns": []} for p in pins}
     seen: list[str] = []
-    fake = _pip_audit(answers, seen)
+    fake = pip_audit_answering(answers, seen)
     together = threading.Barrier(PARALLEL, timeout=10)  # one after another, the first run would wait in vain
 
     def run(argv: list[str]) -> subprocess.CompletedProcess[str]:

@@ -13,7 +13,7 @@ import pytest
 from pytorch_cuda.audit import audit_flow
 from pytorch_cuda.bump.debian_advisories import fixed_ids
 from pytorch_cuda.cli.main import main
-from tests.pytorch_cuda.audit.test_audit import _pip_audit
+from tests.support.audit_doubles import pip_audit_answering
 from tests.support.bump_checkout import checkout, committed_debian_packages, current_archive
 
 CHANGELOG = """shadow ({new}) trixie-security; urgency=medium
@@ -50,7 +50,7 @@ def test_a_debian_finding_names_its_cves(
         lock = tmp_path / "empty.lock"
         lock.write_text("idna==3.10\n")
         monkeypatch.setattr(
-            audit_flow, "run_pip_audit", _pip_audit({"idna==3.10": {"version": "3.10", "vulns": []}}, [])
+            audit_flow, "run_pip_audit", pip_audit_answering({"idna==3.10": {"version": "3.10", "vulns": []}}, [])
         )
         capsys.readouterr()
         assert main(["audit", "--root", str(root), "--lock", str(lock), "--json"]) == 1

@@ -16,11 +16,13 @@ from cyclonedx.validation.json import JsonStrictValidator
 
 from pytorch_cuda.audit import python_audit
 from pytorch_cuda.audit.audit_files import AuditFiles, audit_vex, write_audit_files
+from pytorch_cuda.audit.audit_markdown import lane_outputs, lane_summary, markdown
 from pytorch_cuda.audit.findings import AuditResult, Finding
 from pytorch_cuda.audit.fixing import fix_findings
 from pytorch_cuda.audit.triage import Decision, Triage
+from pytorch_cuda.console.github_step import write_step_outputs
 from pytorch_cuda.errors import EngineError, UserError
-from tests.pytorch_cuda.audit.test_audit_triage import SBOM
+from tests.support.audit_doubles import SBOM
 
 ROOT = Path(__file__).resolve().parents[3]
 JINJA = Finding("pypi", "Jinja2", "2.10", ("PYSEC-2019-217",), ("2.10.1",), "x", "osv", ("requirements/a.txt",))
@@ -99,3 +101,14 @@ def test_pypi_json_is_none_for_a_404_and_the_error_otherwise(monkeypatch: pytest
     assert read("https://pypi.org/pypi/gone/json") is None
     with pytest.raises(EngineError, match="cannot read it"):
         read("https://pypi.org/pypi/down/json")
+
+
+def test_the_lane_counts_and_the_job_summary_are_the_workflows_outputs(tmp_path: Path) -> None:
+    """fixable: PyPI findings with a fix (Jinja2); debian: Debian's (passwd, rebuilt by bump); unfixable: none."""
+    result = AuditResult((JINJA, PASSWD, ECDSA), (), ("requirements/a.txt",), 4, 4, 1)
+    assert lane_outputs(result) == {"fixable": "1", "debian": "1", "unfixable": "1"}
+    summary = lane_summary(result)
+    assert summary == "### build.py audit\n" + markdown(result, "pull-request") + markdown(result, "issue")
+    output = tmp_path / "github_output"
+    write_step_outputs(output, lane_outputs(result))
+    assert output.read_text(encoding="utf-8") == "fixable=1\ndebian=1\nunfixable=1\n"

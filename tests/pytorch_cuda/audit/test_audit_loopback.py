@@ -80,6 +80,10 @@ def test_osv_advisory_with_a_fix_and_a_debian_security_update(
                 str(vex),
                 "--markdown-pr",
                 str(tmp_path / "out" / "pr.md"),
+                "--github-output",
+                str(tmp_path / "out" / "github_output"),
+                "--summary",
+                str(tmp_path / "out" / "summary.md"),
             )
             capsys.readouterr()
             # --fix: the pin moves to the lowest fixed version, the lock is re-resolved; passwd needs a rebuild
@@ -123,6 +127,10 @@ def test_osv_advisory_with_a_fix_and_a_debian_security_update(
     ids = {v["id"]: v["affects"][0]["ref"] for v in document["vulnerabilities"]}
     assert ids["PYSEC-2019-217"] == "pkg:pypi/jinja2@2.10"
     assert "CVE-2019-10906" in (tmp_path / "out" / "pr.md").read_text()
+    # the security workflow's step outputs and job summary (security.yml reads them)
+    assert (tmp_path / "out" / "github_output").read_text() == "fixable=1\ndebian=1\nunfixable=0\n"
+    summary = (tmp_path / "out" / "summary.md").read_text()
+    assert summary.startswith("### build.py audit\n" + (tmp_path / "out" / "pr.md").read_text())
     assert fixed_status == 1  # what it fixed is in the next audit, not this one
     assert fixed["pins"] == [
         {

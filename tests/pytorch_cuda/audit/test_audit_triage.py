@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 from cyclonedx.schema import SchemaVersion
@@ -22,7 +21,7 @@ from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.errors import UserError
 from pytorch_cuda_sbom.vex import embed, purl_key
-from tests.pytorch_cuda.audit.test_audit import _pip_audit
+from tests.support.audit_doubles import SBOM, pip_audit_answering
 
 ROOT = Path(__file__).resolve().parents[3]
 ECDSA = {"id": "GHSA-wj6h-64fc-37mp", "aliases": ["CVE-2024-23342"], "fix_versions": [], "description": "Minerva"}
@@ -34,27 +33,6 @@ DECISION = """decisions:
     justification: code_not_reachable
     detail: nothing in the image signs with ecdsa
 """
-SBOM: dict[str, Any] = {
-    "bomFormat": "CycloneDX",
-    "specVersion": "1.6",
-    "version": 1,
-    "components": [
-        {
-            "type": "library",
-            "bom-ref": "ecdsa-ref",
-            "name": "ecdsa",
-            "version": "0.19.2",
-            "purl": "pkg:pypi/ecdsa@0.19.2",
-        },
-        {
-            "type": "library",
-            "bom-ref": "jinja-ref",
-            "name": "Jinja2",
-            "version": "2.10",
-            "purl": "pkg:pypi/Jinja2@2.10",
-        },
-    ],
-}
 
 
 def test_the_triage_file_is_checked(tmp_path: Path) -> None:
@@ -78,7 +56,7 @@ def test_a_decision_settles_its_finding_and_the_vex_goes_into_the_sbom(
         "ecdsa==0.19.2": {"version": "0.19.2", "vulns": [ECDSA]},
         "jinja2==2.10": {"version": "2.10", "vulns": [JINJA]},
     }
-    monkeypatch.setattr(audit_flow, "run_pip_audit", _pip_audit(answers, []))
+    monkeypatch.setattr(audit_flow, "run_pip_audit", pip_audit_answering(answers, []))
     (tmp_path / "triage.yaml").write_text(DECISION + "  - {id: GHSA-gone, package: idna, state: resolved, detail: x}\n")
     (tmp_path / "sbom.json").write_text(json.dumps(SBOM))
     argv = [

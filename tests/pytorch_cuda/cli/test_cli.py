@@ -99,3 +99,24 @@ def test_bad_matrix_exits_2(tmp_path: Path) -> None:
     text = " ".join(result.stderr.split())
     assert "targets.cu128.nccl" in text
     assert "'latest'" in text
+
+
+def test_a_candidate_file_without_a_candidate_push_is_bad_input(tmp_path: Path) -> None:
+    result = build_py(
+        "push", "--target", "cu12", "--registry", "127.0.0.1:9/x", "--candidate-file", str(tmp_path / "c")
+    )
+    assert result.returncode == 2
+    assert "--candidate-file writes the candidate of one variant's `push --candidate`" in result.stderr
+    assert not (tmp_path / "c").exists()
+
+
+def test_the_candidate_file_holds_the_pushed_candidate_by_digest(tmp_path: Path) -> None:
+    from pytorch_cuda.cli.metadata_file import write_candidate_file
+    from pytorch_cuda.errors import UserError
+
+    digest = "sha256:" + "d" * 64
+    found = {"variant": "cu128-runtime", "digests": {"ghcr.io/o/pytorch-cuda:candidate-cu128-runtime-9": digest}}
+    write_candidate_file(tmp_path / "candidate.txt", found)
+    assert (tmp_path / "candidate.txt").read_text(encoding="utf-8") == f"ghcr.io/o/pytorch-cuda@{digest}\n"
+    with pytest.raises(UserError, match="reported no digest for a candidate tag"):
+        write_candidate_file(tmp_path / "none.txt", {"variant": "cu128-runtime", "digests": {}})

@@ -19,7 +19,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def chromium() -> str:
     found = find_chromium()
     if found is None:
-        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
+        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup-tests.sh calls it)")
     return found
 
 

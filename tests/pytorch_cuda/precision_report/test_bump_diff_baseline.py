@@ -91,7 +91,7 @@ def test_no_released_run_on_that_gpu_falls_back_loudly(
 
 
 def test_the_bump_comment_diffs_against_the_store_and_links_the_html() -> None:
-    from tests.repo.test_workflows import load, scripts
+    from tests.support.workflow_files import load, scripts
 
     comment = load("bump.yml")["jobs"]["gpu-comment"]
     text = "\n".join(scripts({"jobs": {"c": comment}}))

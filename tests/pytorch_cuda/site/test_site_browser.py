@@ -20,7 +20,7 @@ RUNS = ROOT / "evidence/fault-coverage"
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if find_chromium() is None:
-        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup.sh calls it)")
+        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup-tests.sh calls it)")
     root = tmp_path_factory.mktemp("site")
     store = root / "store"
     # five nightly runs: a history of fewer says "no history yet" and judges nothing, its faults included

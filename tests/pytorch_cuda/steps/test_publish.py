@@ -13,7 +13,7 @@ import pytest
 from pytorch_cuda.engine.protocol import RegistryError, TransientRegistryError
 from pytorch_cuda.image_build.pipeline import PipelineHooks, execute
 from pytorch_cuda.matrix.build_matrix import Matrix
-from pytorch_cuda.matrix.tags import TagSet
+from pytorch_cuda.matrix.tags import TagSet, candidate_by_digest
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.retry import Backoff, GaveUpError, TransientError, with_retries
 from pytorch_cuda.steps.publish import Publisher, PushError, publish
@@ -239,4 +239,7 @@ def test_the_pipeline_pushes_only_the_candidate_with_push_candidate(matrix: Matr
     assert outcome.published is not None
     assert list(outcome.published.digests) == [f"{REGISTRY}/{plan.candidate}"]
     assert _pushes(engine) == [f"{REGISTRY}/{plan.candidate}"]
+    # what `push --candidate-file` writes for the GPU jobs: the same repository, by the digest pushed
+    (digest,) = outcome.published.digests.values()
+    assert candidate_by_digest(outcome.published.digests, plan.variant.key) == f"{REGISTRY}/pytorch-cuda@{digest}"
     assert engine.images.get(plan.tags.full_ref)  # the local release tags moved: the checks passed here
