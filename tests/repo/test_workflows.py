@@ -281,9 +281,8 @@ REWORKED_ELSEWHERE: set[str] = set()
 # GitHub API client, not a second). An entry that fits again, or is gone, must leave this list.
 LONG_RUN_BLOCKS_LEFT = {
     ("lock-maintenance.yml", "commit to bump/lock-maintenance and open or update its pull request, or close it"),
-    ("security.yml", "commit to security/fixes and open or update its labelled pull request"),
-    ("security.yml", "open an issue for each advisory that has none"),
     ("nightly-gpu.yml", "open or update the issue of each regression (deduplicated by title, label regression)"),
+    ("dashboard.yml", "what the ticked boxes ask, if the editor may ask it"),  # to `build.py dashboard --requests`
 }
 
 
