@@ -17,11 +17,13 @@ from conformance.support.expectations.bounds import (
     amp_speedup_gate_uncached,
     fp32_ieee_error_gate,
     fp32_kernel_gate,
+    tf32_error_gate,
     throughput_gate,
 )
 from conformance.support.expectations.measured_floors import tighter
 from conformance.support.probes.allocator import memory_stats_missing
-from conformance.support.probes.env_limits import launch_blocking_hint, timing_unreliable
+from conformance.support.probes.env_limits import launch_blocking_hint, tf32_disabled, timing_unreliable
+from conformance.support.probes.fp32_policy import conv_fp32_math
 from conformance.support.results.recorder import RecordMetric, RecordNote
 from conformance.support.workloads.amp_step import AMP_PLAN, StepResult, measure_steps
 from conformance.support.workloads.cuda_timing import time_cuda
@@ -102,8 +104,9 @@ def test_amp_step_speedup(
 
 @pytest.mark.gpu
 def test_amp_memory_saving(amp_steps: dict[str, StepResult], record_metric: RecordMetric) -> None:
-    """Fails when aMP saves less than 15 % of fp32's peak memory. Skips naming the setting when the caching allocator
-    keeps no statistics (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`)."""
+    """Fails when AMP saves less than 25 % (`AMP_MEMORY_FLOOR_PCT`) of fp32's peak memory: 31.46 % measured on both
+    cards, so a saving halved crosses it; autocast a no-op saves 0.02 %. Skips naming the setting when the caching
+    allocator keeps no statistics (`PYTORCH_NO_CUDA_MEMORY_CACHING=1`)."""
     device = torch.device("cuda", 0)
     missing = memory_stats_missing(device)
     if missing is not None:
@@ -128,6 +131,8 @@ def test_amp_memory_saving(amp_steps: dict[str, StepResult], record_metric: Reco
 
 @pytest.fixture
 def ieee_conv() -> Iterator[None]:
+    """What a program that asks for IEEE fp32 convolutions gets (``torch.backends.cudnn.allow_tf32 = False``): the
+    image's default is TF32 (the checks ``..._at_the_default_policy`` measure that)."""
     allow = torch.backends.cudnn.allow_tf32
     torch.backends.cudnn.allow_tf32 = False  # conv.fp32 is IEEE fp32, like gemm.fp32
     yield
@@ -152,6 +157,18 @@ def conv_gate(dtype_name: str, gemm_bench: GemmBench, uncached: str | None = Non
     return Gate(lower, gate.upper, why)
 
 
+def _timed_conv(dtype: torch.dtype, device: torch.device) -> tuple[float, dict[str, object], torch.Tensor, str]:
+    """The 3x3 conv of CONV_SHAPE, channels-last, timed under CONV_PLAN: TFLOP/s at the median, its spread, one
+    output, and how the repetitions went."""
+    n, c, h, w = CONV_SHAPE
+    memory = torch.channels_last
+    x = seeded_randn(CONV_SHAPE, 51, device, dtype).contiguous(memory_format=memory)
+    weight = (seeded_randn((c, c, 3, 3), 52, device, dtype) / 48).contiguous(memory_format=memory)
+    timings = time_cuda(lambda: torch.nn.functional.conv2d(x, weight, padding=1), device, CONV_PLAN)
+    tflops, fields = timings.rate(2.0 * n * c * h * w * c * 9)
+    return tflops, fields, torch.nn.functional.conv2d(x, weight, padding=1), describe(timings, CONV_PLAN)
+
+
 @pytest.mark.gpu
 @pytest.mark.usefixtures("ieee_conv")
 @pytest.mark.parametrize("dtype_name", list(CONV_DTYPES))
@@ -162,19 +179,15 @@ def test_cudnn_conv_throughput(
     record_metric: RecordMetric,
     record_note: RecordNote,
 ) -> None:
-    """Fails when conv 3×3 below 25 % of the datasheet peak; fp16/bf16 above 1.15 × the peak; fp32 (cuDNN TF32 off)
-    above 2.25 (Winograd) × fp32's bound (1.15 × datasheet, or measured TF32 / half the TF32 ratio): TF32 forced
+    """Fails when conv 3×3 below 25 % of the datasheet peak; fp16/bf16 above 1.15 × the peak; fp32 as a program that
+    asks for IEEE gets it (cuDNN TF32 off: not the image's default, which the check at the default policy measures)
+    above 2.25 (Winograd) × fp32's bound (1.15 × datasheet, or measured TF32 / 0.5 × the TF32 ratio): TF32 forced
     into cuDNN."""
     dtype = CONV_DTYPES[dtype_name]
     if dtype_name == "bf16" and not is_native("bf16", torch.cuda.get_device_capability(cuda_device)):
         pytest.skip(f"bf16 conv needs {needs('bf16')}")
-    n, c, h, w = CONV_SHAPE
-    memory = torch.channels_last
-    x = seeded_randn(CONV_SHAPE, 51, cuda_device, dtype).contiguous(memory_format=memory)
-    weight = (seeded_randn((c, c, 3, 3), 52, cuda_device, dtype) / 48).contiguous(memory_format=memory)
-    timings = time_cuda(lambda: torch.nn.functional.conv2d(x, weight, padding=1), cuda_device, CONV_PLAN)
-    tflops, fields = timings.rate(2.0 * n * c * h * w * c * 9)
-    record_note(f"conv {dtype_name} timed: {describe(timings, CONV_PLAN)}")
+    tflops, fields, out, timed = _timed_conv(dtype, cuda_device)
+    record_note(f"conv {dtype_name} timed: {timed}")
     unreliable = timing_unreliable(cuda_device)
     gate = conv_gate(dtype_name, gemm_bench, unreliable)  # uncached: the datasheet floor, never none
     if unreliable is not None:
@@ -183,7 +196,6 @@ def test_cudnn_conv_throughput(
         f"conv.{dtype_name}.tflops", tflops, "TFLOP/s", **fields, **gate.metric_fields(),
         device=device_identity(cuda_device), clocks=device_clocks(cuda_device),
     )  # fmt: skip
-    out = torch.nn.functional.conv2d(x, weight, padding=1)
     assert bool(torch.isfinite(out).all()), f"cuDNN {dtype_name} conv produced non-finite values"
     problem = gate.violation(tflops)
     assert problem is None, (
@@ -199,7 +211,8 @@ CONV_ERROR_SHAPE = (8, 64, 32, 32)  # N, C, H, W; 3x3 conv to 64 channels
 @pytest.mark.gpu
 @pytest.mark.usefixtures("ieee_conv")
 def test_cudnn_conv_fp32_is_ieee(cuda_device: torch.device, record_metric: RecordMetric) -> None:
-    """With cuDNN's TF32 off (as conv.fp32.tflops is measured), an fp32 conv is IEEE fp32 against float64."""
+    """Fails when an fp32 conv that asks for IEEE (cuDNN's TF32 off, as conv.fp32.tflops is measured; not the image's
+    default) has an error against float64 of 1e-5 or more: TF32 used against the flag."""
     channels = CONV_ERROR_SHAPE[1]
     x = seeded_randn(CONV_ERROR_SHAPE, 53, cuda_device)
     weight = seeded_randn((channels, channels, 3, 3), 54, cuda_device) / 24
@@ -211,6 +224,67 @@ def test_cudnn_conv_fp32_is_ieee(cuda_device: torch.device, record_metric: Recor
     assert problem is None, (
         f"cuDNN fp32 conv 3x3 {CONV_ERROR_SHAPE} with torch.backends.cudnn.allow_tf32=False against float64: "
         f"{problem}: cuDNN uses TF32 regardless of the flag (a patched cuDNN or a wrapper forcing allow_tf32)"
+    )
+
+
+def _default_conv_math(policy: dict[str, object], device: torch.device) -> tuple[str, str]:
+    """The math of an fp32 conv under the policy read at startup; a named skip when it is IEEE (the IEEE checks above
+    measure that)."""
+    math, why = conv_fp32_math(policy, torch.cuda.get_device_capability(device), tf32_disabled())
+    if math != "tf32":
+        pytest.skip(f"the fp32 conv is IEEE under this process's policy ({why}): test_cudnn_conv_throughput[fp32] "
+                    "and test_cudnn_conv_fp32_is_ieee judge it")  # fmt: skip
+    return math, why
+
+
+@pytest.mark.gpu
+def test_cudnn_conv_throughput_fp32_at_the_default_policy(
+    cuda_device: torch.device,
+    fp32_policy_at_start: dict[str, object],
+    record_metric: RecordMetric,
+    record_note: RecordNote,
+) -> None:
+    """Fails when an fp32 conv 3×3 under the image's default policy (PyTorch's `cudnn.allow_tf32=True`: TF32, recorded
+    as conv.tf32.tflops) is below 25 % (`CONV_FLOOR`) or above 1.15 × (`DATASHEET_CEILING`) the TF32 datasheet peak:
+    TF32 allowed and not delivered (cuDNN off: 27 TFLOP/s). Skips naming it where the policy is IEEE."""
+    _, why = _default_conv_math(fp32_policy_at_start, cuda_device)
+    tflops, fields, out, timed = _timed_conv(torch.float32, cuda_device)
+    spec = lookup_peak(torch.cuda.get_device_name(cuda_device))
+    gate = throughput_gate(spec.tf32 if spec is not None else None, CONV_FLOOR)
+    record_note(f"fp32 conv at the default policy runs as TF32: {why}; timed: {timed}")
+    record_metric(
+        "conv.tf32.tflops", tflops, "TFLOP/s", **fields, **gate.metric_fields(),
+        device=device_identity(cuda_device), clocks=device_clocks(cuda_device),
+    )  # fmt: skip
+    assert bool(torch.isfinite(out).all()), "cuDNN fp32 conv at the default policy produced non-finite values"
+    problem = gate.violation(tflops)
+    assert problem is None, (
+        f"cuDNN fp32 conv 3x3 {CONV_SHAPE} at the image's default policy ({why}): {tflops:.1f} TFLOP/s: {problem}. "
+        "Below: TF32 is allowed but the conv does not get it (cuDNN switched off, torch.backends.cudnn.enabled=False, "
+        "runs torch's native IEEE kernels; a cuDNN without TF32 kernels); above: broken timing" + launch_blocking_hint()
+    )
+
+
+@pytest.mark.gpu
+def test_cudnn_conv_fp32_error_at_the_default_policy(
+    cuda_device: torch.device, fp32_policy_at_start: dict[str, object], record_metric: RecordMetric
+) -> None:
+    """Fails when an fp32 conv under the image's default policy (TF32, recorded as conv.tf32.error) has an error
+    against float64 outside TF32's 1e-4..1e-3 (`TF32_ERROR_RANGE`): below, TF32 allowed and not used (cuDNN off: IEEE
+    4.2e-7); above, worse than TF32. Skips naming it where the policy is IEEE."""
+    _, why = _default_conv_math(fp32_policy_at_start, cuda_device)
+    channels = CONV_ERROR_SHAPE[1]
+    x = seeded_randn(CONV_ERROR_SHAPE, 53, cuda_device)
+    weight = seeded_randn((channels, channels, 3, 3), 54, cuda_device) / 24
+    out = torch.nn.functional.conv2d(x, weight, padding=1)
+    error = normalized_error(out, torch.nn.functional.conv2d(x.double(), weight.double(), padding=1))
+    gate = tf32_error_gate("conv")
+    record_metric("conv.tf32.error", error, "rel", **gate.metric_fields())
+    problem = gate.violation(error)
+    assert problem is None, (
+        f"cuDNN fp32 conv 3x3 {CONV_ERROR_SHAPE} at the image's default policy ({why}) against float64: {problem}: "
+        "below, the conv is IEEE although TF32 is allowed (cuDNN switched off: torch's native kernels); above, the "
+        "conv lost more than TF32's rounding"
     )
 
 

@@ -52,6 +52,14 @@ def _assert_really_compiled(outcome: CompileOutcome, want: str) -> None:
 # Measured on H200 (worst of output and parameter gradients): fp32 2.0e-7; bf16
 # autocast 1.9e-3 (Inductor keeps fp32 inside fused kernels, eager rounds each op).
 GPU_COMPILE_BOUND = {"fp32": 1e-5, "bf16": 1e-2}
+# A training step compiles two graphs, forward and backward: fewer means one of them ran eager.
+FORWARD_AND_BACKWARD_GRAPHS = 2
+# The CPU Inductor probe's output against eager, fp32 (H100 untouched run: 8.8e-8): a wrong generated kernel crosses it.
+CPU_COMPILE_BOUND = 1e-5
+# TorchScript's fused fp16 NNC kernel against eager fp16 (H100 untouched run: 3.1e-4, fp16 roundings apart).
+TORCHSCRIPT_FP16_BOUND = 1e-3
+# TorchScript's optimised fp32 CPU graph against eager (H100 untouched run: 0.0, the same kernels).
+TORCHSCRIPT_FP32_BOUND = 1e-6
 
 
 @pytest.mark.gpu
@@ -73,7 +81,7 @@ def test_inductor_gpu_forward_backward_matches_eager(
     x = seeded_randn((64, 128), seed=31, device=cuda_device)
     outcome = compile_and_compare(make, x, autocast)
     _assert_really_compiled(outcome, "triton")
-    assert len(outcome.generated_code) >= 2, (
+    assert len(outcome.generated_code) >= FORWARD_AND_BACKWARD_GRAPHS, (
         f"expected forward and backward Inductor graphs, got {len(outcome.generated_code)}"
     )
     worst = max(outcome.errors.values())
@@ -110,10 +118,12 @@ def test_inductor_cpu_generates_cpp_and_matches_eager(
         "eager or another backend; check the compiler toolchain (g++) and torch._dynamo settings"
     )
     errors = cast(dict[str, float], probe["errors"])
-    record_metric("compile_cpu_output_normalized_error", errors["output"], "1", bound=1e-5, bound_kind="max")
+    record_metric(
+        "compile_cpu_output_normalized_error", errors["output"], "1", bound=CPU_COMPILE_BOUND, bound_kind="max"
+    )
     record_metric("compile_cpu_compile_and_run_time", float(cast(float, probe["compile_and_run_s"])), "s")
     record_metric("compile_cpu_probe_wall_time", float(cast(float, probe["wall_s"])), "s")
-    assert errors["output"] < 1e-5, f"CPU-compiled output differs from eager: {errors}"
+    assert errors["output"] < CPU_COMPILE_BOUND, f"CPU-compiled output differs from eager: {errors}"
 
 
 @pytest.mark.cpu
@@ -189,9 +199,11 @@ def test_torchscript_fp16_on_gpu(cuda_device: torch.device, record_metric: Recor
         "or PYTORCH_JIT=0 / the legacy executor); node kinds: "
         f"{sorted({node.kind() for node in optimised.nodes()})}"
     )
-    record_metric("torchscript_gpu_fp16_normalized_error", error, "1", bound=1e-3, bound_kind="max")
+    record_metric("torchscript_gpu_fp16_normalized_error", error, "1", bound=TORCHSCRIPT_FP16_BOUND, bound_kind="max")
     assert out.dtype == torch.float16
-    assert error < 1e-3, f"TorchScript fused fp16 output differs from eager: normalized error {error:.2e}"
+    assert error < TORCHSCRIPT_FP16_BOUND, (
+        f"TorchScript fused fp16 output differs from eager: normalized error {error:.2e}"
+    )
 
 
 @pytest.mark.cpu
@@ -212,5 +224,7 @@ def test_torchscript_fp32_on_cpu(record_metric: RecordMetric) -> None:
     )
     with torch.no_grad():
         error = normalized_error(out, module(x))
-    record_metric("torchscript_cpu_fp32_normalized_error", error, "1", bound=1e-6, bound_kind="max")
-    assert error < 1e-6, f"TorchScript fp32 output (optimised graph) differs from eager: normalized error {error:.2e}"
+    record_metric("torchscript_cpu_fp32_normalized_error", error, "1", bound=TORCHSCRIPT_FP32_BOUND, bound_kind="max")
+    assert error < TORCHSCRIPT_FP32_BOUND, (
+        f"TorchScript fp32 output (optimised graph) differs from eager: normalized error {error:.2e}"
+    )

@@ -33,10 +33,10 @@ def compile_speed() -> dict[str, CompileTiming | str]:
 def test_compiled_matches_eager_and_is_timed(
     case: str, compile_speed: dict[str, CompileTiming | str], record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
-    """Fails when fp16 inference MLP, fp32 training MLP and a small CNN with `mode="max-autotune"`: nothing compiled
-    (`TORCHDYNAMO_DISABLE=1`), results differ from eager, or the compiled step is more than 2× slower than eager.
-    Compile time is informational. The max-autotune case (CUDA graphs) skips naming the setting when the caching
-    allocator is disabled."""
+    """Fails when, for an fp16 inference MLP, an fp32 training MLP and a small CNN with `mode="max-autotune"`, nothing
+    compiled (`TORCHDYNAMO_DISABLE=1`) or the results differ from eager by `ERROR_BOUND` or more. The speed-up and
+    the compile time are recorded, not gated. The max-autotune case (CUDA graphs) skips naming the setting when the
+    caching allocator is disabled."""
     timing = compile_speed[case]
     if isinstance(timing, str):
         pytest.skip(timing)
@@ -70,9 +70,9 @@ def test_compiled_matches_eager_and_is_timed(
 def test_transformer_lm_training_compile_speedup(
     cuda_device: torch.device, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
-    """Fails when a GPT-2-small training step (12 blocks, d=768, 16×1024 tokens, bf16 autocast, fused AdamW), eager
-    against regional `torch.compile` (default mode): the speed-up, the compile time and the speed-up amortised over
-    1000 steps; the article's "+10-20%" is judged on it (`pytorch_cuda_contract/claims.py`)."""
+    """Records (gates nothing) a GPT-2-small training step (12 blocks, d=768, 16×1024 tokens, bf16 autocast, fused
+    AdamW), eager against regional `torch.compile` (default mode): the speed-up, the compile time and the speed-up
+    amortised across 1000 steps; the article's "+10-20%" is judged on it (`pytorch_cuda_contract/claims.py`)."""
     shape = LmShape()
     try:
         timing = compare_lm_training(cuda_device, shape)

@@ -19,6 +19,7 @@ from conformance.support.probes.devices import list_gpus
 from conformance.support.processes.background import GLOO_TASKS, GLOO_WORLD_SIZE, take_pending_gloo
 from conformance.support.processes.spawn import DistributedRun, PendingRun, run_distributed, wait_distributed
 from conformance.support.results.recorder import RecordMetric, RecordNote
+from conformance.support.workloads.collectives import PREMUL as PREMUL_FACTOR
 
 # Normalized error of the 10-step parameter update with a compression hook vs
 # without.  Measured: fp16 6.5e-5 (H200, NCCL, 1 rank) and 1.26e-4 (CPU, gloo,
@@ -82,8 +83,6 @@ def _problems(run: DistributedRun, key: str, record_note: RecordNote, may_lack: 
 
 
 def _run_notes(run: DistributedRun, record_note: RecordNote) -> None:
-    for observation in cast(list[str], _task(run, "collectives").get("observations", [])):
-        record_note(f"{run.backend}: {observation}")
     if run.teardown is not None:
         record_note(run.teardown)
     record_note(f"{run.backend} world size {run.world_size}, {run.wall_s:.1f}s including spawn")
@@ -156,6 +155,27 @@ def check_busbw(run: DistributedRun, record_metric: RecordMetric, interconnect: 
     )
 
 
+ONE_RANK_PREMUL = (
+    "one rank: bf16 PREMUL_SUM is judged where it is used, across 2+ GPUs (FSDP's pre-divided sum); one rank gave: "
+)
+
+
+def judge_bf16_premul_ranks(outcomes: list[dict[str, str]], world_size: int) -> tuple[str | None, str | None]:
+    """Every rank's bf16 PREMUL_SUM (collectives.judge_bf16_premul): (the failure, or None; the skip reason, or None).
+    On 2+ ranks anything but exact fails, all zeros included; a documented refusal is a named skip. On one rank
+    the result is not judged (a named skip that says what it gave); a tensor left unchanged fails there in
+    test_nccl_collectives_write_their_output."""
+    wrong = [f"rank {r}: {o['note']}" for r, o in enumerate(outcomes) if o["outcome"] not in ("exact", "refused")]
+    refused = [f"rank {r}: {o['note']}" for r, o in enumerate(outcomes) if o["outcome"] == "refused"]
+    if world_size == 1:
+        return None, ONE_RANK_PREMUL + "; ".join(o["note"] for o in outcomes)
+    if wrong:
+        return f"NCCL bf16 all_reduce with PREMUL_SUM is not {PREMUL_FACTOR:g} x the sum: " + "; ".join(wrong), None
+    if refused:
+        return None, "this torch/NCCL refuses bf16 PREMUL_SUM: " + "; ".join(refused)
+    return None, None
+
+
 def check_compiled(results: list[dict[str, object]], record_note: RecordNote) -> None:
     """torch.compile must have compiled something in every rank: dynamo's graph count."""
     record_note(f"Inductor FX-graph cache lookups in rank 0: {results[0].get('inductor_graphs')}")
@@ -176,9 +196,26 @@ def test_nccl_allreduce_exact(nccl_run: DistributedRun, record_note: RecordNote)
 
 @pytest.mark.gpu
 def test_nccl_collectives_write_their_output(nccl_run: DistributedRun, record_note: RecordNote) -> None:
-    """Fails when PREMUL_SUM (x3) leaves its tensor unchanged, all_gather or reduce_scatter leave their NaN-filled
-    output, bf16 PREMUL_SUM is wrong other than the known all-zero torch defect, or an op raises (on one GPU too)."""
+    """Fails when PREMUL_SUM (x3, bf16 included) leaves its tensor unchanged, all_gather or reduce_scatter leave their
+    NaN-filled output, or an op raises (on one GPU too); bf16 PREMUL_SUM's values: test_nccl_bf16_premul_sum_exact."""
     check_ops_run(nccl_run, record_note)
+
+
+@pytest.mark.gpu
+def test_nccl_bf16_premul_sum_exact(nccl_run: DistributedRun, record_note: RecordNote) -> None:
+    """Fails when a bf16 all_reduce with PREMUL_SUM (×3, a Python-scalar factor) across 2+ GPUs is not exactly 3 × the
+    sum on every rank: all zeros (the factor read as a bf16) fails. One GPU: a named skip with what it gave."""
+    ranks = range(nccl_run.world_size)
+    outcomes = [cast(dict[str, str], _task(nccl_run, "collectives", rank)["bf16_premul"]) for rank in ranks]
+    for rank, outcome in enumerate(outcomes):
+        record_note(f"rank {rank}: {outcome['note']}")
+    failure, skip = judge_bf16_premul_ranks(outcomes, nccl_run.world_size)
+    assert failure is None, failure + (
+        ": FSDP's bf16 reduce-scatter with a pre-divide factor gets wrong gradients; pass the factor as a bf16 "
+        "tensor or reduce with AVG"
+    )
+    if skip is not None:
+        pytest.skip(skip)
 
 
 @pytest.mark.gpu
@@ -215,9 +252,9 @@ def test_ddp_amp_compile_parameters_identical_across_ranks(
 @pytest.mark.cpu
 def test_gloo_allreduce_exact(gloo_run: DistributedRun, record_note: RecordNote) -> None:
     # gloo before torch 2.8 lacks ReduceOp.AVG ("Cannot use ReduceOp.AVG with Gloo"): noted; any other error fails.
-    """Fails when the same logic on gloo with 2 ranks (bf16 hook: NCCL only, noted; an AVG that older gloo lacks is
-    noted, any other gloo error fails). The ranks are spawned right after collection and collected here, so they
-    overlap the GPU checks."""
+    """Fails when SUM/MAX/AVG or the gathers on gloo with 2 ranks differ from the float64 CPU reference or do not run
+    (an AVG that older gloo lacks is noted, any other gloo error fails). The ranks are spawned right after collection
+    and collected here, so they overlap the GPU checks."""
     _run_notes(gloo_run, record_note)
     problems = _problems(gloo_run, "reduction_mismatches", record_note, ("avg",))
     problems += _problems(gloo_run, "op_mismatches", record_note, ())
@@ -228,7 +265,7 @@ def test_gloo_allreduce_exact(gloo_run: DistributedRun, record_note: RecordNote)
 def test_ddp_compression_hooks_match_plain_ddp_gloo(
     gloo_run: DistributedRun, record_metric: RecordMetric, record_note: RecordNote
 ) -> None:
-    """Fails when the same logic on gloo with 2 ranks (bf16 hook: NCCL only, noted; an AVG that older gloo lacks is
-    noted, any other gloo error fails). The ranks are spawned right after collection and collected here, so they
-    overlap the GPU checks."""
+    """Fails when DDP with `fp16_compress_hook` on gloo with 2 ranks drifts from plain DDP, or ranks disagree (the bf16
+    hook is NCCL only, noted). The ranks are spawned right after collection and collected here, so they overlap the
+    GPU checks."""
     check_hooks(gloo_run, record_metric, record_note)

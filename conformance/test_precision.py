@@ -34,6 +34,7 @@ CONV_ERROR_BOUND = {"fp16": 8e-4, "bf16": 6.5e-3}
 # (TF32 rounds inputs to 10 mantissa bits).  The gap is what catches forced TF32.
 FP32_IEEE_BOUND = 5e-6
 TF32_BAND = (5e-5, 1.2e-3)
+FP16_MAX = 65504.0  # the largest finite fp16
 
 
 @pytest.fixture
@@ -76,7 +77,8 @@ def test_low_precision_gemm_error(dtype_name: str, cuda_device: torch.device, re
 def test_fp16_reduction_does_not_overflow_at_65504(
     cuda_device: torch.device, restore_matmul_flags: None, record_note: RecordNote
 ) -> None:
-    """An fp16 addmm whose exact result is 0 but whose partial sums exceed 65504."""
+    """Fails when an fp16 addmm whose exact result is 0, but whose partial sums reach 131072 (above `FP16_MAX`), is
+    not 0 with reduced-precision reduction off: cuBLAS reduced in fp16."""
     k = 16384
     a = torch.ones(16, k, device=cuda_device, dtype=torch.float16)
     column = torch.cat([torch.full((k // 2,), 16.0), torch.full((k // 2,), -16.0)])  # partial sums reach 131072
@@ -88,8 +90,8 @@ def test_fp16_reduction_does_not_overflow_at_65504(
     relaxed = torch.addmm(bias, a, b)
     record_note(f"with reduced-precision reduction allowed: max |out| = {float(relaxed.float().abs().max())}")
     assert bool((exact == 0).all()), (
-        "fp16 addmm with allow_fp16_reduced_precision_reduction=False overflowed (exact result 0, got values "
-        f"max |out| {float(exact.float().abs().max())}): cuBLAS reduces in fp16; check TORCH/cuBLAS overrides"
+        f"fp16 addmm with allow_fp16_reduced_precision_reduction=False overflowed {FP16_MAX} (exact result 0, got "
+        f"values max |out| {float(exact.float().abs().max())}): cuBLAS reduces in fp16; check TORCH/cuBLAS overrides"
         + (
             " (torch.backends.cuda.matmul.allow_fp16_accumulation is True: fp16 GEMMs keep fp16 partial sums)"
             if getattr(torch.backends.cuda.matmul, "allow_fp16_accumulation", False)

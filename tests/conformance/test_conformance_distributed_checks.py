@@ -54,6 +54,51 @@ def test_ops_that_must_run_stay_gated_on_one_rank() -> None:
         checks.test_nccl_collectives_write_their_output(refused, notes.append)
 
 
+def _premul(outcome: str, note: str = "bf16 PREMUL_SUM (x3): what it gave") -> dict[str, str]:
+    return {"outcome": outcome, "note": note}
+
+
+def test_bf16_premul_sum_all_zeros_fails_on_two_ranks() -> None:
+    """Issue 52: all zeros was a note; on 2+ ranks it fails, and so does any other wrong value."""
+    notes: list[str] = []
+    checks.test_nccl_bf16_premul_sum_exact(_run("nccl", 2, bf16_premul=_premul("exact")), notes.append)
+    for outcome in ("all_zero", "wrong", "unchanged", "raised"):
+        broken = _run("nccl", 2, bf16_premul=_premul(outcome, f"bf16 PREMUL_SUM (x3): {outcome}"))
+        with pytest.raises(AssertionError, match=rf"PREMUL_SUM is not 3 x the sum: rank 0: .*{outcome}"):
+            checks.test_nccl_bf16_premul_sum_exact(broken, notes.append)
+    refused = _run("nccl", 2, bf16_premul=_premul("refused", "PreMulSum Data type must be ... (not supported)"))
+    with pytest.raises(pytest.skip.Exception, match="refuses bf16 PREMUL_SUM"):
+        checks.test_nccl_bf16_premul_sum_exact(refused, notes.append)
+
+
+def test_bf16_premul_sum_on_one_rank_is_a_named_skip_that_says_what_it_gave() -> None:
+    notes: list[str] = []
+    zeros = _run("nccl", 1, bf16_premul=_premul("all_zero", "bf16 PREMUL_SUM (x3): all 65536 elements zero"))
+    with pytest.raises(pytest.skip.Exception, match=r"one rank: .*2\+ GPUs.*all 65536 elements zero"):
+        checks.test_nccl_bf16_premul_sum_exact(zeros, notes.append)
+    assert "rank 0: bf16 PREMUL_SUM (x3): all 65536 elements zero" in notes
+
+
+@pytest.mark.parametrize(("factor", "outcome"), [(3.0, "exact"), (0.0, "all_zero"), (1.0, "unchanged"), (2.0, "wrong")])
+def test_the_worker_reports_bf16_premul_sum_for_the_check(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, factor: float, outcome: str
+) -> None:
+    """The worker's side on the CPU (gloo refuses PREMUL_SUM): one rank's all_reduce stood in for by a multiply, by 3
+    (right), 0 (the defect), 1 (a collective that does nothing) or 2; the outcome reaches what the check reads."""
+    from conformance.support.workloads import collectives
+
+    def all_reduce(tensor: torch.Tensor, op: object = None, **kwargs: object) -> None:
+        tensor.mul_(factor)
+
+    monkeypatch.setattr(collectives, "_reduce_op", lambda op: op)
+    monkeypatch.setattr(dist, "all_reduce", all_reduce)
+    failures: list[str] = []
+    job = DistJob(("collectives",), "nccl", 1, 0, str(tmp_path), 60.0)
+    observed = collectives._bf16_premul_observation(0, job, torch.device("cpu"), 64, failures)
+    assert observed["outcome"] == outcome
+    assert failures == ([observed["note"]] if outcome == "unchanged" else [])  # did not run: fails on any ranks
+
+
 def _all_reduce_raising(monkeypatch: pytest.MonkeyPatch, message: str) -> None:
     real = dist.all_reduce
 

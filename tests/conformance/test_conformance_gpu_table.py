@@ -68,7 +68,7 @@ def test_every_listed_part(part: Part) -> None:
     ratios = expected_ratios(capability, name)
     assert ratios is not None, "every GPU with tensor cores gets ratio gates"
     assert (ratios.fp16, ratios.tf32, ratios.conservative) == (fp16, tf32, conservative)
-    assert ratios.bound("fp16") == fp16 / 2
+    assert ratios.bound("fp16") == pytest.approx(GATE_FRACTION * fp16)
 
 
 def test_gh200_is_not_an_h200_and_h200_is_not_gh200() -> None:
@@ -104,7 +104,7 @@ def test_a_mig_slice_has_no_datasheet_peak_but_keeps_its_architecture_gates() ->
     assert lookup_peak(name) is None  # 1/7 of the SMs: 60% of the full H100's peak would fail a healthy slice
     ratios = expected_ratios((9, 0), name)
     assert ratios is not None
-    assert ratios.bound("fp16") == pytest.approx(7.4)
+    assert ratios.bound("fp16") == pytest.approx(GATE_FRACTION * 14.8)
 
 
 def _own_ratio(model: GpuModel, dtype: str) -> float | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.support.expectations.ratios import expected_ratios, fp32_upper_bound
+from conformance.support.expectations.ratios import GATE_FRACTION, expected_ratios, fp32_upper_bound
 from conformance.support.workloads.gemm_bench import GemmBench, GemmRun, dtype_verdict
 
 # The last real H200 run (torch 2.11 + CUDA 13.0).
@@ -43,7 +43,7 @@ def test_only_gpus_without_tensor_cores_are_not_gated() -> None:
     assert expected_ratios((6, 0), "Tesla P100-PCIE-16GB") is None
     orin = expected_ratios((8, 7), "Orin")
     assert orin is not None
-    assert orin.bound("fp16") == 2.0
+    assert orin.bound("fp16") == pytest.approx(GATE_FRACTION * 4.0)
 
 
 def test_h200_measured_ratios_pass_and_forced_tf32_fails() -> None:
@@ -57,6 +57,34 @@ def test_h200_measured_ratios_pass_and_forced_tf32_fails() -> None:
     bound = ratios.bound("fp16")
     assert bound is not None
     assert H200["fp16"] / forced_fp32 < bound
+
+
+# Every committed run's ratios on the two cards (evidence/): the lowest healthy, and the faults that halve one.
+LOWEST_HEALTHY = {"tf32": 7.6, "fp16": 13.72, "bf16": 14.28}  # H100 cudnn-benchmark-on, shipped stack, deterministic
+HIGHEST_HEALTHY = {"tf32": 8.16, "fp16": 15.07, "bf16": 15.58}  # H200 regrouped, H200 fleet
+CUBLAS_WORKSPACE_NONE_TF32 = (4.14, 4.18, 4.22, 4.23)  # CUBLAS_WORKSPACE_CONFIG=:0:0 on the H100 and the H200
+
+
+@pytest.mark.parametrize("name", ["NVIDIA H100 80GB HBM3", "NVIDIA H200"])
+@pytest.mark.parametrize("dtype", ["tf32", "fp16", "bf16"])
+def test_a_ratio_halved_fails_when_judged_alone(name: str, dtype: str) -> None:
+    """Issue 52: the old half-of-expected floor let a halved tf32 (3.8 against 3.7) and bf16 (7.6 against 7.4)
+    through on a GPU where the ratio is the only gate."""
+    ratios = expected_ratios((9, 0), name)
+    assert ratios is not None
+    bound = ratios.bound(dtype)
+    assert bound is not None
+    assert LOWEST_HEALTHY[dtype] >= bound
+    assert HIGHEST_HEALTHY[dtype] / 2 < bound
+    assert HIGHEST_HEALTHY[dtype] / 2 >= 0.5 * ratios.ratio(dtype)  # type: ignore[operator]  # the old floor passed it
+
+
+def test_cublas_without_a_workspace_fails_the_tf32_ratio() -> None:
+    ratios = expected_ratios((9, 0), "NVIDIA H100 80GB HBM3")
+    assert ratios is not None
+    bound = ratios.bound("tf32")
+    assert bound is not None
+    assert all(value < bound for value in CUBLAS_WORKSPACE_NONE_TF32)
 
 
 def test_fp32_upper_bound_catches_forced_tf32() -> None:

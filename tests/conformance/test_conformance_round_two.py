@@ -50,12 +50,12 @@ def test_the_training_tolerance_is_twice_the_healthy_drift_and_fails_what_the_ol
     assert training_drift_problem("fp16", float("nan")) is not None
 
 
-def test_bf16_premul_sum_gates_everything_but_the_known_all_zero_defect() -> None:
+def test_bf16_premul_sum_names_each_outcome() -> None:
     before = torch.arange(8, dtype=torch.bfloat16)
     expected = before * 3
-    assert judge_bf16_premul(expected.clone(), expected, before)[1] is None
-    note, failure = judge_bf16_premul(torch.zeros(8, dtype=torch.bfloat16), expected, before)
-    assert failure is None
-    assert "known torch defect" in note
-    assert "did not run" in str(judge_bf16_premul(before.clone(), expected, before)[1])  # collectives do nothing
-    assert "not the known all-zero defect" in str(judge_bf16_premul(expected * 2, expected, before)[1])
+    assert judge_bf16_premul(expected.clone(), expected, before)[0] == "exact"
+    outcome, note = judge_bf16_premul(torch.zeros(8, dtype=torch.bfloat16), expected, before)
+    assert outcome == "all_zero"
+    assert "read as a bf16" in note
+    assert judge_bf16_premul(before.clone(), expected, before)[0] == "unchanged"  # collectives do nothing
+    assert judge_bf16_premul(expected * 2, expected, before)[0] == "wrong"

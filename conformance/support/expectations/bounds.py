@@ -37,8 +37,12 @@ AMP_MINIMUM: Final = 1.0  # without a GEMM ratio: AMP must at least be faster th
 # that the math backend (H100: 12.4 TFLOP/s, 1.3% of 989) stays under; not yet measured under the setting on a GPU.
 UNCACHED_AMP_MINIMUM: Final = AMP_MINIMUM
 UNCACHED_SDPA_FLOOR_OF_PEAK: Final = 0.05
-# Peak memory saved by AMP vs fp32.  H200: 31.5% (fp16 and bf16).  Autocast not applied saves about 0%.
-AMP_MEMORY_FLOOR_PCT: Final = 15.0
+# Peak memory saved by AMP vs fp32: 31.46 % (fp16 and bf16) in every committed run of both cards (H100, H200; torch
+# 2.9.1 and 2.11; untouched, every control and every timing fault): peak memory is the allocator's bookkeeping, not a
+# timing, so it does not drift.  Autocast not applied saves 0.02 %.  The old floor of 15 % let a saving halved
+# (15.7 %) pass; this one sits 1.26x under the measured value and 1.6x over a halved one.
+AMP_MEMORY_FLOOR_PCT: Final = 25.0
+AMP_MEMORY_CEILING_PCT: Final = 100.0  # saving all of fp32's peak: the half-precision step allocated nothing
 # NCCL all-reduce bus bandwidth (256 MiB, 2+ GPUs), floored by how NVML says the GPUs are linked.  NVLink 4
 # (H100/H200) gives about 300-480 GB/s (2x H100: ~330), PCIe Gen3 x16 P2P about 10 GB/s, NCCL forced onto TCP
 # sockets (NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1) a few GB/s; without NVML the floor is the sockets' speed.
@@ -125,7 +129,9 @@ def uncached_sdpa_gate(peak_tflops: float | None, reason: str) -> Gate:
 def amp_memory_gate(tensor_cores: bool) -> Gate:
     if not tensor_cores:
         return Gate(None, None, "no tensor cores for this dtype: recorded, not gated")
-    return Gate(AMP_MEMORY_FLOOR_PCT, 100.0, f"AMP must save at least {AMP_MEMORY_FLOOR_PCT:g}% of fp32's peak memory")
+    return Gate(AMP_MEMORY_FLOOR_PCT, AMP_MEMORY_CEILING_PCT,
+                f"AMP must save at least {AMP_MEMORY_FLOOR_PCT:g}% of fp32's peak memory (31.46% measured; halved "
+                "crosses it)")  # fmt: skip
 
 
 def busbw_gate(interconnect: str = "unknown", how: str = "no topology read") -> Gate:
@@ -167,6 +173,15 @@ def fp32_kernel_gate(
 # band (test_precision.py): IEEE 1.15e-6, TF32 2.9e-4.  The bound sits 17x above IEEE and 29x below TF32.
 FP32_IEEE_ERROR_BOUND: Final = 1e-5
 TF32_ERROR_RANGE: Final = (1e-4, 1e-3)
+
+
+def tf32_error_gate(kernel: str) -> Gate:
+    """An fp32 kernel that runs in TF32 by the policy in effect (cuDNN's conv by PyTorch's default): its error
+    against float64 lies in TF32_ERROR_RANGE. Below it, TF32 was allowed and not used (a conv outside cuDNN: torch's
+    native kernels with cuDNN off give IEEE 4.2e-7); above it, worse than TF32 (inputs rounded to bf16)."""
+    low, high = TF32_ERROR_RANGE
+    return Gate(low, high, f"TF32 {kernel} (10-bit mantissa inputs) has an error of {low:.0e}..{high:.0e} against "
+                "float64; IEEE fp32 gives about 4e-7")  # fmt: skip
 
 
 def fp32_ieee_error_gate(kernel: str) -> Gate:

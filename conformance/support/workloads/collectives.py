@@ -160,7 +160,7 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
     for dtype_name in COLLECTIVE_DTYPES:
         for op in ops:
             if (dtype_name, op) == ("bf16", "premul_sum"):
-                continue  # observed apart: see _bf16_premul_observation
+                continue  # judged apart: see _bf16_premul_observation and test_nccl_bf16_premul_sum_exact
             found = _all_reduce_check(rank, job, device, dtype_name=dtype_name, op=op, unsupported=unsupported)
             (op_runs if op == "premul_sum" else reductions).extend(found)
     op_runs += _gather_checks(rank, job, device, NUMEL, unsupported)
@@ -171,48 +171,54 @@ def task_collectives(rank: int, job: DistJob, device: torch.device) -> dict[str,
         "ops": list(ops),
     }
     if job.backend == "nccl":
-        result["observations"] = [_bf16_premul_observation(rank, job, device, NUMEL, op_runs)]
+        result["bf16_premul"] = _bf16_premul_observation(rank, job, device, NUMEL, op_runs)
     if job.backend == "nccl" and job.world_size >= 2:
         result.update(_measure_busbw(device, job.world_size))
     return result
 
 
-def judge_bf16_premul(result: torch.Tensor, expected: torch.Tensor, before: torch.Tensor) -> tuple[str, str | None]:
-    """bf16 PREMUL_SUM with a Python-scalar factor: (the note, the failure or None). Exact passes. All zeros is the
-    one known library defect, a note: on the H200 and the H100 (torch 2.11, cu130) the float factor is read as a
-    bf16 (the low half of 3.0f is 0); FSDP reduces bf16 gradients with AVG, not PREMUL_SUM. Anything else fails: an
-    unchanged tensor (the collective did not run) or other wrong values (a broken NCCL)."""
+# What bf16 PREMUL_SUM with a Python-scalar factor gave in a rank: the test judges these (test_distributed.py)
+BF16_PREMUL_OUTCOMES: Final = ("exact", "all_zero", "unchanged", "wrong", "refused", "raised")
+
+
+def judge_bf16_premul(result: torch.Tensor, expected: torch.Tensor, before: torch.Tensor) -> tuple[str, str]:
+    """bf16 PREMUL_SUM with a Python-scalar factor: (the outcome, one of BF16_PREMUL_OUTCOMES, and what it was).
+    All zeros is what the H200 and the H100 gave on one rank (torch 2.11, cu130): the float factor read as a bf16
+    (the low half of 3.0f is 0). It is wrong, and the check fails on it where it can judge (2+ ranks)."""
     label = f"bf16 PREMUL_SUM (x{PREMUL:g})"
     wrong = int((result != expected).sum())
     if wrong == 0:
-        return f"{label} with a Python-scalar factor is exact", None
+        return "exact", f"{label} with a Python-scalar factor is exact"
     if bool((result == 0).all()):
-        return (
-            f"{label} with a Python-scalar factor: all {result.numel()} elements zero, the known torch defect (the "
-            "factor is read as a bf16); not gated: FSDP reduces bf16 gradients with AVG; do not call PREMUL_SUM on "
-            "bf16 with this torch",
-            None,
+        return "all_zero", (
+            f"{label} with a Python-scalar factor: all {result.numel()} elements zero, not {PREMUL:g} x the sum (the "
+            "factor read as a bf16: the low half of 3.0f is 0)"
         )
     if torch.equal(result, before):
-        return f"{label}: unchanged", f"{label}: the tensor is unchanged (the reduction did not run)"
-    failure = f"{label}: {wrong} of {result.numel()} elements wrong, not the known all-zero defect"
-    return f"{label}: {wrong} elements wrong", failure
+        return "unchanged", f"{label}: the tensor is unchanged (the reduction did not run)"
+    return "wrong", f"{label}: {wrong} of {result.numel()} elements wrong"
 
 
-def _bf16_premul_observation(rank: int, job: DistJob, device: torch.device, numel: int, failures: list[str]) -> str:
-    """bf16 PREMUL_SUM, judged by judge_bf16_premul (its failure goes to ``failures``); the documented refusal is a
-    note, any other exception a failure."""
+def _bf16_premul_observation(
+    rank: int, job: DistJob, device: torch.device, numel: int, failures: list[str]
+) -> dict[str, str]:
+    """bf16 PREMUL_SUM, judged by judge_bf16_premul: ``{"outcome", "note"}``. An unchanged tensor or an exception
+    other than the documented refusal also goes to ``failures`` (a collective that did not run, on any rank count)."""
     tensor = allreduce_inputs(rank, numel, device).to(torch.bfloat16)
     before = tensor.clone()
     refused: list[str] = []
+    raised: list[str] = []
     label = f"bf16 PREMUL_SUM (x{PREMUL:g})"
-    if not _attempt(label, lambda: dist.all_reduce(tensor, op=_reduce_op("premul_sum")), refused, failures):
-        return f"{refused[0]} (not supported)" if refused else f"{label} raised: see the failures"
+    if not _attempt(label, lambda: dist.all_reduce(tensor, op=_reduce_op("premul_sum")), refused, raised):
+        failures.extend(raised)
+        if refused:
+            return {"outcome": "refused", "note": f"{refused[0]} (not supported)"}
+        return {"outcome": "raised", "note": raised[0]}
     expected = allreduce_expected("premul_sum", numel, job.world_size, device).to(torch.bfloat16)
-    note, failure = judge_bf16_premul(tensor, expected, before)
-    if failure is not None:
-        failures.append(failure)
-    return note
+    outcome, note = judge_bf16_premul(tensor, expected, before)
+    if outcome == "unchanged":
+        failures.append(note)
+    return {"outcome": outcome, "note": note}
 
 
 def _measure_busbw(device: torch.device, world_size: int) -> dict[str, object]:
