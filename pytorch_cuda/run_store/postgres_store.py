@@ -17,9 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from pytorch_cuda.run_store.accepted import Accepted
-from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
-from pytorch_cuda.run_store.sql_rows import ACCEPTED_COLUMNS, READ_COLUMNS, RUN_COLUMNS, run_from_row, run_row
+from pytorch_cuda.run_store.sql_rows import (
+    ACCEPTED_COLUMNS,
+    READ_COLUMNS,
+    RUN_COLUMNS,
+    SqlHistoryReads,
+    run_from_row,
+    run_row,
+)
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
@@ -93,8 +99,10 @@ def _connect(dsn: str) -> tuple[psycopg.Connection[tuple[Any, ...]], str]:
         ) from None
 
 
-class PostgresStore:
+class PostgresStore(SqlHistoryReads):
     """A results store in one PostgreSQL database."""
+
+    MARK = "%s"
 
     def __init__(self, dsn: str, *, create: bool = False) -> None:
         self._db, self._name = _connect(dsn)
@@ -168,22 +176,6 @@ class PostgresStore:
     def runs(self) -> list[Stored]:
         query = f"SELECT {READ_COLUMNS} FROM runs ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query)]
-
-    def histories(self) -> list[str]:
-        return sorted(row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs"))
-
-    def history(self, text: str) -> list[Stored]:
-        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = %s ORDER BY started_at, sha256"
-        return [self._stored(row) for row in self._db.execute(query, (text,))]
-
-    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
-        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = %s AND (started_at, sha256) >= (%s, %s) "
-        return [self._stored(row) for row in self._db.execute(query + "ORDER BY started_at, sha256", (text, *since))]
-
-    def count_through(self, text: str, through: RunOrder) -> int:
-        query = "SELECT count(*) FROM runs WHERE history = %s AND (started_at, sha256) <= (%s, %s)"
-        row = self._db.execute(query, (text, *through)).fetchone()
-        return int(row[0]) if row else 0
 
     def judge_window(self, text: str) -> str | None:
         row = self._db.execute("SELECT document FROM judge_windows WHERE history = %s", (text,)).fetchone()

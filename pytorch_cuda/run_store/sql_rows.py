@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, ClassVar, Final
 
+from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import Stored
@@ -63,3 +64,35 @@ def run_from_row(row: tuple[Any, ...], where: str, fix: str) -> Stored:
         raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
     subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
     return Stored(Record(sha, subject, fault, source_name, document, control), path, results)
+
+
+class SqlHistoryReads:
+    """A history's reads, the same SQL on both databases but for the driver's placeholder (``MARK``: ``?`` for
+    sqlite3, ``%s`` for psycopg); the store class gives ``_db`` (its connection) and ``_stored`` (a row read back)."""
+
+    MARK: ClassVar[str]
+    _db: Any
+
+    def _stored(self, row: tuple[Any, ...]) -> Stored:
+        raise NotImplementedError
+
+    def histories(self) -> list[str]:
+        return [row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs ORDER BY history")]
+
+    def history(self, text: str) -> list[Stored]:
+        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = {self.MARK} ORDER BY started_at, sha256"
+        return [self._stored(row) for row in self._db.execute(query, (text,))]
+
+    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
+        mark = self.MARK
+        query = (
+            f"SELECT {READ_COLUMNS} FROM runs WHERE history = {mark} AND (started_at, sha256) >= ({mark}, {mark}) "
+            "ORDER BY started_at, sha256"
+        )
+        return [self._stored(row) for row in self._db.execute(query, (text, *since))]
+
+    def count_through(self, text: str, through: RunOrder) -> int:
+        mark = self.MARK
+        query = f"SELECT count(*) FROM runs WHERE history = {mark} AND (started_at, sha256) <= ({mark}, {mark})"
+        row = self._db.execute(query, (text, *through)).fetchone()
+        return int(row[0]) if row else 0

@@ -17,9 +17,15 @@ from pathlib import Path
 from typing import Any, Final
 
 from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
-from pytorch_cuda.run_store.backend import RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
-from pytorch_cuda.run_store.sql_rows import READ_COLUMNS, RUN_COLUMNS, export_path, run_from_row, run_row
+from pytorch_cuda.run_store.sql_rows import (
+    READ_COLUMNS,
+    RUN_COLUMNS,
+    SqlHistoryReads,
+    export_path,
+    run_from_row,
+    run_row,
+)
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
@@ -55,8 +61,10 @@ TABLES: Final = (
 )
 
 
-class SqliteStore:
+class SqliteStore(SqlHistoryReads):
     """A results store in one SQLite file."""
+
+    MARK = "?"
 
     def __init__(self, location: Path, *, create: bool = False) -> None:
         self._location = location
@@ -150,21 +158,6 @@ class SqliteStore:
     def runs(self) -> list[Stored]:
         query = f"SELECT {READ_COLUMNS} FROM runs ORDER BY started_at, sha256"
         return [self._stored(row) for row in self._db.execute(query)]
-
-    def histories(self) -> list[str]:
-        return [row[0] for row in self._db.execute("SELECT DISTINCT history FROM runs ORDER BY history")]
-
-    def history(self, text: str) -> list[Stored]:
-        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? ORDER BY started_at, sha256"
-        return [self._stored(row) for row in self._db.execute(query, (text,))]
-
-    def history_since(self, text: str, since: RunOrder) -> list[Stored]:
-        query = f"SELECT {READ_COLUMNS} FROM runs WHERE history = ? AND (started_at, sha256) >= (?, ?) "
-        return [self._stored(row) for row in self._db.execute(query + "ORDER BY started_at, sha256", (text, *since))]
-
-    def count_through(self, text: str, through: RunOrder) -> int:
-        query = "SELECT COUNT(*) FROM runs WHERE history = ? AND (started_at, sha256) <= (?, ?)"
-        return int(self._db.execute(query, (text, *through)).fetchone()[0])
 
     def judge_window(self, text: str) -> str | None:
         try:
