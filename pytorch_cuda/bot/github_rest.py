@@ -80,6 +80,14 @@ class GitHub:
         found = self._call("GET", "pulls", state="open", head=f"{owner}:{branch}").json()
         return PullRequest(found[0]["number"], found[0]["html_url"]) if found else None
 
+    def open_pulls(self) -> list[dict[str, Any]]:
+        """Every open pull request, as `gh pr list --json number,title,url,headRefName` gives it (the dependency
+        dashboard's --open-prs)."""
+        return [
+            {"number": p["number"], "title": p["title"], "url": p["html_url"], "headRefName": p["head"]["ref"]}
+            for p in self._pages("pulls", state="open")
+        ]
+
     def create_pull(self, base: str, branch: str, title: str, body: str) -> PullRequest:
         made = self._call("POST", "pulls", {"base": base, "head": branch, "title": title, "body": body}).json()
         return PullRequest(made["number"], made["html_url"])

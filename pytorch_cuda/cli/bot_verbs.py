@@ -107,6 +107,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     failed.add_argument("--run-url", default="", metavar="URL", help="this run, linked from its failed jobs")
     failed.set_defaults(run=_failed_runs)
 
+    listed = actions.add_parser("open-prs", parents=[shared.common, api], help="the open pull requests, as JSON")
+    listed.set_defaults(run=_open_prs)
+
     guard = actions.add_parser("guard", parents=[shared.common], help="push HEAD to a bot branch, guarded")
     guard.add_argument("--check", action="store_true", help="push nothing: may its pull request be closed?")
     for name in ("remote", "branch", "base", "bot_email"):
@@ -224,6 +227,12 @@ def _failed_runs(args: argparse.Namespace, session: Session) -> int:
     lines = [f"{name}: failed ({args.run_url})" for name, _, result in jobs if result == "failure"]
     lines += bump_bot.failed_group_runs(from_environment(args.repo, args.api_url).workflow_runs(args.workflow))
     print("\n".join(lines) if lines else "", end="\n" if lines else "")
+    return 0
+
+
+def _open_prs(args: argparse.Namespace, session: Session) -> int:
+    """The repository's open pull requests for the dashboard's --open-prs (number, title, url, headRefName)."""
+    print(json.dumps(from_environment(args.repo, args.api_url).open_pulls(), indent=1))
     return 0
 
 

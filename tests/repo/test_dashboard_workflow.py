@@ -20,9 +20,13 @@ def test_every_bump_run_rewrites_the_one_labelled_issue() -> None:
     job = bump["jobs"]["dashboard"]
     assert job["if"] == "${{ !cancelled() && !inputs.group }}"  # a failed job is listed, not hidden
     assert set(job["needs"]) == {"bump", "close-overtaken", "groups"}  # the planning run's
-    assert job["permissions"] == {"contents": "read", "actions": "read", "issues": "write"}
+    assert job["permissions"] == {
+        "contents": "read", "actions": "read", "issues": "write", "pull-requests": "read"
+    }  # fmt: skip
     (script,) = [step["run"] for step in job["steps"] if "build.py dashboard" in step.get("run", "")]
     assert "build.py dashboard --plan bump-output/bump.json" in script
+    # the bot's open pull requests on the page, listed by the bot's own client (build.py bot open-prs)
+    assert script.index("build.py bot open-prs > open-prs.json") < script.index("--open-prs open-prs.json")
     assert "build.py bot failed-runs" in script  # each group's latest run, if it failed (bot/bump_bot.py)
     assert bump["run-name"].startswith("${{ inputs.group && format('bump group {0}', inputs.group)")
     assert 'build.py bot issue --label dependency-dashboard --title "Dependency dashboard"' in script

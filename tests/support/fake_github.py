@@ -42,10 +42,12 @@ class FakeGitHub:
     def answer(self, method: str, path: str, query: dict[str, str], body: Any) -> tuple[int, Any, dict[str, str]]:
         self.calls.append((method, path))
         parts = path.split("/")
-        if (method, path) == ("GET", "pulls"):
-            owner, _, branch = query.get("head", ":").partition(":")
-            found = [p for p in self.pulls(query.get("state", "open")) if p["head"] == branch and owner == "octo"]
-            return 200, found, {}
+        if (method, path) == ("GET", "pulls"):  # head as GitHub gives it: an object with the branch as "ref"
+            listed = [{**p, "head": {"ref": p["head"]}} for p in self.pulls(query.get("state", "open"))]
+            if "head" not in query:
+                return self._page(listed, path, query)
+            owner, _, branch = query["head"].partition(":")
+            return 200, [p for p in listed if p["head"]["ref"] == branch and owner == "octo"], {}
         if (method, path) == ("POST", "pulls"):
             number = self.add(head=body["head"], base=body["base"], title=body["title"], body=body["body"])
             return 201, self.items[number], {}

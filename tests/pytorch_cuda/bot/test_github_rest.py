@@ -4,11 +4,14 @@ and GitHub's refusals as one paragraph with the fix."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
 from pytorch_cuda.bot.github_rest import GitHub, from_environment
+from pytorch_cuda.dependency_dashboard.group_boxes import open_pull_requests
 from pytorch_cuda.errors import EngineError, UserError
 from tests.support.fake_github import REPO, TOKEN, FakeGitHub, fake_github
 
@@ -77,3 +80,20 @@ def test_the_token_comes_from_the_environment_never_argv(monkeypatch: pytest.Mon
     monkeypatch.setenv("GITHUB_REPOSITORY", REPO)
     github = from_environment(None, "https://ghe.example/api/v3")
     assert (github.repo, github.token, github.server_url()) == (REPO, "t", "https://ghe.example")
+
+
+def test_the_open_pull_requests_are_listed_as_the_dashboard_reads_them(
+    api: tuple[FakeGitHub, GitHub], tmp_path: Path
+) -> None:
+    """Every page of them (GitHub gives 100 a page), closed ones left out, in gh's shape, which the dashboard's
+    --open-prs reader takes."""
+    _, github = api
+    made = [github.create_pull("main", f"bump/b{i}", f"bump {i}", "body") for i in range(105)]
+    github.edit_pull(made[0].number, state="closed")
+    listed = github.open_pulls()
+    assert len(listed) == 104
+    assert listed[0] == {"number": made[1].number, "title": "bump 1", "url": made[1].url, "headRefName": "bump/b1"}
+    path = tmp_path / "open-prs.json"
+    path.write_text(json.dumps(listed), encoding="utf-8")
+    read = open_pull_requests(json.loads(path.read_text(encoding="utf-8")))
+    assert [pr.branch for pr in read][:2] == ["bump/b1", "bump/b2"]
