@@ -25,6 +25,7 @@ from pytorch_cuda.run_store.sql_rows import (
     SqlHistoryReads,
     run_from_row,
     run_row,
+    store_tables,
 )
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
@@ -34,35 +35,7 @@ if TYPE_CHECKING:
 
 DSN_SCHEMES: Final = ("postgresql://", "postgres://")
 SCHEMA_LOCK: Final = 5_505_505  # pg_advisory_xact_lock's key while the tables are made
-# derived (decay/windowed.py): where the judge may start reading each history
-JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
-TABLES: Final = (
-    "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        sha256 TEXT COLLATE "C" PRIMARY KEY,
-        subject_key TEXT COLLATE "C" NOT NULL,
-        subject TEXT NOT NULL,
-        history TEXT COLLATE "C" NOT NULL,
-        started_at TEXT COLLATE "C" NOT NULL,
-        purpose TEXT NOT NULL,
-        fault TEXT,
-        control TEXT,
-        source_name TEXT NOT NULL,
-        results TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS runs_by_history ON runs (history, started_at, sha256)",
-    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at, sha256)",
-    """CREATE TABLE IF NOT EXISTS accepted (
-        sha256 TEXT COLLATE "C" PRIMARY KEY,
-        history TEXT COLLATE "C" NOT NULL,
-        metric TEXT NOT NULL,
-        through TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        accepted_at TEXT COLLATE "C" NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
-    JUDGE_WINDOWS,
-)
+TABLES: Final = store_tables('TEXT COLLATE "C"')
 
 
 def is_dsn(location: object) -> bool:

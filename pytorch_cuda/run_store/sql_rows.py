@@ -27,6 +27,40 @@ RUN_COLUMNS: Final = (
 )
 READ_COLUMNS: Final = "sha256, subject, fault, control, source_name, results"  # what run_from_row reads
 ACCEPTED_COLUMNS: Final = ("sha256", "history", "metric", "through", "reason", "accepted_at")
+# derived (decay/windowed.py): where the judge may start reading each history; a store made before it gains it
+JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
+
+
+def store_tables(key: str) -> tuple[str, ...]:
+    """The store's tables and indexes; ``key`` is the type of the columns runs are keyed and ordered by (``TEXT``, or
+    ``TEXT COLLATE "C"`` on PostgreSQL, whose default collation would order them by locale, not by byte)."""
+    return (
+        "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
+        f"""CREATE TABLE IF NOT EXISTS runs (
+        sha256 {key} PRIMARY KEY,
+        subject_key {key} NOT NULL,
+        subject TEXT NOT NULL,
+        history {key} NOT NULL,
+        started_at {key} NOT NULL,
+        purpose TEXT NOT NULL,
+        fault TEXT,
+        control TEXT,
+        source_name TEXT NOT NULL,
+        results TEXT NOT NULL
+    )""",
+        "CREATE INDEX IF NOT EXISTS runs_by_history ON runs (history, started_at, sha256)",
+        "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at, sha256)",
+        f"""CREATE TABLE IF NOT EXISTS accepted (
+        sha256 {key} PRIMARY KEY,
+        history {key} NOT NULL,
+        metric TEXT NOT NULL,
+        through TEXT NOT NULL,
+        reason TEXT NOT NULL,
+        accepted_at {key} NOT NULL
+    )""",
+        "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
+        JUDGE_WINDOWS,
+    )
 
 
 def run_row(record: Record, results: ConformanceResults) -> tuple[str | None, ...]:

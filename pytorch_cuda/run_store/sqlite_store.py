@@ -19,46 +19,20 @@ from typing import Any, Final
 from pytorch_cuda.run_store.accepted import ACCEPTED_KIND, Accepted
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.sql_rows import (
+    JUDGE_WINDOWS,
     READ_COLUMNS,
     RUN_COLUMNS,
     SqlHistoryReads,
     export_path,
     run_from_row,
     run_row,
+    store_tables,
 )
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
 
-# derived (decay/windowed.py): where the judge may start reading each history; a store made before it gains it
-JUDGE_WINDOWS: Final = "CREATE TABLE IF NOT EXISTS judge_windows (history TEXT PRIMARY KEY, document TEXT NOT NULL)"
 BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's transaction
-TABLES: Final = (
-    "CREATE TABLE IF NOT EXISTS store (kind TEXT NOT NULL, schema INTEGER NOT NULL)",
-    """CREATE TABLE IF NOT EXISTS runs (
-        sha256 TEXT PRIMARY KEY,
-        subject_key TEXT NOT NULL,
-        subject TEXT NOT NULL,
-        history TEXT NOT NULL,
-        started_at TEXT NOT NULL,
-        purpose TEXT NOT NULL,
-        fault TEXT,
-        control TEXT,
-        source_name TEXT NOT NULL,
-        results TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS runs_by_history ON runs (history, started_at, sha256)",
-    "CREATE INDEX IF NOT EXISTS runs_by_time ON runs (started_at, sha256)",
-    """CREATE TABLE IF NOT EXISTS accepted (
-        sha256 TEXT PRIMARY KEY,
-        history TEXT NOT NULL,
-        metric TEXT NOT NULL,
-        through TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        accepted_at TEXT NOT NULL
-    )""",
-    "CREATE INDEX IF NOT EXISTS accepted_by_history ON accepted (history, metric)",
-    JUDGE_WINDOWS,
-)
+TABLES: Final = store_tables("TEXT")
 
 
 class SqliteStore(SqlHistoryReads):
