@@ -44,6 +44,17 @@ def night(
     return document
 
 
+def write_nights(folder: Path, nights: list[dict[str, Any]]) -> list[Path]:
+    """Each night's results file in `folder` (night-000.json, ...), oldest first: what an ingest reads."""
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for i, document in enumerate(nights):
+        path = folder / f"night-{i:03d}.json"
+        path.write_text(json.dumps(document), encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
 def store_nights(store: Path, nights: list[dict[str, Any]], *, fault: str | None = None) -> list[Stored]:
     """Write each night's results file beside the store and ingest them (under ``fault`` if given)."""
     folder = store.parent / "incoming"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -21,7 +20,7 @@ from pytorch_cuda.run_store.export import export_store
 from tests.support.long_histories import batches_of, full_read, long_nights, store_and_judge, verdicts
 from tests.support.postgres_server import PostgresServer, running_server
 from tests.support.racing_ingests import race
-from tests.support.synthetic_history import night, wobble
+from tests.support.synthetic_history import night, wobble, write_nights
 
 pytestmark = pytest.mark.integration
 GEMM = "gemm.bf16.tflops"
@@ -38,20 +37,10 @@ def database(server: PostgresServer) -> str:
     return server.new_database()
 
 
-def _files(folder: Path, nights: list[dict[str, Any]]) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i, document in enumerate(nights):
-        path = folder / f"night-{i:03d}.json"
-        path.write_text(json.dumps(document), encoding="utf-8")
-        paths.append(path)
-    return paths
-
-
 def _history(tmp_path: Path) -> list[Path]:
     """30 nights of two hosts: steady, then a held 15% drop from night 20."""
     nights = [night(d, scale={GEMM: wobble(d) * (0.85 if d >= 20 else 1.0)}, host="ab"[d % 2]) for d in range(30)]
-    return _files(tmp_path / "incoming", nights)
+    return write_nights(tmp_path / "incoming", nights)
 
 
 def _snapshot(store: Path) -> dict[str, bytes]:
@@ -104,7 +93,7 @@ def test_the_commands_on_postgresql(tmp_path: Path, database: str, capsys: pytes
 
 
 def test_ingests_started_together_lose_and_duplicate_nothing(tmp_path: Path, server: PostgresServer) -> None:
-    paths = _files(tmp_path / "incoming", [night(d, scale={GEMM: wobble(d)}) for d in range(24)])
+    paths = write_nights(tmp_path / "incoming", [night(d, scale={GEMM: wobble(d)}) for d in range(24)])
     for _ in range(5):
         claimed, stored = race(server.new_database(), paths)  # a new database: the racers also make the tables
         assert len(stored) == len(set(stored)) == 24  # nothing lost, nothing twice

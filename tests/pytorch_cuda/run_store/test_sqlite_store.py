@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sqlite3
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,26 +17,16 @@ from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import open_store
 from pytorch_cuda.run_store.export import export_store
 from tests.support.racing_ingests import race
-from tests.support.synthetic_history import night, wobble
+from tests.support.synthetic_history import night, wobble, write_nights
 
 GEMM = "gemm.bf16.tflops"
-
-
-def _files(folder: Path, nights: list[dict[str, Any]]) -> list[Path]:
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for i, document in enumerate(nights):
-        path = folder / f"night-{i:03d}.json"
-        path.write_text(json.dumps(document), encoding="utf-8")
-        paths.append(path)
-    return paths
 
 
 def _history(tmp_path: Path) -> list[Path]:
     """30 nights of two hosts: steady, a held 15% drop from night 20 (older than the noise window's end by the
     last night), and a fault run."""
     nights = [night(d, scale={GEMM: wobble(d) * (0.85 if d >= 20 else 1.0)}, host="ab"[d % 2]) for d in range(30)]
-    return _files(tmp_path / "incoming", nights)
+    return write_nights(tmp_path / "incoming", nights)
 
 
 def _snapshot(store: Path) -> dict[str, bytes]:
@@ -110,7 +99,7 @@ def test_a_database_that_is_not_a_store_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", ["store", "store.sqlite"])
 def test_ingests_started_together_lose_and_duplicate_nothing(tmp_path: Path, name: str) -> None:
-    paths = _files(tmp_path / "incoming", [night(d, scale={GEMM: wobble(d)}) for d in range(24)])
+    paths = write_nights(tmp_path / "incoming", [night(d, scale={GEMM: wobble(d)}) for d in range(24)])
     for attempt in range(5):
         claimed, stored = race(tmp_path / f"{attempt}" / name, paths)
         assert len(stored) == len(set(stored)) == 24  # nothing lost, nothing twice
