@@ -208,16 +208,21 @@ def test_cudnn_conv_throughput(
 CONV_ERROR_SHAPE = (8, 64, 32, 32)  # N, C, H, W; 3x3 conv to 64 channels
 
 
+def _conv_fp32_error(device: torch.device) -> float:
+    """An fp32 conv 3x3 of CONV_ERROR_SHAPE against float64, under whatever cuDNN policy is in force."""
+    channels = CONV_ERROR_SHAPE[1]
+    x = seeded_randn(CONV_ERROR_SHAPE, 53, device)
+    weight = seeded_randn((channels, channels, 3, 3), 54, device) / 24
+    out = torch.nn.functional.conv2d(x, weight, padding=1)
+    return normalized_error(out, torch.nn.functional.conv2d(x.double(), weight.double(), padding=1))
+
+
 @pytest.mark.gpu
 @pytest.mark.usefixtures("ieee_conv")
 def test_cudnn_conv_fp32_is_ieee(cuda_device: torch.device, record_metric: RecordMetric) -> None:
     """Fails when an fp32 conv that asks for IEEE (cuDNN's TF32 off, as conv.fp32.tflops is measured; not the image's
     default) has an error against float64 of 1e-5 or more: TF32 used against the flag."""
-    channels = CONV_ERROR_SHAPE[1]
-    x = seeded_randn(CONV_ERROR_SHAPE, 53, cuda_device)
-    weight = seeded_randn((channels, channels, 3, 3), 54, cuda_device) / 24
-    out = torch.nn.functional.conv2d(x, weight, padding=1)
-    error = normalized_error(out, torch.nn.functional.conv2d(x.double(), weight.double(), padding=1))
+    error = _conv_fp32_error(cuda_device)
     gate = fp32_ieee_error_gate("conv")
     record_metric("conv.fp32.error", error, "rel", **gate.metric_fields())
     problem = gate.violation(error)
@@ -273,11 +278,7 @@ def test_cudnn_conv_fp32_error_at_the_default_policy(
     against float64 outside TF32's 1e-4..1e-3 (`TF32_ERROR_RANGE`): below, TF32 allowed and not used (cuDNN off: IEEE
     4.2e-7); above, worse than TF32. Skips naming it where the policy is IEEE."""
     _, why = _default_conv_math(fp32_policy_at_start, cuda_device)
-    channels = CONV_ERROR_SHAPE[1]
-    x = seeded_randn(CONV_ERROR_SHAPE, 53, cuda_device)
-    weight = seeded_randn((channels, channels, 3, 3), 54, cuda_device) / 24
-    out = torch.nn.functional.conv2d(x, weight, padding=1)
-    error = normalized_error(out, torch.nn.functional.conv2d(x.double(), weight.double(), padding=1))
+    error = _conv_fp32_error(cuda_device)
     gate = tf32_error_gate("conv")
     record_metric("conv.tf32.error", error, "rel", **gate.metric_fields())
     problem = gate.violation(error)

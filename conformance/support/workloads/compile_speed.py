@@ -13,27 +13,19 @@ import torch
 
 from conformance.support.workloads.cuda_timing import time_cuda_interleaved
 from conformance.support.workloads.numerics import backward, normalized_error, seeded_randn
-from conformance.support.workloads.repetition import Plan, Timings
+from conformance.support.workloads.repetition import EagerAndCompiled, Plan, Timings
 
 WIDTH, BATCH, BLOCKS = 1024, 2048, 4
 COMPILE_PLAN = Plan(warmup=2, least=10, cap_s=1.0)  # a round (eager, compiled) is well under 10 ms on an H100
 
 
 @dataclass(frozen=True)
-class CompileTiming:
+class CompileTiming(EagerAndCompiled):
     compile_s: float  # the first compiled call, compile included
     eager: Timings
     compiled: Timings  # timed in rounds with eager
     error: float  # normalized error of compiled vs eager (output, or worst gradient)
     code_modules: int  # Inductor output code modules seen on the first call (0: nothing was compiled)
-
-    @property
-    def eager_ms(self) -> list[float]:
-        return list(self.eager.times_ms)
-
-    @property
-    def compiled_ms(self) -> list[float]:
-        return list(self.compiled.times_ms)
 
 
 def make_mlp(device: torch.device, dtype: torch.dtype) -> torch.nn.Module:

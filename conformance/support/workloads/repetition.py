@@ -85,6 +85,22 @@ class Timings:
         return float(statistics.median(rates)), fields
 
 
+class EagerAndCompiled:
+    """The per-repetition times of an eager and a compiled case timed in rounds (a dataclass with the fields
+    ``eager`` and ``compiled`` takes these)."""
+
+    eager: Timings
+    compiled: Timings
+
+    @property
+    def eager_ms(self) -> list[float]:
+        return list(self.eager.times_ms)
+
+    @property
+    def compiled_ms(self) -> list[float]:
+        return list(self.compiled.times_ms)
+
+
 def ratio(numerator: Timings, denominator: Timings) -> tuple[float, dict[str, object]]:
     """``numerator``'s median over ``denominator``'s (a speed-up: the slow side's time over the fast side's), with
     the spread of the per-round ratios (interleaved: round i of one against round i of the other) and the error of

@@ -19,7 +19,7 @@ import torch.nn.functional as F  # noqa: N812 (the usual alias)
 
 from conformance.support.workloads.cuda_timing import time_cuda_interleaved
 from conformance.support.workloads.numerics import median
-from conformance.support.workloads.repetition import Plan, Timings
+from conformance.support.workloads.repetition import EagerAndCompiled, Plan, Timings
 
 AMORTISED_STEPS = 1000  # a short fine-tune; a pre-training run is 100x longer and amortises further
 LM_PLAN = Plan(warmup=2, least=8, cap_s=3.0)  # eager and compiled steps in rounds
@@ -73,20 +73,12 @@ class LanguageModel(torch.nn.Module):
 
 
 @dataclass(frozen=True)
-class LmTiming:
+class LmTiming(EagerAndCompiled):
     eager: Timings
     compiled: Timings  # timed in rounds with eager
     compile_s: float  # the first compiled step's wall time less one eager step
     tokens_per_step: int
     dynamo_graphs: int  # graphs Dynamo captured (0: nothing was compiled)
-
-    @property
-    def eager_ms(self) -> list[float]:
-        return list(self.eager.times_ms)
-
-    @property
-    def compiled_ms(self) -> list[float]:
-        return list(self.compiled.times_ms)
 
     @property
     def speedup(self) -> float:
