@@ -32,48 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HERE = Path(__file__).resolve().parent / "diagnosis"
 PROBE = ROOT / "conformance" / "support" / "processes" / "cpu_compile_probe.py"
 
-STAGES = """
-import json, os, sys, importlib.util
-def load(path):
-    spec = importlib.util.spec_from_file_location("binding_parse", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-def say(out):
-    print("STAGES " + json.dumps(out), flush=True)
-os.environ["_TORCHINDUCTOR_PYOBJECT_TENSOR_DATA_PTR"] = "140719011151296"
-bp = load(sys.argv[1])
-out = {"locale_env": {k: v for k, v in os.environ.items() if k.startswith(("LC_", "LANG"))},
-       "before-torch": bp.parse()}
-import torch
-out["after-import-torch"] = bp.parse()
-if torch.cuda.is_available():
-    torch.cuda.init()
-    out["after-cuda-init"] = bp.parse()
-try:
-    from triton.runtime import driver
-    driver.active.utils
-    out["after-triton-driver"] = bp.parse()
-except Exception as exc:
-    out["triton-driver"] = repr(exc)[:300]
-from torch._inductor import codecache
-inner = codecache.CppPythonBindingsCodeCache._load_library_inner.__func__
-def load_and_parse(cls, path, key):
-    module = inner(cls, path, key)
-    seen = bp.parse()
-    seen["torch_address"] = torch._C._dynamo.guards._torchinductor_pyobject_tensor_data_ptr
-    out.setdefault("at-kernel-load", []).append(seen)
-    out["maps"] = sorted({line.split()[-1] for line in open("/proc/self/maps")
-                          if "libstdc++" in line or "libgomp" in line or "libc++" in line})
-    say(out)
-    return module
-codecache.CppPythonBindingsCodeCache._load_library_inner = classmethod(load_and_parse)
-compiled = torch.compile(lambda x: (x.sin() + 1.0) * 2.0)
-x = torch.randn(64)
-error = float((compiled(x) - (x.sin() + 1.0) * 2.0).abs().max())
-out["call"] = f"returned, max |error| {error:g}"
-say(out)
-"""
+STAGES = HERE / "stages.py"  # the parse at each stage, printed as it goes ("STAGE name: json")
 
 
 def run(name: str, argv: list[str], env: dict[str, str], results: dict[str, object], timeout: int = 240) -> None:
@@ -84,8 +43,8 @@ def run(name: str, argv: list[str], env: dict[str, str], results: dict[str, obje
         out, err = done.stdout.strip(), done.stderr.strip()
     except subprocess.TimeoutExpired:
         rc, out, err = "timeout", "", ""
-    stages = [line[len("STAGES ") :] for line in out.splitlines() if line.startswith("STAGES ")]
-    last = stages[-1] if stages else (out.splitlines()[-1] if out else "")
+    stages = [line for line in out.splitlines() if line.startswith("STAGE ")]
+    last = "\n".join(stages) if stages else (out.splitlines()[-1] if out else "")
     seconds = round(time.monotonic() - started, 1)
     report = [line for line in err.splitlines() if line.startswith("segv-report")]
     kept = err if len(err) <= 5000 else err[:3500] + "\n[...]\n" + err[-1500:]
@@ -125,7 +84,7 @@ def main() -> int:
     preload = {"LD_PRELOAD": str(segv)} if segv else {}
     cache = Path(tempfile.mkdtemp(prefix="ind-stages-"))
     if ext:
-        stages = [py, "-c", STAGES, str(ext)]
+        stages = [py, str(STAGES), str(ext)]
         run("stages", stages, {**base, **preload, "TORCHINDUCTOR_CACHE_DIR": str(cache)}, results)
         no_gpu = {**base, **preload, "TORCHINDUCTOR_CACHE_DIR": tempfile.mkdtemp(), "CUDA_VISIBLE_DEVICES": ""}
         run("stages-no-gpu-visible", stages, no_gpu, results)
