@@ -76,7 +76,7 @@ FAULTS: Final = (
         "cudnn-off", "fault", "cuDNN switched off at start: convolutions fall back to torch's slow native kernels",
         patch("cudnn_off", "setting"),
         trips=("test_cudnn_conv_throughput",),
-        select="conv_throughput or libraries_loaded or gemm_throughput", markers="gpu", alone=True,
+        select="conv_throughput or conv_fp32 or libraries_loaded or gemm_throughput", markers="gpu", alone=True,
     ),
     Case(
         "sdpa-fused-off", "fault", "the fused attention kernels switched off: attention falls back to the math backend",
