@@ -5,38 +5,20 @@ back as the next bump's flags, and `--approve` moving a held-back pin past its r
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
-from pytorch_cuda.package_index.simple_index import IndexFile
-from tests.support.bump_indexes import cu130_down, pins
-from tests.support.offline_relock import no_lock_moves
-
-
-def _numpy(version: str, uploaded: str | None = None) -> IndexFile:
-    filename = f"numpy-{version}-py3-none-any.whl"
-    return IndexFile(filename, f"https://files.example/{filename}", False, None, True, uploaded)
-
-
-def _files(index: str, name: str) -> list[IndexFile]:
-    found = list(cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
-    if name == "numpy":  # numpy 3 (held back by `compatible`) and a numpy released an hour ago (waiting)
-        found += [_numpy("3.0.0", "2025-01-01T00:00:00Z"), _numpy("2.5.9", datetime.now(UTC).isoformat())]
-    return found
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.offline_bump import bump_offline
 
 
 @pytest.fixture
 def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch, numpy_held_and_waiting)
     capsys.readouterr()
     assert cli.main(["bump", "--dry-run", "--json"]) == 4  # partial: cu130's index is down
     path = tmp_path / "bump.json"

@@ -1,6 +1,6 @@
 """The dashboard that acts: a box per group on every render (none before: boxes came only with something pending),
 a ticked group box read back as that group's run, and that run's plan bumping the group (the bump on in-memory
-indexes of tests/pytorch_cuda/bump/test_bump_dashboard.py, cu130 unreachable); the bot's open pull requests of
+indexes of tests/support/bump_indexes.py, cu130 unreachable); the bot's open pull requests of
 every kind; a page written when the bump's JSON is missing because its job failed."""
 
 from __future__ import annotations
@@ -12,21 +12,16 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.dependency_dashboard.group_boxes import asked_groups, group_box_lines
 from pytorch_cuda.dependency_dashboard.page import NO_PLAN
 from pytorch_cuda.errors import UserError
-from tests.pytorch_cuda.bump.test_bump_dashboard import _files
-from tests.support.bump_indexes import pins
-from tests.support.offline_relock import no_lock_moves
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.offline_bump import bump_offline
 
 
 @pytest.fixture
 def offline_bump(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch, numpy_held_and_waiting)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:

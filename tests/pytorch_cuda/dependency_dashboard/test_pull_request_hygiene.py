@@ -1,7 +1,7 @@
 """PR hygiene as Renovate does it: every bot pull request labelled (dependencies and its kind), and one a person
 closed without merging stays closed for that content (its body's marker), while the next version opens a new one.
-The group's content comes from a real bump plan (in-memory indexes, as tests/pytorch_cuda/dependency_dashboard/
-test_group_boxes.py), lock maintenance's from `lock --upgrade --json`'s shape."""
+The group's content comes from a real bump plan (in-memory indexes of
+tests/support/bump_indexes.py), lock maintenance's from `lock --upgrade --json`'s shape."""
 
 from __future__ import annotations
 
@@ -13,12 +13,18 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.dependency_dashboard.pull_request_hygiene import content_key, marker
-from tests.pytorch_cuda.dependency_dashboard.test_group_boxes import offline_bump  # noqa: F401 - a fixture
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.offline_bump import bump_offline
 
 LOCKS = [
     {"path": "images/installer.lock", "created": False, "changes": [], "held": []},
     {"path": "images/sbom-tool.lock", "created": False, "changes": ["  lxml 6.1.3 -> 6.2.1"], "held": []},
 ]
+
+
+@pytest.fixture
+def offline_bump(monkeypatch: pytest.MonkeyPatch) -> None:
+    bump_offline(monkeypatch, numpy_held_and_waiting)
 
 
 def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
@@ -42,7 +48,7 @@ def _closed(key: str, *, merged: bool = False) -> list[dict[str, Any]]:
 
 
 def test_a_group_pull_request_closed_by_a_person_stays_closed_for_that_version(
-    offline_bump: None,  # noqa: F811 - the fixture
+    offline_bump: None,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
