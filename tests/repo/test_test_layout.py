@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.support.synthetic_tree import write_tree
+
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = "tests.support"
 OWN_FOLDERS = frozenset({"repo", "support", "fixtures"})  # tests/ folders that mirror no package folder
@@ -52,12 +54,6 @@ def folders_mirroring_nothing(root: Path = ROOT) -> list[str]:
     )
 
 
-def _write(root: Path, relative: str, text: str = "") -> None:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def test_no_test_module_imports_another_test_module() -> None:
     found = imports_of_other_tests()
     assert not found, (
@@ -67,11 +63,16 @@ def test_no_test_module_imports_another_test_module() -> None:
 
 
 def test_an_import_from_another_test_module_is_seen(tmp_path: Path) -> None:
-    _write(tmp_path, "tests/support/helpers.py", "from tests.support.other import thing\n")
-    _write(tmp_path, "tests/pkg/test_a.py", "from tests.support import helpers\nimport tests.support.other\n")
-    _write(tmp_path, "tests/pkg/test_b.py", "from tests.pkg.test_a import helper\n")
-    _write(tmp_path, "tests/pkg/test_c.py", "def f() -> None:\n    from tests.pkg import conftest\n")
-    _write(tmp_path, "tests/pkg/test_d.py", "from .test_a import helper\nimport tests.pkg.loose\n")
+    write_tree(
+        tmp_path,
+        {
+            "tests/support/helpers.py": "from tests.support.other import thing\n",
+            "tests/pkg/test_a.py": "from tests.support import helpers\nimport tests.support.other\n",
+            "tests/pkg/test_b.py": "from tests.pkg.test_a import helper\n",
+            "tests/pkg/test_c.py": "def f() -> None:\n    from tests.pkg import conftest\n",
+            "tests/pkg/test_d.py": "from .test_a import helper\nimport tests.pkg.loose\n",
+        },
+    )
     assert imports_of_other_tests(tmp_path) == [
         "tests/pkg/test_b.py:1 imports tests.pkg.test_a",
         "tests/pkg/test_c.py:2 imports tests.pkg",
@@ -89,10 +90,15 @@ def test_every_folder_of_tests_mirrors_a_package_folder() -> None:
 
 
 def test_a_folder_that_mirrors_nothing_is_seen(tmp_path: Path) -> None:
-    _write(tmp_path, "conformance/support/probes/nvml.py")
-    _write(tmp_path, "tests/conformance/support/probes/test_nvml.py")
-    _write(tmp_path, "tests/conformance/test_breakage.py")
-    _write(tmp_path, "tests/repo/test_docs.py")
-    _write(tmp_path, "tests/conformance/probes/test_devices.py")  # conformance/probes/ does not exist
-    _write(tmp_path, "tests/misc/test_other.py")
+    write_tree(
+        tmp_path,
+        {
+            "conformance/support/probes/nvml.py": "",
+            "tests/conformance/support/probes/test_nvml.py": "",
+            "tests/conformance/test_breakage.py": "",
+            "tests/repo/test_docs.py": "",
+            "tests/conformance/probes/test_devices.py": "",  # conformance/probes/ does not exist
+            "tests/misc/test_other.py": "",
+        },
+    )
     assert folders_mirroring_nothing(tmp_path) == ["tests/conformance/probes", "tests/misc"]
