@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The compile probe's precompiled C++ header on a GPU host (the carried shipped stack,
 # gpu/common.sh; STACK=host for the host's torch; no network), from the repo root:   OUT=/some/dir bash gpu/compile-probe-headers.sh
-# (a) the probe's unit tests on this torch (tests/conformance/test_precompiled_headers.py, test_forked_starts.py):
+# (a) the probe's unit tests on this torch (tests/conformance/support/processes/: test_precompiled_headers.py,
+#     test_forked_starts.py):
 #     must end "N passed";
 # (b) the probe twice with TORCHINDUCTOR_CACHE_DIR set to a new folder (what the build's check volume is): each
 #     must print no "error", "precompiled_headers" naming that folder, and the folder must hold a .gch after the
@@ -18,8 +19,8 @@ LOG="$OUT/compile-probe-headers.txt"
 gpu_host "$PY" | tee -a "$LOG"
 
 echo "== (a) unit tests" | tee -a "$LOG"
-timeout 300 "$PY" -m pytest -p no:cacheprovider -q tests/conformance/test_precompiled_headers.py \
-  tests/conformance/test_forked_starts.py 2>&1 | tail -n 3 | tee -a "$LOG"
+timeout 300 "$PY" -m pytest -p no:cacheprovider -q tests/conformance/support/processes/test_precompiled_headers.py \
+  tests/conformance/support/processes/test_forked_starts.py 2>&1 | tail -n 3 | tee -a "$LOG"
 
 cache=$(mktemp -d)
 for run in 1 2; do

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The suite's forked starts on a GPU host (the carried shipped stack, gpu/common.sh; STACK=host for the host's torch;
 # no network), from the repo root:   OUT=/some/dir bash gpu/forked-starts.sh
-# (a) the unit tests of the forked starts (tests/conformance/test_forked_starts.py): must end "5 passed";
+# (a) the unit tests of the forked starts (tests/conformance/support/processes/test_forked_starts.py):
+#     must end "5 passed";
 # (b) the start method the suite picks here: gloo ranks must be SPAWNED on a GPU host (a forked child
 #     must never touch CUDA), NCCL ranks too: must print "gloo on this host: spawn" and "nccl: spawn";
 # (c) the CPU-compile probe with its forked vector-ISA loads: must print a vec_isa (not null), no "error",
@@ -17,7 +18,7 @@ LOG="$OUT/forked-starts.txt"
 : > "$LOG"
 
 echo "== (a) unit tests" | tee -a "$LOG"
-timeout 300 "$PY" -m pytest -p no:cacheprovider -q tests/conformance/test_forked_starts.py 2>&1 | tail -n 3 | tee -a "$LOG"
+timeout 300 "$PY" -m pytest -p no:cacheprovider -q tests/conformance/support/processes/test_forked_starts.py 2>&1 | tail -n 3 | tee -a "$LOG"
 
 echo "== (b) start method" | tee -a "$LOG"
 timeout 120 "$PY" -c '

@@ -23,7 +23,7 @@ from conformance.support.results.not_judged import NOT_JUDGED_PREFIX, not_judged
 from conformance.support.results.recorder import ResultsRecorder
 from pytorch_cuda_contract.carried_stack import MARKER, CarriedStack, RunStack
 from pytorch_cuda_contract.manifest import ManifestLookup
-from tests.conformance.harness import manifest_document, run_suite, write_manifest
+from tests.support.suite_run import manifest_document, run_suite, write_manifest
 
 PYTHON = f"{sys.version_info.major}.{sys.version_info.minor}"
 IMAGE_ONLY = (

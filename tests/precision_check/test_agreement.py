@@ -6,7 +6,7 @@ import pytest
 
 from precision_check.agreement import Tolerance, agreement, judge, noise_floor, pct, varies
 from precision_check.check_report import NoiseFloor
-from tests.precision_check.measurements import recorded
+from tests.support.precision_measurements import recorded
 
 
 def test_agreement_final_and_worst_step_skip_non_finite_steps() -> None:

@@ -12,7 +12,7 @@ from precision_check.agreement import noise_floor, worst_drift
 from precision_check.check_report import DtypeRun, GradFault, Measurements, NoiseFloor
 from precision_check.problems import DEFAULT_TOLERANCES, judgement
 from precision_check.verdict import decide
-from tests.precision_check.measurements import H200, STEPS, healthy_h200, measured, recorded, run, with_run
+from tests.support.precision_measurements import H200, STEPS, healthy_h200, measured, recorded, run, with_run
 
 
 def falling(final: float, start: float = 100.0) -> tuple[float | None, ...]:

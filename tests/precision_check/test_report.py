@@ -11,14 +11,14 @@ from precision_check.check_report import Report, Verdict, report_from_json
 from precision_check.display import display_of, to_json
 from precision_check.terminal_table import render, table_rows
 from precision_check.verdict import decide
-from tests.precision_check.measurements import healthy_h200, with_floor
+from tests.support.precision_measurements import RECORDED, healthy_h200, with_floor
 
 # The image these tests run in (scripts/suite-tests-in-image.sh) has no jsonschema: there the
 # committed files are validated on the host instead (tests/repo/test_committed_schemas.py).
 jsonschema = pytest.importorskip("jsonschema")
 
 SCHEMA = json.loads((Path(__file__).parents[2] / "precision_check" / "report.schema.json").read_text())
-RECORDED = sorted((Path(__file__).parent / "recorded").glob("*.json"))
+RECORDED_REPORTS = sorted(RECORDED.glob("*.json"))
 
 
 def _report() -> Report:
@@ -33,7 +33,7 @@ def test_round_trip_is_exact_and_valid() -> None:
     assert report_from_json(text) == report
 
 
-@pytest.mark.parametrize("path", RECORDED, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", RECORDED_REPORTS, ids=lambda p: p.name)
 def test_recorded_reports_match_the_schema(path: Path) -> None:
     jsonschema.validate(json.loads(path.read_text()), SCHEMA)
 

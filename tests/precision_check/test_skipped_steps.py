@@ -15,7 +15,7 @@ from precision_check.check_report import DtypeRun, Measurements, Report, ScalerH
 from precision_check.display import to_json
 from precision_check.terminal_table import render
 from precision_check.verdict import decide, same_skips
-from tests.precision_check.measurements import H200, STEPS, measured, recorded, run
+from tests.support.precision_measurements import H200, STEPS, measured, recorded, run
 
 # fp32 falls 3% a step: step s has loss 4 * 0.97^s. fp16 skipped step 1, so from step 2 on it is one
 # update behind, 3% above fp32 (beyond the 2% final tolerance), plus a 0.1% precision difference.

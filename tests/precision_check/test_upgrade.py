@@ -11,8 +11,7 @@ import pytest
 from precision_check import upgrade
 from precision_check.check_report import VERSION, report_from_json
 from precision_check.terminal_table import table_rows
-
-RECORDED = Path(__file__).parent / "recorded"
+from tests.support.precision_measurements import RECORDED
 
 
 @pytest.mark.parametrize("name", ["transformer.h200.json", "overflow_mlp.cpu.json", "linear_regression.cpu.json"])

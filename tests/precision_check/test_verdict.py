@@ -3,21 +3,19 @@
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 from precision_check.check_report import Compiled, Overflow, Timing, ZeroGrads, report_from_json
 from precision_check.verdict import decide
-from tests.precision_check.measurements import (
+from tests.support.precision_measurements import (
+    ATTN,
     H200,
+    RECORDED,
     V100,
     healthy_h200,
     measured,
     run,
     with_run,
 )
-
-RECORDED = Path(__file__).parent / "recorded"
-ATTN = Overflow("layer3.attn", 7, None)
 
 
 def test_compute_bound_model_gets_bf16_with_its_numbers() -> None:

@@ -5,13 +5,12 @@ rest of the verdict's cases)."""
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
-from precision_check.check_report import Overflow
 from precision_check.verdict import decide
-from tests.precision_check.measurements import (
+from tests.support.precision_measurements import (
+    ATTN,
     H200,
     V100,
     healthy_h200,
@@ -21,10 +20,6 @@ from tests.precision_check.measurements import (
     with_floor,
     with_run,
 )
-
-RECORDED = Path(__file__).parent / "recorded"
-ATTN = Overflow("layer3.attn", 7, None)
-
 
 # fp32's noise floor: a chaotic model is not blamed on precision; real problems are still caught.
 

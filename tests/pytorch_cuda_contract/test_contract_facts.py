@@ -21,7 +21,7 @@ from pytorch_cuda_contract.versions import (
     release_prefix,
     version_tuple,
 )
-from tests.conformance.harness import manifest_document
+from tests.support.suite_run import manifest_document
 
 
 @pytest.mark.parametrize(

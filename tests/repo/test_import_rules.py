@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support import import_graph
+from tests.support.synthetic_tree import write_tree
 
 ROOT = Path(__file__).resolve().parents[2]
 FIRST_PARTY = import_graph.PRODUCT
@@ -148,27 +149,20 @@ def test_the_suite_helpers_import_only_the_roles_below_them() -> None:
     assert not upward, upward
 
 
-def _write(root: Path, relative: str, text: str) -> None:
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 def test_the_graph_sees_a_two_way_import_and_its_cycle(tmp_path: Path) -> None:
     for folder in ("conformance", "conformance/support", "conformance/support/probes", "conformance/support/workloads"):
-        _write(tmp_path, f"{folder}/__init__.py", "")
-    _write(tmp_path, "conformance/support/probes/a.py", "from conformance.support.workloads.b import run\n")
-    _write(
+        write_tree(tmp_path, {f"{folder}/__init__.py": ""})
+    write_tree(tmp_path, {"conformance/support/probes/a.py": "from conformance.support.workloads.b import run\n"})
+    write_tree(
         tmp_path,
-        "conformance/support/workloads/b.py",
-        "def run() -> None:\n    from conformance.support.probes import a\n",
+        {"conformance/support/workloads/b.py": "def run() -> None:\n    from conformance.support.probes import a\n"},
     )
-    _write(tmp_path, "conformance/support/workloads/c.py", "from conformance.support.workloads import b\n")
+    write_tree(tmp_path, {"conformance/support/workloads/c.py": "from conformance.support.workloads import b\n"})
     graph = import_graph.build(tmp_path)
     pair = ("conformance/support/probes", "conformance/support/workloads")
     assert graph.two_way() == [pair]
     assert graph.upward() == [pair, pair[::-1]]
-    _write(tmp_path, "conformance/support/workloads/b.py", "def run() -> None:\n    pass\n")
+    write_tree(tmp_path, {"conformance/support/workloads/b.py": "def run() -> None:\n    pass\n"})
     assert import_graph.build(tmp_path).two_way() == []
     assert import_graph.build(tmp_path).upward() == []
 
@@ -192,10 +186,15 @@ def test_no_module_or_package_name_is_used_twice() -> None:
 
 
 def test_a_name_used_twice_is_seen(tmp_path: Path) -> None:
-    _write(tmp_path, "pytorch_cuda/probes/__init__.py", "")
-    _write(tmp_path, "conformance/support/probes/__init__.py", "")
-    _write(tmp_path, "conformance/__main__.py", "")
-    _write(tmp_path, "precision_check/__main__.py", "")
+    write_tree(
+        tmp_path,
+        {
+            "pytorch_cuda/probes/__init__.py": "",
+            "conformance/support/probes/__init__.py": "",
+            "conformance/__main__.py": "",
+            "precision_check/__main__.py": "",
+        },
+    )
     names = module_names(tmp_path)
     assert sorted(names["probes"]) == ["conformance/support/probes", "pytorch_cuda/probes"]
     assert "__main__" not in names
@@ -253,21 +252,26 @@ def test_no_class_or_function_name_is_exported_by_two_packages() -> None:
 
 
 def test_a_class_or_function_in_two_packages_is_seen(tmp_path: Path) -> None:
-    _write(tmp_path, "pytorch_cuda/steps/move.py", "def promote() -> None:\n    pass\n\ndef _private() -> None: ...\n")
-    _write(tmp_path, "pytorch_cuda/release/promoting.py", "class promote:\n    pass\n\ndef _private() -> None: ...\n")
-    _write(tmp_path, "conformance/support/a.py", "def main() -> int:\n    return 0\n")
-    _write(tmp_path, "pytorch_cuda/cli/b.py", "def main() -> int:\n    return 0\n")
-    _write(tmp_path, "pytorch_cuda/image_build/plan.py", "class BuildRequest: ...\n")
-    _write(tmp_path, "pytorch_cuda/engine/protocol.py", "class EngineBuild: ...\n")
-    _write(tmp_path, "pytorch_cuda/matrix/fleet.py", "class Runner: ...\nLABEL = 'gpu'\nPATH = paths.PATH\n")
-    _write(tmp_path, "pytorch_cuda/locks/writing.py", "Runner = Callable[[list[str]], int]\nLABEL = 'x'\n")
-    _write(tmp_path, "pytorch_cuda_contract/paths.py", "PATH: Final = '/etc/x'\n")
+    write_tree(
+        tmp_path,
+        {
+            "pytorch_cuda/steps/move.py": "def promote() -> None:\n    pass\n\ndef _private() -> None: ...\n",
+            "pytorch_cuda/release/promoting.py": "class promote:\n    pass\n\ndef _private() -> None: ...\n",
+            "conformance/support/a.py": "def main() -> int:\n    return 0\n",
+            "pytorch_cuda/cli/b.py": "def main() -> int:\n    return 0\n",
+            "pytorch_cuda/image_build/plan.py": "class BuildRequest: ...\n",
+            "pytorch_cuda/engine/protocol.py": "class EngineBuild: ...\n",
+            "pytorch_cuda/matrix/fleet.py": "class Runner: ...\nLABEL = 'gpu'\nPATH = paths.PATH\n",
+            "pytorch_cuda/locks/writing.py": "Runner = Callable[[list[str]], int]\nLABEL = 'x'\n",
+            "pytorch_cuda_contract/paths.py": "PATH: Final = '/etc/x'\n",
+        },
+    )
     assert names_in_two_packages(tmp_path) == {
         "promote": ["pytorch_cuda/release", "pytorch_cuda/steps"],
         "Runner": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # a type alias counts
         "LABEL": ["pytorch_cuda/locks", "pytorch_cuda/matrix"],  # and a constant; passing one on does not
     }
-    _write(tmp_path, "pytorch_cuda/locks/c.py", "class BuildRequest: ...\n")  # the same name in another package
+    write_tree(tmp_path, {"pytorch_cuda/locks/c.py": "class BuildRequest: ...\n"})  # the same name in another package
     assert names_in_two_packages(tmp_path)["BuildRequest"] == ["pytorch_cuda/image_build", "pytorch_cuda/locks"]
 
 

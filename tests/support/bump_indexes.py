@@ -4,6 +4,8 @@ with the pins torch 2.9.2's wheel sets."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 from pytorch_cuda.errors import EngineError
 from pytorch_cuda.package_index.simple_index import IndexFile
 
@@ -41,3 +43,17 @@ def cu130_down(index: str, name: str) -> list[IndexFile]:
     if index == CU130:
         raise EngineError(f"cannot read {index}/{name}/ (Name or service not known)", "run it where it answers")
     return files(index, name)
+
+
+def numpy_wheel(version: str, uploaded: str) -> IndexFile:
+    filename = f"numpy-{version}-py3-none-any.whl"
+    return IndexFile(filename, f"https://files.example/{filename}", False, None, True, uploaded)
+
+
+def numpy_held_and_waiting(index: str, name: str) -> list[IndexFile]:
+    """cu130_down's indexes, with numpy 3 (held back by `compatible`) and a numpy released an hour ago (waiting for
+    its age) added to each numpy listing: what the dependency dashboard shows in every state."""
+    found = list(cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
+    if name == "numpy":
+        found += [numpy_wheel("3.0.0", "2025-01-01T00:00:00Z"), numpy_wheel("2.5.9", datetime.now(UTC).isoformat())]
+    return found

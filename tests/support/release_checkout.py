@@ -85,6 +85,29 @@ class Checkout:
         return signed
 
 
+def fresh(checkout: Checkout, tmp_path: Path, name: str) -> Checkout:
+    """The same checkout on a machine with no cache: a fresh CI runner, or a first-time user."""
+    return dataclasses.replace(checkout, cache=tmp_path / name)
+
+
+def refresh(checkout: Checkout) -> tuple[int, str]:
+    """`release refresh-index` with the split setup's timestamp key: its exit status and what it said."""
+    keys_dir = checkout.folder / "keys"
+    done = checkout.release("refresh-index", "--key", str(keys_dir / "timestamp.key"),
+                            "--public-key", str(keys_dir / "timestamp.pub"))  # fmt: skip
+    return done.returncode, folded(done.stderr) or done.stdout
+
+
+def released(checkout: Checkout, revision: str, tag: str, lifetime: int = 3600) -> str:
+    """A candidate built from `revision`, signed (its index entry living `lifetime` seconds) and promoted to `tag`:
+    its digest."""
+    digest = checkout.candidate(f"candidate-{revision[0]}", revision)
+    checkout.sign(f"{checkout.repository}@{digest}", "release", tag, lifetime=lifetime)
+    promoted = checkout.release("promote", f"{checkout.repository}@{digest}", "--tag", tag)
+    assert promoted.returncode == 0, promoted.stderr
+    return digest
+
+
 def pin_base(folder: Path, published: str, config: str) -> None:
     """Pin the checkout's base: matrix.yaml's `upstream:` names `published` (REPO@sha256:...), `digest:` its
     config, as `build.py release pin-base` leaves it."""

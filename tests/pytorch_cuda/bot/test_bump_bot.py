@@ -13,11 +13,9 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.bot import bump_bot
-from pytorch_cuda.bump import bump_flow, debian_archive
-from tests.support.bump_indexes import cu130_down, pins
 from tests.support.fake_github import REPO, TOKEN, fake_github
 from tests.support.git_remote import bare_remote, git, human_pushes
-from tests.support.offline_relock import no_lock_moves
+from tests.support.offline_bump import bump_offline
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -33,11 +31,7 @@ def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-qm", "base")
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch)
     return root
 
 

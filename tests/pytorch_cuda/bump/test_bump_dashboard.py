@@ -5,38 +5,21 @@ back as the next bump's flags, and `--approve` moving a held-back pin past its r
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.dashboard import DASHBOARD_MARKER, requests
-from pytorch_cuda.package_index.simple_index import IndexFile
-from tests.support.bump_indexes import cu130_down, pins
-from tests.support.offline_relock import no_lock_moves
-
-
-def _numpy(version: str, uploaded: str | None = None) -> IndexFile:
-    filename = f"numpy-{version}-py3-none-any.whl"
-    return IndexFile(filename, f"https://files.example/{filename}", False, None, True, uploaded)
-
-
-def _files(index: str, name: str) -> list[IndexFile]:
-    found = list(cu130_down(index, name))  # a copy: the shared in-memory index stays as it is
-    if name == "numpy":  # numpy 3 (held back by `compatible`) and a numpy released an hour ago (waiting)
-        found += [_numpy("3.0.0", "2025-01-01T00:00:00Z"), _numpy("2.5.9", datetime.now(UTC).isoformat())]
-    return found
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.cli_output import printed
+from tests.support.offline_bump import bump_offline
 
 
 @pytest.fixture
 def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Path:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch, numpy_held_and_waiting)
     capsys.readouterr()
     assert cli.main(["bump", "--dry-run", "--json"]) == 4  # partial: cu130's index is down
     path = tmp_path / "bump.json"
@@ -44,15 +27,9 @@ def dry_run(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.Capt
     return path
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
-    capsys.readouterr()
-    assert cli.main(list(argv)) == status
-    return capsys.readouterr().out
-
-
 def test_the_dashboard_of_a_dry_run(dry_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     argv = ["--failed", "candidate build: exit 1 (run 7)", "--made-by", "bump.yml run 7"]
-    body = _run(capsys, "dashboard", "--plan", str(dry_run), *argv)
+    body = printed(capsys, "dashboard", "--plan", str(dry_run), *argv)
     assert body.startswith(DASHBOARD_MARKER)
     assert "Last run: bump.yml run 7; result **rebuild needed**; targets checked: `cu128`, `cu126`." in body
     assert "## Pending (5)" in body
@@ -81,14 +58,14 @@ def test_the_dashboard_of_a_dry_run(dry_run: Path, capsys: pytest.CaptureFixture
 def test_ticked_boxes_are_the_next_bumps_flags(
     dry_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    body = _run(capsys, "dashboard", "--plan", str(dry_run))
+    body = printed(capsys, "dashboard", "--plan", str(dry_run))
     ticked = tmp_path / "body.md"
     ticked.write_text(
         body.replace("- [ ] `python_packages.numpy`", "- [x] `python_packages.numpy`").replace(
             "- [ ] bump these now", "- [X] bump these now"
         )
     )
-    asked: dict[str, Any] = json.loads(_run(capsys, "dashboard", "--requests", str(ticked)))
+    asked: dict[str, Any] = json.loads(printed(capsys, "dashboard", "--requests", str(ticked)))
     assert asked == {
         "rebase": False,
         "skip_age": True,
@@ -99,7 +76,7 @@ def test_ticked_boxes_are_the_next_bumps_flags(
             {"workflow": "bump.yml", "group": "", "flags": ["--dry-run", *asked["flags"]]},
         ],
     }
-    moved = json.loads(_run(capsys, "bump", "--dry-run", "--json", *asked["flags"], status=4))["moved"]
+    moved = json.loads(printed(capsys, "bump", "--dry-run", "--json", *asked["flags"], status=4))["moved"]
     assert {m["pin"]: m["new"] for m in moved}["python_packages.numpy"] == "3.0.0"
     assert "torch and the pins it drags along" in " ".join(
         _err(capsys, "bump", "--dry-run", "--approve", "targets.cu128.torch").split()
@@ -119,12 +96,12 @@ def test_a_file_that_is_not_a_bumps_json_is_refused(tmp_path: Path, capsys: pyte
 
 def test_one_group_per_pull_request(dry_run: Path, capsys: pytest.CaptureFixture[str]) -> None:
     approve = ["bump", "--dry-run", "--json", "--approve", "python_packages.numpy"]
-    patch = json.loads(_run(capsys, *approve, "--group", "patch", status=4))
+    patch = json.loads(printed(capsys, *approve, "--group", "patch", status=4))
     assert {m["pin"]: m["group"] for m in patch["moved"]} == {
         "targets.cu128.torch": "patch",
         "targets.cu128.triton": "patch",  # dragged along by torch: torch's group
         "targets.cu128.cudnn": "patch",
         "targets.cu128.nccl": "patch",
     }
-    major = json.loads(_run(capsys, *approve, "--group", "major", status=4))
+    major = json.loads(printed(capsys, *approve, "--group", "major", status=4))
     assert [(m["pin"], m["new"], m["group"]) for m in major["moved"]] == [("python_packages.numpy", "3.0.0", "major")]

@@ -13,16 +13,14 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.base_digest import BaseMove
 from pytorch_cuda.bump.bump_plan import BumpPlan, Move, TargetCheck
 from pytorch_cuda.bump.debian_archive import DebianUpdate
 from pytorch_cuda.bump.group_prs import plan_pull_requests
 from pytorch_cuda.bump.groups import PinAdvisory, advisories_from, group_of, only
 from pytorch_cuda.bump.resolver import Resolution
-from tests.pytorch_cuda.bump.test_bump_dashboard import _files
-from tests.support.bump_indexes import pins
-from tests.support.offline_relock import no_lock_moves
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.offline_bump import bump_offline
 
 CHECKED = (TargetCheck("cu128", "https://download.pytorch.org/whl/cu128"), TargetCheck("cu126", "https://x/cu126"))
 
@@ -147,11 +145,7 @@ def test_only_keeps_one_groups_moves_and_says_whose_the_others_are() -> None:
 def test_bump_reads_an_audits_advisories_and_plans_the_groups_in_its_json(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
-    monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})  # no PyPI JSON API in a unit test
+    bump_offline(monkeypatch, numpy_held_and_waiting)
     audit = tmp_path / "audit.json"
     finding = {"ecosystem": "pypi", "package": "numpy", "version": "2.5.5", "id": "GHSA-numpy", "fix_versions": []}
     audit.write_text(json.dumps({"findings": [finding | {"fix_versions": ["2.5.6"]}]}))

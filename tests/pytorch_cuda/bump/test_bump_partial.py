@@ -9,14 +9,13 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.bump.bump_flow import BumpRequest, run_bump
 from pytorch_cuda.bump.bump_plan import plan_bump
 from pytorch_cuda.bump.bump_policy import parse_policy
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.matrix.build_matrix import Matrix
 from tests.support.bump_indexes import CU126, CU130, cu130_down, pins
-from tests.support.offline_relock import no_lock_moves
+from tests.support.offline_bump import bump_offline
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -46,10 +45,7 @@ def test_with_every_index_unreachable_the_error_stands(matrix: Matrix) -> None:
 def test_bump_without_target_gives_every_target_in_one_json(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch)
     assert cli.main(["bump", "--dry-run", "--json"]) == 4
     out, err = capsys.readouterr()
     found = json.loads(out)
@@ -83,11 +79,7 @@ def test_bump_help_documents_the_partial_status(capsys: pytest.CaptureFixture[st
 
 @pytest.fixture
 def offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (cu130_down, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(bump_flow, "pypi_project_urls", lambda ca: lambda name: {})
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
+    bump_offline(monkeypatch)
 
 
 @pytest.mark.usefixtures("offline")

@@ -3,26 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from pytorch_cuda import cli
+from tests.support.build_command import build_py
 
 ROOT = Path(__file__).resolve().parents[3]
-
-
-def build_py(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, str(ROOT / "build.py"), *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **(env or {})},
-        timeout=120,
-    )
 
 
 def test_help_reads_well() -> None:

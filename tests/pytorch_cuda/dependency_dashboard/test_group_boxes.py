@@ -1,6 +1,6 @@
 """The dashboard that acts: a box per group on every render (none before: boxes came only with something pending),
 a ticked group box read back as that group's run, and that run's plan bumping the group (the bump on in-memory
-indexes of tests/pytorch_cuda/bump/test_bump_dashboard.py, cu130 unreachable); the bot's open pull requests of
+indexes of tests/support/bump_indexes.py, cu130 unreachable); the bot's open pull requests of
 every kind; a page written when the bump's JSON is missing because its job failed."""
 
 from __future__ import annotations
@@ -12,27 +12,17 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.bump import bump_flow, debian_archive
 from pytorch_cuda.dependency_dashboard.group_boxes import asked_groups, group_box_lines
 from pytorch_cuda.dependency_dashboard.page import NO_PLAN
 from pytorch_cuda.errors import UserError
-from tests.pytorch_cuda.bump.test_bump_dashboard import _files
-from tests.support.bump_indexes import pins
-from tests.support.offline_relock import no_lock_moves
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.cli_output import printed
+from tests.support.offline_bump import bump_offline
 
 
 @pytest.fixture
 def offline_bump(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bump_flow, "network_sources", lambda ca: (_files, pins))
-    monkeypatch.setattr(bump_flow, "plan_bases", lambda matrix, policy, resolve: ([], []))
-    monkeypatch.setattr(debian_archive, "check_archive", lambda *_: [])
-    no_lock_moves(monkeypatch)
-
-
-def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
-    capsys.readouterr()
-    assert cli.main(list(argv)) == status
-    return capsys.readouterr().out
+    bump_offline(monkeypatch, numpy_held_and_waiting)
 
 
 def _write(tmp_path: Path, name: str, text: str) -> Path:
@@ -50,7 +40,7 @@ def test_every_render_has_a_box_per_group_even_with_nothing_pending(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Before: a current plan (today's render) had no box at all."""
-    body = _run(capsys, "dashboard", "--plan", str(_write(tmp_path, "bump.json", '{"result": "current"}')))
+    body = printed(capsys, "dashboard", "--plan", str(_write(tmp_path, "bump.json", '{"result": "current"}')))
     assert "## Run a group now (5)" in body
     for group in ("security", "major", "minor", "patch"):
         assert (
@@ -58,26 +48,26 @@ def test_every_render_has_a_box_per_group_even_with_nothing_pending(
             f"checks again) <!-- bump-dashboard: group {group} -->"
         ) in body
     assert "<!-- bump-dashboard: group lock-maintenance -->" in body
-    assert json.loads(_run(capsys, "dashboard", "--requests", str(_write(tmp_path, "body.md", body))))["runs"] == []
+    assert json.loads(printed(capsys, "dashboard", "--requests", str(_write(tmp_path, "body.md", body))))["runs"] == []
 
 
 def test_a_ticked_group_box_makes_the_next_run_bump_that_group(
     offline_bump: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plan = _write(tmp_path, "bump.json", _run(capsys, "bump", "--dry-run", "--json", status=4))
-    body = _run(capsys, "dashboard", "--plan", str(plan))
+    plan = _write(tmp_path, "bump.json", printed(capsys, "bump", "--dry-run", "--json", status=4))
+    body = printed(capsys, "dashboard", "--plan", str(plan))
     assert (
         "- [ ] **patch**: run its bump now (`bump/pins-patch`; carries `targets.cu128.torch`, `targets.cu128.triton`, "
         "`targets.cu128.cudnn`, `targets.cu128.nccl`, `python_packages.numpy`) <!-- bump-dashboard: group patch -->"
     ) in body
     asked: dict[str, Any] = json.loads(
-        _run(capsys, "dashboard", "--requests", str(_write(tmp_path, "ticked.md", _tick(body, "patch"))))
+        printed(capsys, "dashboard", "--requests", str(_write(tmp_path, "ticked.md", _tick(body, "patch"))))
     )
     assert asked["groups"] == ["patch"]
     (run,) = asked["runs"]
     assert run == {"workflow": "bump.yml", "group": "patch", "flags": ["--group", "patch"]}
     # the group's run (bump.yml with -f group=patch runs `build.py bump --group patch`), here as a dry run
-    next_plan = json.loads(_run(capsys, "bump", "--dry-run", "--json", *run["flags"], status=4))
+    next_plan = json.loads(printed(capsys, "bump", "--dry-run", "--json", *run["flags"], status=4))
     assert {m["pin"]: m["group"] for m in next_plan["moved"]} == {
         "targets.cu128.torch": "patch",
         "targets.cu128.triton": "patch",
@@ -91,16 +81,16 @@ def test_a_ticked_group_box_makes_the_next_run_bump_that_group(
 def test_a_group_box_with_the_approve_box_passes_both_to_the_group_run(
     offline_bump: None, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    plan = _write(tmp_path, "bump.json", _run(capsys, "bump", "--dry-run", "--json", status=4))
-    body = _tick(_run(capsys, "dashboard", "--plan", str(plan)), "major")
+    plan = _write(tmp_path, "bump.json", printed(capsys, "bump", "--dry-run", "--json", status=4))
+    body = _tick(printed(capsys, "dashboard", "--plan", str(plan)), "major")
     body = body.replace("- [ ] `python_packages.numpy`", "- [x] `python_packages.numpy`")
     body = _tick(body, "lock-maintenance")
-    asked = json.loads(_run(capsys, "dashboard", "--requests", str(_write(tmp_path, "ticked.md", body))))
+    asked = json.loads(printed(capsys, "dashboard", "--requests", str(_write(tmp_path, "ticked.md", body))))
     assert asked["runs"] == [
         {"workflow": "bump.yml", "group": "major", "flags": ["--group", "major", "--approve=python_packages.numpy"]},
         {"workflow": "lock-maintenance.yml", "group": "lock-maintenance", "flags": []},
     ]  # no planning run: the approval goes with the group that moves it
-    major = json.loads(_run(capsys, "bump", "--dry-run", "--json", *asked["runs"][0]["flags"], status=4))
+    major = json.loads(printed(capsys, "bump", "--dry-run", "--json", *asked["runs"][0]["flags"], status=4))
     assert [(m["pin"], m["new"], m["group"]) for m in major["moved"]] == [("python_packages.numpy", "3.0.0", "major")]
 
 
@@ -127,7 +117,7 @@ def test_the_bot_s_open_pull_requests_of_every_kind(tmp_path: Path, capsys: pyte
         {"number": 3, "title": "a person's work", "url": "https://x/pull/3", "headRefName": "feature/x"},
     ]
     plan = str(_write(tmp_path, "bump.json", '{"result": "current"}'))
-    body = _run(capsys, "dashboard", "--plan", plan, "--open-prs", str(_write(tmp_path, "p.json", json.dumps(prs))))
+    body = printed(capsys, "dashboard", "--plan", plan, "--open-prs", str(_write(tmp_path, "p.json", json.dumps(prs))))
     assert "## Open pull requests of the bot (3)" in body
     assert "| [#9 lock maintenance](https://x/pull/9) | lock-maintenance | `bump/lock-maintenance` |" in body
     assert "| [#12 bump patch \\| torch](https://x/pull/12) | bump group patch | `bump/pins-patch` |" in body
@@ -142,7 +132,7 @@ def test_the_bot_s_open_pull_requests_of_every_kind(tmp_path: Path, capsys: pyte
 def test_a_failed_bump_job_still_writes_the_page(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Before: bump.yml's step had no JSON to render when the bump job failed, and the step failed with it."""
     missing = str(tmp_path / "bump-output" / "bump.json")
-    body = _run(capsys, "dashboard", "--plan", missing, "--failed", "bump: failed (run 7)")
+    body = printed(capsys, "dashboard", "--plan", missing, "--failed", "bump: failed (run 7)")
     assert f"result **{NO_PLAN}**" in body
     assert "## Failed (1)\n\n- bump: failed (run 7)" in body
     assert "<!-- bump-dashboard: group patch -->" in body  # the boxes still act

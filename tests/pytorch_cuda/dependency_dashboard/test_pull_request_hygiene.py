@@ -1,7 +1,7 @@
 """PR hygiene as Renovate does it: every bot pull request labelled (dependencies and its kind), and one a person
 closed without merging stays closed for that content (its body's marker), while the next version opens a new one.
-The group's content comes from a real bump plan (in-memory indexes, as tests/pytorch_cuda/dependency_dashboard/
-test_group_boxes.py), lock maintenance's from `lock --upgrade --json`'s shape."""
+The group's content comes from a real bump plan (in-memory indexes of
+tests/support/bump_indexes.py), lock maintenance's from `lock --upgrade --json`'s shape."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.dependency_dashboard.pull_request_hygiene import content_key, marker
-from tests.pytorch_cuda.dependency_dashboard.test_group_boxes import offline_bump  # noqa: F401 - a fixture
+from tests.support.bump_indexes import numpy_held_and_waiting
+from tests.support.cli_output import printed
+from tests.support.offline_bump import bump_offline
 
 LOCKS = [
     {"path": "images/installer.lock", "created": False, "changes": [], "held": []},
@@ -21,10 +23,9 @@ LOCKS = [
 ]
 
 
-def _run(capsys: pytest.CaptureFixture[str], *argv: str, status: int = 0) -> str:
-    capsys.readouterr()
-    assert cli.main(list(argv)) == status
-    return capsys.readouterr().out
+@pytest.fixture
+def offline_bump(monkeypatch: pytest.MonkeyPatch) -> None:
+    bump_offline(monkeypatch, numpy_held_and_waiting)
 
 
 def _write(tmp_path: Path, name: str, data: object) -> str:
@@ -42,31 +43,33 @@ def _closed(key: str, *, merged: bool = False) -> list[dict[str, Any]]:
 
 
 def test_a_group_pull_request_closed_by_a_person_stays_closed_for_that_version(
-    offline_bump: None,  # noqa: F811 - the fixture
+    offline_bump: None,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """Before: bump.yml opened the group's pull request again every week, whatever a person had closed."""
-    plan = json.loads(_run(capsys, "bump", "--dry-run", "--json", status=4))
+    plan = json.loads(printed(capsys, "bump", "--dry-run", "--json", status=4))
     path = _write(tmp_path, "bump.json", plan)
-    first = json.loads(_run(capsys, "dashboard", "--pull-request", "patch", "--plan", path))
+    first = json.loads(printed(capsys, "dashboard", "--pull-request", "patch", "--plan", path))
     assert first["labels"] == ["dependencies", "bump:patch"]
     assert first["branch"] == "bump/pins-patch"
     assert "python_packages.numpy=2.5.6" in first["carries"]
     assert first["marker"] == f"<!-- bot-content: {first['key']} -->"
     assert (first["open"], first["closed_by"]) == (True, None)  # nothing closed yet
     closed = _write(tmp_path, "closed.json", _closed(first["key"]))
-    again = json.loads(_run(capsys, "dashboard", "--pull-request", "patch", "--plan", path, "--closed", closed))
+    again = json.loads(printed(capsys, "dashboard", "--pull-request", "patch", "--plan", path, "--closed", closed))
     assert (again["open"], again["closed_by"]) == (False, {"number": 12, "url": "https://x/pull/12"})
     merged = _write(tmp_path, "merged.json", _closed(first["key"], merged=True))
-    assert json.loads(_run(capsys, "dashboard", "--pull-request", "patch", "--plan", path, "--closed", merged))["open"]
+    assert json.loads(printed(capsys, "dashboard", "--pull-request", "patch", "--plan", path, "--closed", merged))[
+        "open"
+    ]
     # next week numpy 2.5.7: new content, a new key, a new pull request
     plan["moved"] = [{**m, "new": "2.5.7"} if m["pin"] == "python_packages.numpy" else m for m in plan["moved"]]
     later = _write(tmp_path, "later.json", plan)
-    nxt = json.loads(_run(capsys, "dashboard", "--pull-request", "patch", "--plan", later, "--closed", closed))
+    nxt = json.loads(printed(capsys, "dashboard", "--pull-request", "patch", "--plan", later, "--closed", closed))
     assert nxt["key"] != first["key"]
     assert (nxt["open"], nxt["closed_by"]) == (True, None)
-    major = json.loads(_run(capsys, "dashboard", "--pull-request", "major", "--plan", path))
+    major = json.loads(printed(capsys, "dashboard", "--pull-request", "major", "--plan", path))
     assert (major["labels"], major["carries"], major["open"]) == (["dependencies", "bump:major"], [], False)
 
 
@@ -74,13 +77,13 @@ def test_lock_maintenance_s_pull_request_is_labelled_and_stays_closed_for_the_sa
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     locks = _write(tmp_path, "locks.json", LOCKS)
-    found = json.loads(_run(capsys, "dashboard", "--pull-request", "lock-maintenance", "--locks", locks))
+    found = json.loads(printed(capsys, "dashboard", "--pull-request", "lock-maintenance", "--locks", locks))
     assert found["labels"] == ["dependencies", "lock-maintenance"]
     assert found["carries"] == ["images/sbom-tool.lock:lxml 6.1.3 -> 6.2.1"]
     assert found["key"] == content_key(["images/sbom-tool.lock:lxml 6.1.3 -> 6.2.1"])
     closed = _write(tmp_path, "closed.json", _closed(found["key"]))
     argv = ["dashboard", "--pull-request", "lock-maintenance", "--locks", locks, "--closed", closed]
-    assert json.loads(_run(capsys, *argv))["closed_by"] == {"number": 12, "url": "https://x/pull/12"}
+    assert json.loads(printed(capsys, *argv))["closed_by"] == {"number": 12, "url": "https://x/pull/12"}
 
 
 @pytest.mark.parametrize(

@@ -4,13 +4,9 @@ and the refusals a bump or a release must not get past."""
 
 from __future__ import annotations
 
-import contextlib
-import gzip
 import hashlib
 import json
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
@@ -25,9 +21,7 @@ from pytorch_cuda.oci.registry_client import (
     is_loopback,
     reference,
 )
-
-INDEX = "application/vnd.oci.image.index.v1+json"
-IMAGE = "application/vnd.oci.image.manifest.v1+json"
+from tests.support.open_registry import HUGE, IMAGE, INDEX, OpenRegistry, serving
 
 
 def _digest(data: bytes) -> str:
@@ -44,41 +38,10 @@ def _index(*platforms: tuple[str, bytes]) -> bytes:
     return json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": entries}).encode()
 
 
-class OpenRegistry(BaseHTTPRequestHandler):
-    """Serves `objects` (path -> media type, bytes) on GET and HEAD; 404 for anything else."""
-
-    objects: dict[str, tuple[str, bytes]] = {}  # noqa: RUF012 (each test sets what the registry holds)
-    # path -> how its size is declared: "none" (no Content-Length: read until the connection closes), "gzip" (the
-    # compressed size, the body decompressing to far more), or a number of bytes declared with no body sent
-    declared: dict[str, str] = {}  # noqa: RUF012
-
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-    def do_GET(self) -> None:
-        media_type, body = self.objects.get(self.path, ("application/json", b'{"errors":[]}'))
-        self.send_response(200 if self.path in self.objects or self.path == "/v2/" else 404)
-        self.send_header("Content-Type", media_type)
-        how = self.declared.get(self.path)
-        if how == "gzip":
-            body = gzip.compress(body)
-            self.send_header("Content-Encoding", "gzip")
-        if how is None or how == "gzip":
-            self.send_header("Content-Length", str(len(body)))
-        elif how.isdigit():
-            self.send_header("Content-Length", how)
-            body = b""  # declared and never sent: a client that reads would fail otherwise
-        self.end_headers()
-        with contextlib.suppress(OSError):  # the client stopped reading
-            self.wfile.write(body)
-
-
 @pytest.fixture
 def host() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OpenRegistry)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serving() as address:
+        yield address
 
 
 def _hold(index: bytes, config: bytes = CONFIG) -> None:
@@ -130,9 +93,6 @@ def test_the_config_is_read_only_when_it_hashes_to_its_digest(host: str) -> None
 def test_an_index_names_no_config() -> None:
     assert config_digest(_index(("amd64", AMD64))) is None
     assert config_digest(b'{"config": {}}') is None
-
-
-HUGE = json.dumps({"schemaVersion": 2, "mediaType": INDEX, "manifests": [], "pad": "x" * MOST_MANIFEST_BYTES}).encode()
 
 
 def test_a_manifest_declared_larger_than_its_cap_is_refused_before_reading(host: str) -> None:

@@ -9,7 +9,7 @@ import pytest
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.precision_report.browser import find_chromium, load
 from pytorch_cuda.precision_report.report_files import write_report
-from tests.pytorch_cuda.precision_report.test_check_page import upgraded
+from tests.support.precision_measurements import upgraded
 from tests.support.recorded_runs import H100, H200, ROOT, T4
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

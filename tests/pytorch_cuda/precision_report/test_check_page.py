@@ -12,21 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from precision_check import upgrade
 from pytorch_cuda.precision_report.report_files import ReportInputError, write_report
-from tests.pytorch_cuda.precision_report.test_report import build_py
-from tests.support.recorded_runs import H200, ROOT
+from tests.support.build_command import build_py
+from tests.support.precision_measurements import RECORDED, upgraded
+from tests.support.recorded_runs import H200
 
-RECORDED = ROOT / "tests" / "precision_check" / "recorded"
 TRANSFORMER = RECORDED / "transformer.h200.json"
 OVERFLOW = RECORDED / "overflow_mlp.h200.json"
-
-
-def upgraded(tmp_path: Path, recorded: Path) -> Path:
-    """The recorded run rewritten as the current version (same file name), with its judged lines."""
-    new = tmp_path / "upgraded" / recorded.name
-    assert upgrade.main([str(recorded), str(new)]) == 0
-    return new
 
 
 def _page(tmp_path: Path, source: Path) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
-from tests.support.recorded_runs import H200, ROOT
+from tests.support.build_command import build_py
+from tests.support.recorded_runs import H200
 
 PASSED = {
     "run": "https://github.com/o/r/actions/runs/7",
@@ -16,10 +15,6 @@ PASSED = {
     "runner": "h200",
     "date": "2026-12-06T01:02:03Z",
 }
-
-
-def build_py(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "build.py"), *args], capture_output=True, text=True, timeout=120)
 
 
 def test_the_summary_is_the_report_appended(tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +11,7 @@ import jsonschema
 import pytest
 
 from pytorch_cuda.precision_report.report_files import SCHEMA_FILE, write_report
+from tests.support.build_command import build_py
 from tests.support.recorded_runs import H100, H200, HALFWAY, ROOT, T4, UNKNOWN_GPU
 
 
@@ -95,10 +94,6 @@ def test_partial_file_renders_with_the_gaps_listed(tmp_path: Path) -> None:
         '"measurements" is absent',
     ]
     assert "No GPU was measured" in markdown
-
-
-def build_py(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(ROOT / "build.py"), *args], capture_output=True, text=True, timeout=120)
 
 
 @pytest.mark.parametrize(

@@ -6,19 +6,15 @@ loopback port of its own: sign and verify work with docker login's credentials (
 from __future__ import annotations
 
 import base64
-import contextlib
 import json
-import shutil
-import socket
 import subprocess
-import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import requests
 
+from tests.support.registry_server import docker_registry
 from tests.support.release_checkout import folded, make_checkout
 from tests.support.tiny_images import unique_repository
 
@@ -31,36 +27,12 @@ pytestmark = pytest.mark.integration
 USER, SECRET = "robot", "s3cret-for-robot"
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture
 def htpasswd_registry(tmp_path: Path) -> Iterator[str]:
-    if shutil.which("docker-registry") is None:
-        pytest.fail("docker-registry is not installed: scripts/setup-registry.sh installs it")
-    port = free_port()
     (tmp_path / "htpasswd").write_text(f"{USER}:{crypt.crypt(SECRET, crypt.mksalt(crypt.METHOD_BLOWFISH))}\n")
-    (tmp_path / "config.yml").write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {tmp_path / 'data'}\nhttp:\n"
-        f"  addr: 127.0.0.1:{port}\nauth:\n  htpasswd:\n    realm: basic-realm\n    path: {tmp_path / 'htpasswd'}\n"
-    )
-    log = (tmp_path / "registry.log").open("w")
-    server = subprocess.Popen(["docker-registry", "serve", str(tmp_path / "config.yml")], stdout=log, stderr=log)
-    host = f"127.0.0.1:{port}"
-    try:
-        for _ in range(50):
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"http://{host}/v2/", timeout=1).status_code == 401:
-                    break
-            time.sleep(0.1)
+    auth = f"  htpasswd:\n    realm: basic-realm\n    path: {tmp_path / 'htpasswd'}\n"
+    with docker_registry(tmp_path, tmp_path / "data", auth=auth, ready=401) as host:
         yield host
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
-        log.close()
 
 
 def test_sign_and_verify_work_on_an_htpasswd_registry_with_docker_login_s_credentials(

@@ -5,24 +5,20 @@ tests/pytorch_cuda/oci/test_registry_client.py)."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
-from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from pytorch_cuda.oci.registry_client import MOST_MANIFEST_BYTES
-from tests.pytorch_cuda.oci.test_registry_client import HUGE, IMAGE, OpenRegistry
+from tests.support.open_registry import HUGE, IMAGE, OpenRegistry, serving
 from tests.support.release_checkout import folded, make_checkout
 
 
 @pytest.fixture
 def host() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), OpenRegistry)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
+    with serving() as address:
+        yield address
 
 
 @pytest.mark.parametrize("how", [str(10 << 30), "none", "gzip"])

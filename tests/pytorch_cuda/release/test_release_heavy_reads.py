@@ -5,13 +5,10 @@ in the test's folder and removed after): a .sig whose first layer is a streamed 
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import shutil
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,11 +16,10 @@ import pytest
 import requests
 
 from pytorch_cuda.release.cosign_layout import SIGNATURE_ANNOTATION, SIMPLE_SIGNING, tag_for
-from tests.pytorch_cuda.release.test_release_basic_auth import free_port
-from tests.pytorch_cuda.release.test_release_round_three import released
 from tests.support import local_registry
 from tests.support.measured_verify import measured_verify
-from tests.support.release_checkout import OCI_MANIFEST, folded, make_checkout
+from tests.support.registry_server import docker_registry
+from tests.support.release_checkout import OCI_MANIFEST, folded, make_checkout, released
 
 pytestmark = pytest.mark.integration
 
@@ -37,28 +33,13 @@ CHUNK = 1 << 20
 def own_registry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """docker-registry on a free loopback port, storing under tmp_path (removed after: the blob is GBs); the test
     helpers' registry constants point at it."""
-    if shutil.which("docker-registry") is None:
-        pytest.fail("docker-registry is not installed: scripts/setup-registry.sh installs it")
-    host = f"127.0.0.1:{free_port()}"
     data = tmp_path / "registry-data"
-    (tmp_path / "registry.yml").write_text(
-        f"version: 0.1\nstorage:\n  filesystem:\n    rootdirectory: {data}\nhttp:\n  addr: {host}\n"
-    )
-    log = (tmp_path / "registry.log").open("w")
-    server = subprocess.Popen(["docker-registry", "serve", str(tmp_path / "registry.yml")], stdout=log, stderr=log)
     try:
-        for _ in range(100):
-            with contextlib.suppress(requests.RequestException):
-                if requests.get(f"http://{host}/v2/", timeout=1).status_code == 200:
-                    break
-            time.sleep(0.1)
-        monkeypatch.setattr(local_registry, "REGISTRY_HOST", host)
-        monkeypatch.setattr(local_registry, "REGISTRY", f"{host}/{local_registry.NAMESPACE}")
-        yield host
+        with docker_registry(tmp_path, data) as host:
+            monkeypatch.setattr(local_registry, "REGISTRY_HOST", host)
+            monkeypatch.setattr(local_registry, "REGISTRY", f"{host}/{local_registry.NAMESPACE}")
+            yield host
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
         shutil.rmtree(data, ignore_errors=True)
 
 

@@ -9,23 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.pytorch_cuda.release.test_release_round_three import fresh, refresh
 from tests.support import local_registry as registry
-from tests.support.release_checkout import Checkout, folded, make_checkout, skopeo_copy
+from tests.support.release_checkout import Checkout, folded, fresh, make_checkout, refresh, released, skopeo_copy
 from tests.support.tiny_images import unique_repository
 
 pytestmark = pytest.mark.integration
 
 LIFETIME = 20  # seconds: the last index's timestamp, so that it expires inside the test
 OLD_LIFETIME = 60  # the first index's: the second release must still read it fresh, on a loaded machine
-
-
-def _release(checkout: Checkout, revision: str, tag: str, lifetime: int = LIFETIME) -> str:
-    digest = checkout.candidate(f"candidate-{revision[0]}", revision)
-    checkout.sign(f"{checkout.repository}@{digest}", "release", tag, lifetime=lifetime)
-    promoted = checkout.release("promote", f"{checkout.repository}@{digest}", "--tag", tag)
-    assert promoted.returncode == 0, promoted.stderr
-    return digest
 
 
 def _recover(checkout: Checkout, key: str = "timestamp") -> tuple[int, str]:
@@ -47,14 +38,14 @@ def _until_expired(checkout: Checkout) -> None:
 def test_an_expired_index_is_recovered_and_a_rollback_during_recovery_refused(tmp_path: Path) -> None:
     split = make_checkout(tmp_path / "checkout", unique_repository(), split=True)
     first_signed = time.monotonic()
-    old = _release(split, "a" * 40, "v9.9", OLD_LIFETIME)
+    old = released(split, "a" * 40, "v9.9", OLD_LIFETIME)
     old_index = registry.manifest(split.path, "release-index").digest
     # still fresh: nothing to recover (exit 2, and nothing written)
     status, text = _recover(split)
     assert status == 2, text
     assert "has not expired: nothing to recover" in text
     assert registry.manifest(split.path, "release-index").digest == old_index
-    new = _release(split, "b" * 40, "v9.9")
+    new = released(split, "b" * 40, "v9.9", LIFETIME)
     real_index = registry.manifest(split.path, "release-index").digest
     recorded = split.release("record-floor")  # the reviewed commit after the release
     assert recorded.returncode == 0, recorded.stderr

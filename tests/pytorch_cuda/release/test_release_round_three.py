@@ -4,7 +4,6 @@ refused with a named reason and its exit status."""
 
 from __future__ import annotations
 
-import dataclasses
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -16,30 +15,19 @@ from pytorch_cuda.oci.registry_client import RegistryClient, reference
 from pytorch_cuda.release import keys, release_index
 from pytorch_cuda.release.trusted_root import load_root
 from tests.support import local_registry as registry
-from tests.support.release_checkout import PASSPHRASE, Checkout, folded, make_checkout, skopeo_copy
+from tests.support.release_checkout import (
+    PASSPHRASE,
+    Checkout,
+    folded,
+    fresh,
+    make_checkout,
+    refresh,
+    released,
+    skopeo_copy,
+)
 from tests.support.tiny_images import unique_repository
 
 pytestmark = pytest.mark.integration
-
-
-def fresh(checkout: Checkout, tmp_path: Path, name: str) -> Checkout:
-    """The same checkout on a machine with no cache: a fresh CI runner, or a first-time user."""
-    return dataclasses.replace(checkout, cache=tmp_path / name)
-
-
-def refresh(checkout: Checkout) -> tuple[int, str]:
-    keys_dir = checkout.folder / "keys"
-    done = checkout.release("refresh-index", "--key", str(keys_dir / "timestamp.key"),
-                            "--public-key", str(keys_dir / "timestamp.pub"))  # fmt: skip
-    return done.returncode, folded(done.stderr) or done.stdout
-
-
-def released(checkout: Checkout, revision: str, tag: str) -> str:
-    digest = checkout.candidate(f"candidate-{revision[0]}", revision)
-    checkout.sign(f"{checkout.repository}@{digest}", "release", tag)
-    promoted = checkout.release("promote", f"{checkout.repository}@{digest}", "--tag", tag)
-    assert promoted.returncode == 0, promoted.stderr
-    return digest
 
 
 @pytest.fixture

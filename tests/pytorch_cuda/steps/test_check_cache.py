@@ -8,18 +8,21 @@ import uuid
 import docker
 import pytest
 
+from fault_coverage.image_variants import IMAGE_FAULTS
 from pytorch_cuda.engine.build_client import BuildClient
 from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.matrix.build_matrix import load_matrix
 from pytorch_cuda.matrix.variants import select_variant
 from pytorch_cuda.steps.in_image_checks import run_cpu_conformance
 from pytorch_cuda.steps.inductor_cache import MOUNT_POINT, InductorCache, host_cache
-from tests.fault_coverage.test_broken_variants import DERIVED
 from tests.support.containers import ImageRunner
 from tests.support.docker_cli import docker_run
 from tests.support.integration import ROOT, BuiltImage, record_timing
 
 pytestmark = pytest.mark.integration
+
+# The catalogue's fault that removes the C compiler (fault_coverage/image_variants.py).
+COMPILER_REMOVED = next(case for case in IMAGE_FAULTS if case.name == "compiler-removed")
 
 
 def _volume_counts(image: str, volume: str) -> tuple[str, int, int]:
@@ -67,7 +70,7 @@ def test_a_warm_cache_does_not_hide_a_missing_compiler(
     if not _is_warm(built.ref, cache.volume):  # the build's checks fill it; an engine pruned since then has not
         assert run_cpu_conformance(engine, built.ref, cache).passed
     assert _is_warm(built.ref, cache.volume)
-    broken = runner.derive(built.ref, f"USER root\n{DERIVED['compiler-removed'].injection.image_variant}\nUSER torch")
+    broken = runner.derive(built.ref, f"USER root\n{COMPILER_REMOVED.injection.image_variant}\nUSER torch")
     report = run_cpu_conformance(engine, broken, cache)
     failed = "\n".join(report.failures)
     assert not report.passed, report.output_tail

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from tests.conformance.harness import run_suite
+from tests.support.suite_run import run_suite
 
 CHECK = "test_cudnn_runtime_matches_compile_version"
 pytestmark = pytest.mark.skipif(

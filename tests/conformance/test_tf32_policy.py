@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conformance.harness import run_suite
+from tests.support.suite_run import run_suite
 
 
 @pytest.mark.parametrize(

@@ -15,10 +15,10 @@ import pytest
 
 from conformance.support.results.summary import main
 from pytorch_cuda_contract import paths
-from tests.conformance.harness import manifest_document, write_manifest
 from tests.support.recorded_runs import H200, HALFWAY
+from tests.support.suite_run import manifest_document, write_manifest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[4]
 WRAPPER = ROOT / "images/bin/conformance"
 
 

@@ -1,11 +1,13 @@
-"""Measurements for the verdict tests: H200- and V100-shaped runs as the runner records them, and the
-CPU recordings under recorded/ (see recorded/README.md), optionally given GPU timings."""
+"""Measurements for precision-check's verdict tests: H200- and V100-shaped runs as the runner records them, and
+the CPU and H200 recordings under tests/precision_check/recorded/ (see its README.md), optionally given GPU timings;
+and a recording upgraded to the current report version, as the report pages read it."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 from pathlib import Path
 
+from precision_check import upgrade
 from precision_check.agreement import agreement, noise_floor
 from precision_check.check_report import (
     Device,
@@ -18,7 +20,8 @@ from precision_check.check_report import (
     report_from_json,
 )
 
-RECORDED = Path(__file__).parent / "recorded"
+RECORDED = Path(__file__).resolve().parents[1] / "precision_check" / "recorded"
+ATTN = Overflow("layer3.attn", 7, None)  # the third attention block went non-finite in fp16 at step 7
 
 H200 = Device("cuda", "NVIDIA H200", "9.0", True, "2.11.0+cu130", "13.0")
 V100 = Device("cuda", "Tesla V100-SXM2-16GB", "7.0", False, "2.11.0+cu126", "12.6")
@@ -104,3 +107,10 @@ def on_gpu(m: Measurements, device: Device, step_ms: dict[str, float], mem_mib: 
         for r in m.runs
     )
     return replace(m, device=device, runs=runs)
+
+
+def upgraded(tmp_path: Path, recorded: Path) -> Path:
+    """The recorded run rewritten as the current version (same file name), with its judged lines."""
+    new = tmp_path / "upgraded" / recorded.name
+    assert upgrade.main([str(recorded), str(new)]) == 0
+    return new

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import torch
 
-from tests.conformance.harness import SUITE, SuiteRun, manifest_document, run_suite, write_manifest
+from tests.support.suite_run import SUITE, SuiteRun, manifest_document, run_suite, write_manifest
 
 PIN_TESTS = (
     "test_torch_version_matches_pin",

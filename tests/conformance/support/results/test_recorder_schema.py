@@ -17,7 +17,7 @@ from pytorch_cuda_contract.results_format import HARNESS_VERSION
 # committed files are validated on the host instead (tests/repo/test_committed_schemas.py).
 jsonschema = pytest.importorskip("jsonschema")
 
-SUITE = Path(__file__).resolve().parents[2] / "conformance"
+SUITE = Path(__file__).resolve().parents[4] / "conformance"
 SCHEMA: dict[str, Any] = json.loads((SUITE.parent / "pytorch_cuda_contract" / "results.schema.json").read_text())
 EXAMPLES = sorted((SUITE / "examples").glob("*.json"))
 

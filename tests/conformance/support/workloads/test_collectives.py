@@ -2,7 +2,8 @@
 # (the checks are called with plain callables and list.append for their RecordNote/RecordMetric protocols)
 """The distributed checks' judgement on broken inputs (CPU only): one-rank reductions skip, a cross-rank comparison
 on one rank is not counted, an unexpected collective error fails, a compile that compiled nothing fails, and the
-bus-bandwidth floor follows the NVLink/PCIe topology read from (fake) NVML."""
+bus-bandwidth floor follows the NVLink/PCIe topology read from (fake) NVML; the bus-bandwidth formula, and all-reduce
+expectations exact in bf16."""
 
 from __future__ import annotations
 
@@ -17,7 +18,13 @@ import torch.distributed as dist
 from conformance.support.expectations.bounds import busbw_gate
 from conformance.support.probes import nvml
 from conformance.support.processes.spawn import DistributedRun
-from conformance.support.workloads.collectives import task_collectives, unsupported_op_error
+from conformance.support.workloads.collectives import (
+    allreduce_expected,
+    allreduce_inputs,
+    bus_bandwidth_gbps,
+    task_collectives,
+    unsupported_op_error,
+)
 from conformance.support.workloads.dist_job import DistJob
 
 with warnings.catch_warnings():  # the suite registers its cpu/gpu markers in its own conftest, not here
@@ -236,3 +243,19 @@ def test_busbw_check_uses_the_topology_floor() -> None:
         checks.check_busbw(run, record_metric, (nvml.NVLINK, "NVLink P2P between all 2 GPUs (NVML)"))
     assert metrics["nccl.busbw_gbps"]["bound"] == 100.0
     checks.check_busbw(run, record_metric, (nvml.PCIE, "no NVLink"))
+
+
+def test_bus_bandwidth_formula() -> None:
+    assert bus_bandwidth_gbps(10**9, 1.0, 2) == pytest.approx(1.0)
+    assert bus_bandwidth_gbps(10**9, 0.5, 8) == pytest.approx(2.0 * 2 * 7 / 8)
+    assert bus_bandwidth_gbps(10**9, 1.0, 1) == 0.0
+
+
+@pytest.mark.parametrize("world_size", [1, 2, 3, 4, 8])
+@pytest.mark.parametrize("op", ["sum", "max", "avg"])
+def test_allreduce_expectations_are_exact_in_bf16(world_size: int, op: str) -> None:
+    expected = allreduce_expected(op, 64, world_size, torch.device("cpu"))
+    if op != "avg" or world_size in (1, 2, 4, 8):
+        assert torch.equal(expected.to(torch.bfloat16).float(), expected)
+        assert torch.equal(expected.to(torch.float16).float(), expected)
+    assert allreduce_inputs(0, 64, torch.device("cpu")).abs().max() <= 8

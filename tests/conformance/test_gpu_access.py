@@ -14,7 +14,7 @@ import torch
 from conformance.support.probes.gpu_access import diagnose
 from conformance.support.probes.gpu_gate import NO_GPU_EXIT_STATUS, no_gpu_paragraph
 from pytorch_cuda_contract.driver import DriverRequirement
-from tests.conformance.harness import SCRUBBED_ENV, SUITE, manifest_document, run_suite, write_manifest
+from tests.support.suite_run import SCRUBBED_ENV, SUITE, manifest_document, run_suite, write_manifest
 
 REQUIREMENT = DriverRequirement("570.26", "525.60.13", "manifest")
 WORKING = {"device_nodes": ["/dev/nvidia0", "/dev/nvidiactl"], "nvml_driver": "580.159.04", "libcuda": "libcuda.so.1"}

@@ -12,7 +12,7 @@ from conformance.support.probes.libmaps import (
     scan_default_directories,
     scan_ldconfig,
 )
-from tests.conformance.harness import manifest_document, run_suite, write_manifest
+from tests.support.suite_run import manifest_document, run_suite, write_manifest
 
 CACHE = (
     "2 libs found in cache `/etc/ld.so.cache'\n"

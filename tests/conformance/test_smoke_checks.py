@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from pytorch_cuda_contract.manifest import parse_manifest
-from tests.conformance.harness import manifest_document, run_suite, write_manifest
+from tests.support.suite_run import manifest_document, run_suite, write_manifest
 
 with warnings.catch_warnings():  # the suite registers its cpu/gpu markers in its own conftest, not here
     warnings.simplefilter("ignore", pytest.PytestUnknownMarkWarning)

@@ -1,0 +1,1 @@
+"""Tests of conformance/support/: the suite's helpers, one folder per role as there."""
