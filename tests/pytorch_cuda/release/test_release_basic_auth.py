@@ -9,7 +9,6 @@ import base64
 import contextlib
 import json
 import shutil
-import socket
 import subprocess
 import time
 import warnings
@@ -20,6 +19,7 @@ import pytest
 import requests
 
 from tests.support.release_checkout import folded, make_checkout
+from tests.support.throwaway_registry import free_port
 from tests.support.tiny_images import unique_repository
 
 with warnings.catch_warnings():  # crypt: bcrypt ($2b$, libxcrypt) for htpasswd, no new dependency; 3.11-3.12 only
@@ -29,12 +29,6 @@ with warnings.catch_warnings():  # crypt: bcrypt ($2b$, libxcrypt) for htpasswd,
 pytestmark = pytest.mark.integration
 
 USER, SECRET = "robot", "s3cret-for-robot"
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
 
 
 @pytest.fixture
