@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 
 from pytorch_cuda import __version__
-from pytorch_cuda.cli import (
-    auditing,
-    bake_export,
-    bot_verbs,
-    building,
-    bumping,
-    ci_matrix,
-    completion,
-    content_hashing,
-    dashboarding,
-    listing,
-    locking,
-    releasing,
-    rendering,
-    reporting,
-    results_site,
-    tag_checking,
-)
 from pytorch_cuda.cli.options import CommandParser, shared_options
 from pytorch_cuda.matrix.target_selection import did_you_mean
+
+# The modules of pytorch_cuda/cli/ that register the verbs, in --help's order, and the verbs each registers
+# (tests/pytorch_cuda/cli/test_cli_verbs.py holds this table to what the modules register). A command names its
+# verb first, so only that verb's module is imported: `release verify` does not load the audit, bot or build code.
+VERB_MODULES: dict[str, tuple[str, ...]] = {
+    "building": ("build", "push"),
+    "bake_export": ("bake",),
+    "listing": ("list",),
+    "rendering": ("render",),
+    "locking": ("lock",),
+    "reporting": ("report",),
+    "bumping": ("bump",),
+    "bot_verbs": ("bot",),
+    "dashboarding": ("dashboard",),
+    "auditing": ("audit",),
+    "ci_matrix": ("ci-matrix", "matrix"),
+    "content_hashing": ("content-hash",),
+    "tag_checking": ("check-tag",),
+    "releasing": ("release",),
+    "results_site": ("results", "site"),
+    "completion": ("completion",),
+}
 
 EPILOG = """\
 examples:
@@ -63,7 +68,13 @@ push, the message names every remote tag and where it was left).
 """
 
 
-def parser(prog: str = "build.py") -> argparse.ArgumentParser:
+def verb_module(verb: str) -> str | None:
+    """The module of pytorch_cuda/cli/ that registers `verb`; None for a word that is no verb."""
+    return next((module for module, verbs in VERB_MODULES.items() if verb in verbs), None)
+
+
+def parser(prog: str = "build.py", verb: str | None = None) -> argparse.ArgumentParser:
+    """The command line; with `verb` (a known verb), only that verb's module is imported and registered."""
     p = CommandParser(
         prog=prog,
         description="Build PyTorch 2.9 + CUDA images from matrix.yaml on a Docker engine with BuildKit, run the "
@@ -73,25 +84,9 @@ def parser(prog: str = "build.py") -> argparse.ArgumentParser:
     p.add_argument("--version", action="version", version=f"%(prog)s (pytorch-cuda) {__version__}")
     verbs = p.add_subparsers(dest="verb", required=True, metavar="COMMAND", parser_class=CommandParser)
     shared = shared_options()
-    verbs_in_order = (
-        building,
-        bake_export,
-        listing,
-        rendering,
-        locking,
-        reporting,
-        bumping,
-        bot_verbs,
-        dashboarding,
-        auditing,
-        ci_matrix,
-        content_hashing,
-        tag_checking,
-        releasing,
-        results_site,
-    )
-    for module in (*verbs_in_order, completion):
-        module.register(verbs, shared)
+    only = verb_module(verb) if verb is not None else None
+    for module in (only,) if only is not None else VERB_MODULES:
+        importlib.import_module(f"pytorch_cuda.cli.{module}").register(verbs, shared)
     p.set_defaults(make_parser=parser)  # `completion` generates from the parser without importing this module
     return p
 

@@ -25,7 +25,7 @@ def main(argv: Sequence[str] | None = None, *, start: Path | None = None, prog: 
     signal.signal(signal.SIGTERM, _interrupt)
     # Even when started with SIGINT ignored (a background job of a script), `kill -INT` stops the build cleanly.
     signal.signal(signal.SIGINT, signal.default_int_handler)
-    cli = parser(prog)
+    cli = parser(prog, verb=argv[0] if argv and not argv[0].startswith("-") else None)
     args = parse(cli, short_form(cli, argv))
     session = Session(args.root, start or Path.cwd(), out=_console(stderr=False), err=_console(stderr=True))
     try:

@@ -5,17 +5,19 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import asdict
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
-from pytorch_cuda.image_build.pipeline import BuildOutcome
-from pytorch_cuda.locks.writing import LockChange
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.tags import tag_set
 from pytorch_cuda.matrix.variants import all_variants
 from pytorch_cuda.stale_file import StaleFile
+
+if TYPE_CHECKING:  # annotations only: `release verify` prints through here without loading the build pipeline
+    from pytorch_cuda.image_build.pipeline import BuildOutcome
+    from pytorch_cuda.locks.writing import LockChange
 
 
 def matrix_rows(matrix: Matrix) -> list[dict[str, Any]]:

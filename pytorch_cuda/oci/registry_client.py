@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import ipaddress
+import json
 import os
 import sys
 import urllib.parse
@@ -235,6 +236,22 @@ class RegistryClient:
                 fix="the registry served other bytes than were pushed: do not trust it; sign the image again",
             )
         return data
+
+    def tags_page(self, repository: str, last: str, n: int = 100) -> list[str]:
+        """At most `n` of the repository's tags that sort after `last` (the distribution API's lexical order,
+        `GET /v2/<name>/tags/list?n=N&last=L`); the answer is capped like a manifest."""
+        ref = reference(f"{repository}:x")
+        url = f"{self._scheme}://{self.host}/v2/{self._path(ref)}/tags/list?n={n}&last={last}"
+        response = self._request("GET", url, {"Accept": "application/json"}, None, f"the tags of {repository}",
+                                 stream=True)  # fmt: skip
+        with response:
+            if response.status_code == 404:
+                return []
+            if response.status_code != 200:
+                raise self._refused(response, f"listing the tags of {repository}")
+            raw = _read_capped(response, MOST_MANIFEST_BYTES, ManifestTooLargeError, f"the tag list of {repository}")
+        tags = json.loads(raw).get("tags") or []
+        return [str(tag) for tag in tags][:n]
 
     def push_blob(self, ref: ImageReference, data: bytes) -> str:
         """Upload `data` as a blob of the repository (a monolithic upload), unless it is there; its digest."""

@@ -25,7 +25,7 @@ from tuf.api.metadata import Metadata, MetaFile, Timestamp
 
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, reference
-from pytorch_cuda.release import release_index
+from pytorch_cuda.release import index_journal, release_index
 from pytorch_cuda.release.failures import Reason
 from pytorch_cuda.release.index_client import IndexFailureError, cache_dir, verified_index
 from pytorch_cuda.release.index_floor import Floor, floor_path, load_floor
@@ -141,6 +141,8 @@ def recover_index(repository: str, signer: Signer, plan: IndexPlan) -> Recovered
             fix="find who writes the index (docs/release.md, 'Index updates'), then run recover-index again",
         )
     pushed = client.push_manifest(ref, new.raw, signature_media_type())
+    # journalled like every index write: a late writer that overwrites it finds it there (index_journal.py)
+    index_journal.record(client, repository, plan.tag, index_journal.timestamp_version(files), new)
     time.sleep(SETTLE_SECONDS)
     after = client.manifest(ref)
     if after is None or after.digest != new.digest:

@@ -22,7 +22,7 @@ from securesystemslib.signer import Signer
 from pytorch_cuda.errors import EXIT_CHECKS_FAILED, UserError
 from pytorch_cuda.oci.image_config import config_digest, image_config
 from pytorch_cuda.oci.registry_client import RegistryAccessError, RegistryClient, open_image, reference
-from pytorch_cuda.release import release_index
+from pytorch_cuda.release import index_journal, release_index
 from pytorch_cuda.release.cosign_layout import (
     ATT_ARTIFACT_TYPE,
     OCI_INDEX,
@@ -152,7 +152,7 @@ class IndexNotTrustedError(UserError):
 
 
 MOST_WRITE_TRIES = 5
-SETTLE_SECONDS = 1.0  # read the index back after this long: a racing writer's PUT lands within it
+SETTLE_SECONDS = 1.0  # read the index back after this long; a later PUT is found in the journal (index_journal.py)
 
 
 def current_index(
@@ -185,15 +185,13 @@ def current_index(
         ) from failure
 
 
-def _holds(
+def _served(
     client: RegistryClient, repository: str, plan: IndexPlan, written: str, bindings: Sequence[release_index.Binding]
-) -> bool:
-    """Whether the index served now is the one written, or a later one that keeps every binding."""
+) -> tuple[dict[str, str], bool]:
+    """What the served index binds now, and whether it is the one written or a later one keeping every binding."""
     read, index = current_index(client, repository, plan, "the read-back")
-    if read.digest == written:
-        return True
     bound = index.bound() if index is not None else {}
-    return bool(bindings) and all(bound.get(b.tag) == b.digest for b in bindings)
+    return bound, read.digest == written or (bool(bindings) and all(bound.get(b.tag) == b.digest for b in bindings))
 
 
 def write_signature_index(
@@ -205,22 +203,26 @@ def write_signature_index(
     *,
     verb: str = "sign",
 ) -> Attached:
-    """Read the index through the TUF client, extend it, write it, and read it back after SETTLE_SECONDS; if
-    another writer replaced it (the registry API has no conditional PUT), start again from the newer index, up to
-    MOST_WRITE_TRIES times: every writer ends with its bindings, or fails loudly. A newer index that binds one of
-    this step's tags to another digest (another release of that tag meanwhile) refuses this step
-    (IndexConflictError): the other release stands whole, this one binds nothing."""
+    """Read the index through the TUF client, extend it, write it (and its journal tag), and read it back after
+    SETTLE_SECONDS; if another writer replaced it (the registry API has no conditional PUT), start again from the
+    newer index; if this write replaced one another writer had written and read back (the journal says so), write
+    again with its bindings; up to MOST_WRITE_TRIES times: every writer ends with its bindings, or fails loudly.
+    A newer index that binds one of this step's tags to another digest (another release of that tag meanwhile)
+    refuses this step (IndexConflictError): the other release stands whole, this one binds nothing."""
     ref = f"{repository}:{plan.tag}"
     seen: list[str] = []
     base: dict[str, str] | None = None  # the bindings when this step first read the index
+    carried: list[release_index.Binding] = []  # other writers' bindings this step overwrote (index_journal.py)
+    rebuild: VerifiedIndex | None = None  # refresh-index: the overwritten index to re-sign instead
     for _ in range(MOST_WRITE_TRIES):
         read, current = current_index(client, repository, plan, verb)
+        current, rebuild = (rebuild, None) if rebuild is not None else (current, None)
         bound = current.bound() if current is not None else {}
         base = bound if base is None else base
         check_no_rival(ref, bindings, base, bound)
-        files = release_index.updated(
-            current, plan.root, signers, bindings, repository=repository, now=datetime.now(UTC), lifetime=plan.lifetime
-        )
+        restored = [b for b in carried if bound.get(b.tag) == base.get(b.tag) != b.digest]
+        files = release_index.updated(current, plan.root, signers, [*bindings, *restored], repository=repository,
+                                      now=datetime.now(UTC), lifetime=plan.lifetime)  # fmt: skip
         new = release_index.artifact(files)
         for blob in new.blobs:
             client.push_blob(reference(ref), blob.data)
@@ -229,11 +231,30 @@ def write_signature_index(
             seen.append(before.digest if before else "none")
             continue  # moved since our read: extend the newer one
         written = _push(client, repository, plan.tag, new, signature_media_type())
+        version = index_journal.timestamp_version(files)
+        own = index_journal.record(client, repository, plan.tag, version, new)
         time.sleep(SETTLE_SECONDS)
-        if _holds(client, repository, plan, new.digest, bindings):
+        served, holds = _served(client, repository, plan, new.digest, bindings)
+        if not holds:
+            seen.append("an index without this write's bindings")
+            continue
+        lost = index_journal.overwritten(client, repository, index_tag=plan.tag, root=plan.root, version=version,
+                                         own=own, base=base, served=served)  # fmt: skip
+        if not lost:
             verified_index(files, plan.root, repository, cache_dir(repository))  # this machine's floor: what it wrote
             return Attached("index", written.ref, written.digest)
-        seen.append("an index without this write's bindings")
+        seen.append(f"{lost[0].tag}, which this write overwrote")
+        if signers.targets is not None:  # write again, with the overwritten bindings
+            carried += [binding for entry in lost for binding in entry.bindings]
+        elif len(lost) == 1 and not bindings:  # a refresh: re-sign the overwritten index instead of ours
+            rebuild = lost[0].index
+        else:
+            raise IndexMovedError(
+                cause=f"this {verb} overwrote the release index {ref} that other writers had written "
+                f"({', '.join(entry.tag for entry in lost)}), and its key cannot sign their bindings back",
+                fix=f"copy the newest of them back (`skopeo copy docker://{repository}:{lost[-1].tag} "
+                f"docker://{ref}`), then run the step again (docs/release.md, 'Index updates')",
+            )
     raise IndexMovedError(
         cause=f"the release index {ref} was replaced by other writers {MOST_WRITE_TRIES} times while this step "
         f"wrote it ({', '.join(seen)}); this step's bindings are not in it",

@@ -172,6 +172,24 @@ def test_the_release_signs_with_its_key_or_fails_and_never_leaves_the_key_behind
     assert refresh_run.index("source scripts/release-key.sh") < refresh_run.index("release refresh-index --key")
 
 
+def test_the_floor_is_recorded_after_every_release_and_refresh_by_a_job_that_cannot_write_the_registry() -> None:
+    """Issue 51: the rollback floor rises after each release and each daily refresh (record-floor, then the bot's
+    pull request: the reviewed commit), in a job that reads the registry only; the index writers cannot write git."""
+    jobs = load("release.yml")["jobs"]
+    floor = jobs["record-floor"]
+    assert floor["needs"] == ["publish", "refresh-index"]
+    assert "needs.publish.result == 'success' || needs.refresh-index.result == 'success'" in floor["if"]
+    assert floor["permissions"] == {"contents": "read", "packages": "read"}
+    assert floor["concurrency"] == jobs["publish"]["concurrency"]  # after the index writers, never between them
+    run = "\n".join(s.get("run", "") for s in floor["steps"])
+    assert run.index("build.py release record-floor") < run.index("build.py bot open --branch release/floor")
+    assert "--path keys/release-index-floor.json --bot-name" in run  # the floor alone
+    checkout = next(s for s in floor["steps"] if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+    for writer in ("publish", "refresh-index"):
+        assert jobs[writer]["permissions"]["contents"] == "read"
+
+
 def _triggers(workflow: dict[str, Any]) -> set[str]:
     on = next((value for key, value in workflow.items() if key in ("on", True)), None)  # PyYAML: bare `on` is True
     return set(on) if isinstance(on, dict) else {on} if isinstance(on, str) else set(on or [])

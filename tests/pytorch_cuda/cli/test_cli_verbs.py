@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from pytorch_cuda import cli
+from pytorch_cuda.cli import arguments
 from pytorch_cuda.cli.arguments import parser, short_form
+from pytorch_cuda.cli.options import CommandParser, shared_options
 from pytorch_cuda.cli.root import find_root
 from pytorch_cuda.errors import UserError
 from tests.support.cli_refusal import refusal
@@ -50,6 +55,32 @@ def test_release_goes_through_the_main_parser(
     assert json.loads(capsys.readouterr().out)["public_key"] == public
     assert cli.main(["release", "keygen", "--key", key, "--public-key", public, "--json"]) == 2
     assert json.loads(capsys.readouterr().out)["error"]
+
+
+def test_the_verb_table_is_what_each_module_registers() -> None:
+    """arguments.VERB_MODULES names, for each verb module, the verbs it registers (so a command loads only its
+    own module), and a parser built for one verb holds that module's verbs alone."""
+    for module, names in arguments.VERB_MODULES.items():
+        cli = CommandParser(prog="build.py")
+        verbs = cli.add_subparsers(dest="verb", parser_class=CommandParser)
+        importlib.import_module(f"pytorch_cuda.cli.{module}").register(verbs, shared_options())
+        assert tuple(verbs.choices) == names, module
+    for verb in (*VERBS, "matrix"):
+        one = next(a for a in parser(verb=verb)._actions if isinstance(a, argparse._SubParsersAction))
+        assert verb in one.choices
+        assert set(one.choices) < set(VERBS) | {"matrix"}
+
+
+def test_release_verify_loads_no_other_verb_s_code() -> None:
+    """`build.py release ...` imports the release verb's module, not audit's, the bots' or the build's (issue 51:
+    verify's start-up)."""
+    code = ("import sys; from pytorch_cuda.cli.arguments import parser; parser(verb='release'); "
+            "print(' '.join(m for m in sys.modules if m.startswith('pytorch_cuda.')))")  # fmt: skip
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert "pytorch_cuda.cli.releasing" in loaded
+    for other in ("pytorch_cuda.cli.auditing", "pytorch_cuda.audit.audit_files", "pytorch_cuda.cli.bot_verbs",
+                  "pytorch_cuda.cli.building", "pytorch_cuda.image_build.pipeline"):  # fmt: skip
+        assert other not in loaded
 
 
 @pytest.mark.parametrize("verb", VERBS)

@@ -69,7 +69,7 @@ def _race(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> tuple[
     if where == "between read and write":
         monkeypatch.setattr(release_index, "updated", hooked(release_index.updated))
     else:  # after A's write, before its read-back
-        monkeypatch.setattr(signing, "_holds", hooked(signing._holds))
+        monkeypatch.setattr(signing, "_served", hooked(signing._served))
     bindings = [release_index.Binding(tag, a, len(found.raw)) for tag in TAGS]
     with pytest.raises(IndexConflictError) as refused:
         write_signature_index(client, checkout.repository, plan, release_index.IndexSigners(signer, signer), bindings)
