@@ -29,10 +29,11 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 5: the writers of committed files and pages: pin bumps, the site, the CI job matrix
     ("bump", "site", "ci_jobs.py"),
     # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks; the
-    # dependency dashboard that acts on bump's plans; the bot's pull requests (bump.yml's steps)
-    ("image_build", "audit", "render_outputs.py", "dependency_dashboard", "bot"),
-    # 7: what a person sees of a build; the bake file and the --set overrides of a build
-    ("console", "bake"),
+    # dependency dashboard that acts on bump's plans (and its pull-request hygiene)
+    ("image_build", "audit", "render_outputs.py", "dependency_dashboard"),
+    # 7: what a person sees of a build; the bake file and the --set overrides of a build; the bot's pull requests
+    # (bump.yml's steps), which keep the dashboard's hygiene (labels, a person's close)
+    ("console", "bake", "bot"),
     # 8: the command line: parses and prints
     ("cli",),
 )
