@@ -15,7 +15,7 @@ from tests.support import import_graph
 
 FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
-    ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
+    ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py", "tls.py"),
     # 1: data and the boundaries to the outside: matrix.yaml as types, the Docker engine, the host's network probes,
     # the OCI registry, the package index (bump, audit and the locks read it)
     ("matrix", "engine", "network", "oci", "package_index"),
