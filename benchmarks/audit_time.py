@@ -2,9 +2,10 @@
 
     .venv/bin/python benchmarks/audit_time.py [--baseline COMMIT] [--rounds N]
 
-It clones the baseline (default: f672d78, this branch just before the speed-ups: the Debian half after the Python
-half, trixie main's whole Packages index parsed, the updates' changelogs and PyPI's project JSON read six at a
-time) and HEAD into build-output/bench/audit-*, and in each round runs `build.py audit --json` in both clones,
+It clones the baseline (default: e539dc4, main before issue 53's round-three speed-ups: a TLS context made, and a
+connection opened, for every HTTPS read; pip-audit's pins in rounds, a second round of a few pins after the first;
+the project-JSON fallback only after every pip-audit run ended; the round-two baseline was f672d78) and HEAD into
+build-output/bench/audit-*, and in each round runs `build.py audit --json` in both clones,
 alternating which goes first: cold (a new, empty XDG_CACHE_HOME, so pip-audit's cache is empty) and then warm
 (the same cache again). Every run reads PyPI and deb.debian.org for real. It prints a table of the medians and
 writes build-output/audit-time.json (each run's wall time, exit status and number of findings; both trees must
@@ -53,7 +54,7 @@ def _audit(tree: Path, cache: Path) -> dict[str, Any]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--baseline", default="f672d78", help="the commit to compare with (default: %(default)s)")
+    parser.add_argument("--baseline", default="e539dc4", help="the commit to compare with (default: %(default)s)")
     parser.add_argument("--rounds", type=int, default=2, help="cold-then-warm rounds per tree (default: 2)")
     args = parser.parse_args()
     head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)

@@ -9,14 +9,16 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import requests
+
 from pytorch_cuda.audit.lock_pins import LockedPin
 from pytorch_cuda.errors import EngineError
-from pytorch_cuda.package_index.simple_index import fetch_bytes
+from pytorch_cuda.tls import https_session
 
 PYPI_JSON = "https://pypi.org/pypi"
 PARALLEL, CHUNK = 6, 24  # pip-audit processes at once (network-bound), and the fewest pins one is given
@@ -51,22 +53,16 @@ class Service:
     pypi_json: str = PYPI_JSON  # PyPI's JSON API, for the newest-release fallback
 
 
-def _rounds(pins: Iterable[LockedPin]) -> list[list[tuple[str, str]]]:
-    """The distinct (name, public version) pairs, split so that no file names a package twice."""
-    rounds: list[dict[str, str]] = []
-    for name, version in sorted({(p.name, p.public) for p in pins}):
-        slot = next((r for r in rounds if name not in r), None)
-        if slot is None:
-            slot = {}
-            rounds.append(slot)
-        slot[name] = version
-    return [sorted(r.items()) for r in rounds]
-
-
-def _split(pairs: list[tuple[str, str]]) -> list[list[tuple[str, str]]]:
-    """A round in up to PARALLEL parts of at least CHUNK pins (a small round stays one run)."""
-    size = max(CHUNK, -(-len(pairs) // PARALLEL))
-    return [pairs[start : start + size] for start in range(0, len(pairs), size)]
+def _parts(pins: Iterable[LockedPin]) -> list[list[tuple[str, str]]]:
+    """The distinct (name, public version) pairs in up to PARALLEL parts of at least CHUNK pins (more only where a
+    package is pinned at more versions than that), no part naming a package twice (pip-audit reads one file per
+    run): every part runs at once, with no second round of a few pins after the others."""
+    pairs = sorted({(p.name, p.public) for p in pins})
+    most = max((sum(n == name for n, _ in pairs) for name, _ in pairs), default=0)
+    parts: list[dict[str, str]] = [{} for _ in range(max(min(PARALLEL, -(-len(pairs) // CHUNK)), most))]
+    for name, version in pairs:
+        min((part for part in parts if name not in part), key=len)[name] = version
+    return [sorted(part.items()) for part in parts if part]
 
 
 def run_pip_audit(argv: list[str]) -> subprocess.CompletedProcess[str]:
@@ -136,17 +132,28 @@ def _from_project_json(name: str, version: str, service: Service, fetch: FetchJs
 
 
 def pypi_json(ca: Path | None) -> FetchJson:
-    """A JSON API read over HTTPS (with `ca`): None for a 404, one EngineError paragraph where it does not answer."""
+    """A JSON API read over HTTPS (with `ca`), on connections kept open for the next read: None for a 404, one
+    EngineError paragraph where it does not answer."""
+    session = https_session(ca, FETCHES)
 
     def fetch_json(url: str) -> Any:
         try:
-            return json.loads(fetch_bytes(url, ca, accept="application/json")[1])
-        except EngineError as exc:
-            if getattr(exc.__cause__, "code", None) == 404:
-                return None
-            raise
+            response = session.get(url, headers={"Accept": "application/json"}, timeout=_TIMEOUT_S)
+        except requests.RequestException as exc:
+            raise EngineError(cause=f"cannot read {url} ({exc})", fix=_UNREACHABLE) from exc
+        if response.status_code == 404:
+            return None
+        if response.status_code >= 400:
+            raise EngineError(cause=f"cannot read {url} (HTTP {response.status_code})", fix=_UNREACHABLE)
+        return response.json()
 
     return fetch_json
+
+
+_TIMEOUT_S = 60
+_UNREACHABLE = (
+    "run audit where PyPI's JSON API (or --pypi-json) answers, or pass --ca-bundle PATH if your network needs one"
+)
 
 
 def audit_pins(
@@ -155,45 +162,49 @@ def audit_pins(
     advisories: list[Advisory] = []
     skipped: list[tuple[str, str, str]] = []
     audited = 0
-    chunks: list[list[tuple[str, str]]] = []
-    for number, pairs in enumerate(_rounds(pins), start=1):
-        log(f"pip-audit -s {service.name}: {len(pairs)} pinned versions (round {number})")
-        chunks += _split(pairs)
-    # pip-audit asks the service one package at a time: its processes run side by side, each on a part of a round
-    with ThreadPoolExecutor(max_workers=PARALLEL) as pool:
-        reports = list(pool.map(lambda chunk: _pip_audit(chunk, service, run), chunks))
+    chunks = _parts(pins)
+    log(f"pip-audit -s {service.name}: {sum(map(len, chunks))} pinned versions, {len(chunks)} runs side by side")
     unanswered: list[tuple[str, str, str]] = []  # (name, version, pip-audit's skip reason)
-    for pairs, report in zip(chunks, reports, strict=True):
-        for dependency in report:
-            name, version = (
-                str(dependency["name"]),
-                str(dependency.get("version", dict(pairs).get(dependency["name"], ""))),
-            )
-            if "skip_reason" in dependency:
-                unanswered.append((name, dict(pairs).get(name, version), str(dependency["skip_reason"])))
-                continue
-            audited += 1
-            entries = [
-                (
-                    [str(v["id"]), *map(str, v.get("aliases") or [])],
-                    [str(f) for f in v.get("fix_versions") or []],
-                    str(v.get("description") or "N/A"),
-                )
-                for v in dependency.get("vulns", [])
-            ]
-            source = f"pip-audit ({service.name})"
-            advisories += [Advisory(name, version, i, f, t, source) for i, f, t in _merge(entries)]
-    with ThreadPoolExecutor(max_workers=FETCHES) as pool:  # the fallback: one project JSON each, side by side
-        fallbacks = list(
-            pool.map(
-                lambda n: _from_project_json(n[0], n[1], service, fetch) if service.name == "pypi" else None,
-                unanswered,
-            )
-        )
-    for (name, version, reason), fallback in zip(unanswered, fallbacks, strict=True):
-        if isinstance(fallback, list):
-            audited += 1
-            advisories += fallback
-        else:
-            skipped.append((name, version, fallback or reason))
+    fallbacks: list[Future[list[Advisory] | str | None]] = []
+    # pip-audit asks the service one package at a time: its processes run side by side, each on a part; a pin it
+    # could not look up gets its project JSON read (the fallback) as soon as its part is done, beside the others
+    with ThreadPoolExecutor(max_workers=PARALLEL) as pool, ThreadPoolExecutor(max_workers=FETCHES) as reads:
+        running = {pool.submit(_pip_audit, chunk, service, run): chunk for chunk in chunks}
+        for done in as_completed(running):
+            pairs = dict(running[done])
+            for dependency in done.result():
+                name = str(dependency["name"])
+                version = str(dependency.get("version", pairs.get(name, "")))
+                if "skip_reason" in dependency:
+                    pin = (name, pairs.get(name, version))
+                    unanswered.append((*pin, str(dependency["skip_reason"])))
+                    fallbacks.append(
+                        reads.submit(_from_project_json, *pin, service, fetch) if service.name == "pypi" else _none()
+                    )
+                    continue
+                audited += 1
+                entries = [
+                    (
+                        [str(v["id"]), *map(str, v.get("aliases") or [])],
+                        [str(f) for f in v.get("fix_versions") or []],
+                        str(v.get("description") or "N/A"),
+                    )
+                    for v in dependency.get("vulns", [])
+                ]
+                source = f"pip-audit ({service.name})"
+                advisories += [Advisory(name, version, i, f, t, source) for i, f, t in _merge(entries)]
+        for (name, version, reason), answer in zip(unanswered, fallbacks, strict=True):
+            fallback = answer.result()
+            if isinstance(fallback, list):
+                audited += 1
+                advisories += fallback
+            else:
+                skipped.append((name, version, fallback or reason))
     return PythonAudit(tuple(advisories), tuple(sorted(skipped)), audited)
+
+
+def _none() -> Future[list[Advisory] | str | None]:
+    """No fallback (the OSV service: PyPI's project JSON is not the database asked for): pip-audit's reason stays."""
+    found: Future[list[Advisory] | str | None] = Future()
+    found.set_result(None)
+    return found

@@ -12,6 +12,7 @@ from pytorch_cuda.bake.bake_set import apply_sets
 from pytorch_cuda.bake.set_overrides import BAKE_KEYS, PLATFORM, parse_overrides, scope_of
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.image_build.build_plan import PIP_CA_SECRET, BuildRequest, plan_lineage
+from pytorch_cuda.image_build.gitinfo import build_facts
 from pytorch_cuda.matrix.build_matrix import Matrix
 from pytorch_cuda.matrix.target_selection import expand_targets, group_members
 from pytorch_cuda.matrix.variants import all_variants
@@ -24,11 +25,12 @@ def bake_document(
     scope = scope_of(matrix)
     sets = parse_overrides(sets_given, BAKE_KEYS, scope)
     chosen = _chosen_variants(matrix, root, names)
+    facts = build_facts(root)  # once: every target of the file carries one revision, whatever git says meanwhile
     targets: dict[str, dict[str, Any]] = {}
     owners: dict[str, str] = {}
     for variant in (v for v in all_variants(matrix) if v.key in chosen):
         asked = BuildRequest(variant.target_name, variant.flavour_name, ca_bundle=ca_bundle, dry_run=True)
-        plans = plan_lineage(matrix, asked, root)
+        plans = plan_lineage(matrix, asked, root, facts)
         plan, parents = plans[-1], plans[:-1]
         entry: dict[str, Any] = {
             "context": ".",

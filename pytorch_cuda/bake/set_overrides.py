@@ -28,6 +28,7 @@ BOOL_KEYS = ("no-cache", "pull", "push")
 BAKE_KEYS = (*MAP_KEYS, *TEXT_KEYS, *BOOL_KEYS, "platform", *LIST_KEYS)  # the keys buildx 0.13.1 applies and prints
 ATTRIBUTES = {"secrets": "secret", "platform": "platforms"}  # a --set key -> its bake file attribute
 PROJECT_LABELS = ("org.opencontainers.image.", f"{LABEL_PREFIX}.")  # what the image says about itself
+NETWORK = "network"  # buildx 0.29.1 takes it, 0.13.1 does not; refused here on purpose (docs/cli.md)
 _TRUE, _FALSE = {"1", "t", "T", "TRUE", "true", "True"}, {"0", "f", "F", "FALSE", "false", "False"}
 
 
@@ -122,6 +123,15 @@ def _parse(value: str, allowed: Sequence[str], environ: Mapping[str, str]) -> Ov
             cause=f"--set {value!r} is not PATTERN.KEY=VALUE (buildx: expected target.name=value; only "
             "args.NAME may leave out =VALUE, to take $NAME)",
             fix="write it as bake does, e.g. --set cu128-runtime.labels.org.example.team=ml or --set '*.no-cache=true'",
+        )
+    if key == NETWORK and NETWORK not in allowed:
+        raise UserError(
+            cause=f"--set {value!r}: the network is not a --set key here. The images' RUN steps fetch their "
+            "Debian packages and hash-locked wheels through the builder's default network (none would fail them, "
+            "host needs an entitlement), and buildx's own `--set network=VALUE` has no answer to match: 0.13.1 "
+            "refuses the key and 0.29.1 prints an empty network whatever VALUE says",
+            fix="leave it out; a builder's network is the builder's own setting (docker buildx create "
+            "--driver-opt network=NAME)",
         )
     if not any(key == a or (a.endswith(".") and key.startswith(a) and len(key) > len(a)) for a in allowed):
         bare = key.rstrip(".")

@@ -1,8 +1,11 @@
 """A bot's pull request, as Renovate keeps its own: the change committed on the bot's branch (made again from the
 default branch each run), pushed only through the branch guard, then the one open pull request of that branch
 edited, or a new one opened, with its labels. Someone else's commits on the branch stop the push: the pull request
-gets a comment listing them instead. `close_overtaken` closes a pull request that the default branch has overtaken,
-unless someone else's work is on its branch."""
+gets a comment listing them instead. A request with a content key (pytorch_cuda/dependency_dashboard/
+pull_request_hygiene.py) ends its body with the key's marker, and when no pull request of its branch is open and a
+person closed one with the same key, nothing is committed, pushed or opened ("declined": that version stays
+closed; the next version has another key). `close_overtaken` closes a pull request that the default branch has
+overtaken, unless someone else's work is on its branch, and marks its title ` - autoclosed` (closed by the bot)."""
 
 from __future__ import annotations
 
@@ -12,8 +15,9 @@ from typing import Literal
 
 from pytorch_cuda.bot.branch_guard import Checkout, ForeignCommit, check, push
 from pytorch_cuda.bot.github_rest import GitHub
+from pytorch_cuda.dependency_dashboard.pull_request_hygiene import AUTOCLOSED, closed_by_a_person, marker
 
-PullRequestAction = Literal["created", "updated", "blocked", "unchanged"]
+PullRequestAction = Literal["created", "updated", "blocked", "unchanged", "declined"]
 Closing = Literal["absent", "closed", "kept"]
 
 
@@ -36,12 +40,16 @@ class PullRequestRequest:
     patch: Path | None = None  # applied to the work tree first (a plan made by an earlier job)
     labels: tuple[str, ...] = ()
     blocked_note: str = ""  # what the comment adds when someone else's commits stop the push
+    content_key: str = ""  # the key of what it carries: a person's close of the same key holds (empty: no check)
+
+    def marked_body(self) -> str:
+        return f"{self.body.rstrip()}\n\n{marker(self.content_key)}\n" if self.content_key else self.body
 
 
 @dataclass(frozen=True)
 class PullRequestOutcome:
     action: PullRequestAction
-    number: int | None = None
+    number: int | None = None  # "declined": the pull request a person closed with this content
     others: tuple[ForeignCommit, ...] = ()
 
 
@@ -73,7 +81,12 @@ def commit(checkout: Checkout, bot: Bot, request: PullRequestRequest) -> bool:
 
 
 def open_or_update(checkout: Checkout, github: GitHub, bot: Bot, request: PullRequestRequest) -> PullRequestOutcome:
-    """Commit, push through the guard, then edit the branch's open pull request or open one (with its labels)."""
+    """Commit, push through the guard, then edit the branch's open pull request or open one (with its labels);
+    nothing at all when none is open and a person closed one with the request's content key."""
+    if request.content_key and github.open_pull(request.branch) is None:
+        declined = closed_by_a_person(request.content_key, github.closed_pulls(request.branch))
+        if declined is not None:
+            return PullRequestOutcome("declined", declined.number)
     if not commit(checkout, bot, request):
         return PullRequestOutcome("unchanged")
     guarded = push(checkout, request.branch, request.base, bot.email)
@@ -84,10 +97,11 @@ def open_or_update(checkout: Checkout, github: GitHub, bot: Bot, request: PullRe
         return PullRequestOutcome("blocked", existing.number if existing else None, guarded.others)
     action: PullRequestAction = "updated"
     if existing is not None:
-        github.edit_pull(existing.number, body=request.body)
+        github.edit_pull(existing.number, body=request.marked_body())
         number = existing.number
     else:
-        number, action = github.create_pull(request.base, request.branch, request.title, request.body).number, "created"
+        made = github.create_pull(request.base, request.branch, request.title, request.marked_body())
+        number, action = made.number, "created"
     if request.labels:
         for label in request.labels:
             github.ensure_label(label)
@@ -110,5 +124,6 @@ def close_overtaken(checkout: Checkout, github: GitHub, bot: Bot, branch: str, b
         )
         return "kept"
     github.comment(existing.number, f"Closed by the bot: {reason}.")
-    github.edit_pull(existing.number, state="closed")
+    title = existing.title if existing.title.endswith(AUTOCLOSED) else f"{existing.title}{AUTOCLOSED}"
+    github.edit_pull(existing.number, state="closed", title=title)
     return "closed"

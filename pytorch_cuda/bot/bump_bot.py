@@ -24,6 +24,8 @@ from pytorch_cuda.bot.github_rest import GitHub
 from pytorch_cuda.bump.bump_flow import BumpRequest, run_bump
 from pytorch_cuda.bump.group_prs import branch_of
 from pytorch_cuda.bump.groups import Group
+from pytorch_cuda.dependency_dashboard.pull_request_hygiene import group_pull_request
+from pytorch_cuda.errors import UserError
 
 GPU_MARKER: Final = "<!-- pytorch-cuda bump: GPU results -->"
 _DIFF_LIMIT: Final = 50_000  # characters of the patch in a pull request's body (GitHub takes 65,536 in all)
@@ -91,9 +93,14 @@ def group_body(body: str, image: str, patch: str) -> str:
 
 
 def open_group(  # noqa: PLR0917 - the group run's parts
-    checkout: Checkout, github: GitHub, bot: Bot, group: Group, base: str, body: str, image: str, patch: Path
+    checkout: Checkout, github: GitHub, bot: Bot, group: Group, base: str, source: Path, image: str
 ) -> PullRequestOutcome:
-    """Commit the group run's patch to bump/pins-GROUP and open or update its pull request."""
+    """Commit the group run's patch (SOURCE/pins.patch) to bump/pins-GROUP and open or update its pull request,
+    labelled, its body (SOURCE/body.md) ending with the key of the group's moves (SOURCE/bump.json): a pull
+    request of the same moves that a person closed is not opened again."""
+    body = _read(source / "body.md")
+    patch = source / "pins.patch"
+    pull = group_pull_request(json.loads(_read(source / "bump.json")), group)
     request = PullRequestRequest(
         branch=branch_of(group),
         base=base,
@@ -102,9 +109,23 @@ def open_group(  # noqa: PLR0917 - the group run's parts
         commit_message=f"bump ({group}): pins, base and Debian record (build.py bump --group {group}, every target)",
         paths=("matrix.yaml", "images/"),
         patch=patch,
+        labels=pull.labels,
         blocked_note=f"This week's bump (not applied):\n\n{body}",
+        content_key=pull.key if pull.carries else "",
     )
     return open_or_update(checkout, github, bot, request)
+
+
+def _read(path: Path) -> str:
+    """A file the group run's planning step wrote into its output folder."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise UserError(
+            cause=f"cannot read {path} ({error.strerror}): open-group takes the bump's body.md, pins.patch and "
+            "bump.json from --from",
+            fix="pass --from the folder that `build.py bot plan --out DIR --group GROUP` wrote",
+        ) from None
 
 
 def close_groups(

@@ -21,6 +21,7 @@ _TIMEOUT_S: Final = 60
 class PullRequest:
     number: int
     url: str
+    title: str = ""
 
 
 class GitHub:
@@ -78,7 +79,17 @@ class GitHub:
         """The open pull request from `branch` of this repository, if any."""
         owner = self.repo.split("/")[0]
         found = self._call("GET", "pulls", state="open", head=f"{owner}:{branch}").json()
-        return PullRequest(found[0]["number"], found[0]["html_url"]) if found else None
+        return PullRequest(found[0]["number"], found[0]["html_url"], found[0].get("title", "")) if found else None
+
+    def closed_pulls(self, branch: str) -> list[dict[str, Any]]:
+        """The closed pull requests from `branch`, as `gh pr list --state closed --head BRANCH --json
+        number,url,title,body,mergedAt` gives them (pull_request_hygiene's closed_by_a_person reads them)."""
+        owner = self.repo.split("/")[0]
+        return [
+            {"number": p["number"], "url": p["html_url"], "title": p.get("title", ""), "body": p.get("body") or "",
+             "mergedAt": p.get("merged_at")}
+            for p in self._pages("pulls", state="closed", head=f"{owner}:{branch}")
+        ]  # fmt: skip
 
     def open_pulls(self) -> list[dict[str, Any]]:
         """Every open pull request, as `gh pr list --json number,title,url,headRefName` gives it (the dependency
@@ -90,7 +101,7 @@ class GitHub:
 
     def create_pull(self, base: str, branch: str, title: str, body: str) -> PullRequest:
         made = self._call("POST", "pulls", {"base": base, "head": branch, "title": title, "body": body}).json()
-        return PullRequest(made["number"], made["html_url"])
+        return PullRequest(made["number"], made["html_url"], made["title"])
 
     def edit_pull(self, number: int, **fields: str) -> None:
         """Change a pull request's body, title or state (`state="closed"` closes it)."""

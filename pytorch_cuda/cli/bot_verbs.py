@@ -66,7 +66,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     group = actions.add_parser("open-group", parents=[shared.common, git], help="a group's pull request")
     group.add_argument("--group", choices=GROUPS, required=True)
     group.add_argument("--image", required=True, metavar="REF@DIGEST", help="the candidate that passed")
-    group.add_argument("--from", dest="source", type=Path, required=True, metavar="DIR", help="body.md, pins.patch")
+    group.add_argument(
+        "--from", dest="source", type=Path, required=True, metavar="DIR", help="body.md, pins.patch, bump.json"
+    )
     group.set_defaults(run=_open_group)
 
     close = actions.add_parser("close-groups", parents=[shared.common, git], help="close overtaken group PRs")
@@ -155,10 +157,7 @@ def _plan(args: argparse.Namespace, session: Session) -> int:
 
 def _open_group(args: argparse.Namespace, session: Session) -> int:
     checkout, github, bot = _checkout(args)
-    body = (args.source / "body.md").read_text(encoding="utf-8")
-    outcome = bump_bot.open_group(
-        checkout, github, bot, args.group, args.base, body, args.image, args.source / "pins.patch"
-    )
+    outcome = bump_bot.open_group(checkout, github, bot, args.group, args.base, args.source, args.image)
     return _opened(args, session, outcome.action, outcome.number)
 
 
@@ -176,10 +175,12 @@ def _open(args: argparse.Namespace, session: Session) -> int:
 def _opened(args: argparse.Namespace, session: Session, action: str, number: int | None) -> int:
     if action == "unchanged":
         _say(session, "::warning::nothing to commit: the change left no file different from the base")
+    elif action == "declined":
+        _say(session, f"::notice::#{number}, closed by a person, carried this same content: not opened again")
     elif action == "blocked":
         _say(session, "::warning::the branch has someone else's commits; commented instead of pushing")
     _say(session, f"pull request: {action}" + (f" #{number}" if number else ""))
-    pushed = action in ("created", "updated")  # a blocked one gets no GPU comment: nothing of this run is on it
+    pushed = action in ("created", "updated")  # a blocked or declined one gets no GPU comment: none of this run's
     _outputs(args.github_output, {"number": str(number) if pushed and number else "", "action": action})
     return 0
 

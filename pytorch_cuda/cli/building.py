@@ -22,6 +22,7 @@ from pytorch_cuda.engine.docker_engine import DockerEngine
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.image_build.build_mutex import variant_mutex
 from pytorch_cuda.image_build.build_plan import BuildPlan, BuildRequest, plan_lineage
+from pytorch_cuda.image_build.gitinfo import build_facts
 from pytorch_cuda.image_build.lineage import execute_lineage
 from pytorch_cuda.image_build.pipeline import BuildOutcome, PipelineHooks
 from pytorch_cuda.image_build.reproducible import build_apart_and_compare, rebuild_and_compare, require_reproducible
@@ -129,9 +130,10 @@ def run(args: argparse.Namespace, session: Session) -> int:
             fix="name a target that has it (see `python build.py list`), or leave out --flavour",
         )
     engine: list[DockerEngine] = []  # connected once, on the first target that builds
+    facts = build_facts(session.root())  # one revision for every image of this run
 
     def one(target: str) -> dict[str, Any]:
-        plans = [apply_to_plan(p, sets) for p in plan_lineage(matrix, request(args, target), session.root())]
+        plans = [apply_to_plan(p, sets) for p in plan_lineage(matrix, request(args, target), session.root(), facts)]
         if not engine:  # a dry run checks the engine as the real run does: down is exit 2, the same paragraph
             engine.append(DockerEngine(connect(), find_build_client()))
         if args.dry_run:  # plans only what a build would build: a variant with no lock is left out, and why

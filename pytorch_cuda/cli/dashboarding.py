@@ -61,7 +61,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         type=Path,
         metavar="CLOSED.json",
         help="with --pull-request: its branch's closed pull requests "
-        "(`gh pr list --state closed --head BRANCH --json number,url,body,mergedAt`)",
+        "(`gh pr list --state closed --head BRANCH --json number,url,title,body,mergedAt`)",
     )
     verb.add_argument("--failed", action="append", default=[], metavar="TEXT", help="a failure to list (repeatable)")
     verb.add_argument(
@@ -116,7 +116,7 @@ def _pull_request(args: argparse.Namespace) -> dict[str, Any]:
         pull = lock_maintenance_pull_request(locks)
     else:
         pull = group_pull_request(_plan(args.plan), kind)
-    closed = _json(args.closed, "the output of `gh pr list --state closed --json number,url,body,mergedAt`")
+    closed = _json(args.closed, "the output of `gh pr list --state closed --json number,url,title,body,mergedAt`")
     return decision(pull, closed if args.closed else None)
 
 

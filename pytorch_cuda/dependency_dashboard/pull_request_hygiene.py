@@ -5,7 +5,9 @@
 - **A closed pull request stays closed for that content.** Each body ends with a marker of what it carries (the
   group's pins at their new versions, or the lock changes of lock maintenance), hashed into a key. A run whose
   content has the key of a pull request that a person closed without merging opens none (Renovate's "will not be
-  recreated for this version"); the next version is new content, a new key, and a new pull request.
+  recreated for this version"); the next version is new content, a new key, and a new pull request. A pull request
+  the bot closed itself (overtaken by the default branch) has its title end with ` - autoclosed`, as Renovate's,
+  and does not count: a person did not turn that content down.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pytorch_cuda.dependency_dashboard.group_boxes import LOCK_MAINTENANCE, LOCK
 from pytorch_cuda.errors import UserError
 
 DEPENDENCIES_LABEL = "dependencies"
+AUTOCLOSED = " - autoclosed"  # the title's end of a pull request the bot closed (Renovate's convention)
 _MARKER = re.compile(r"<!-- bot-content: (?P<key>[0-9a-f]{16}) -->")
 
 
@@ -76,15 +79,18 @@ class ClosedPullRequest:
 
 def closed_by_a_person(key: str, closed: object) -> ClosedPullRequest | None:
     """The pull request closed without merging whose marker is `key` (`gh pr list --state closed --json
-    number,url,body,mergedAt`), or None: then this content may be proposed again."""
+    number,url,title,body,mergedAt`), or None: then this content may be proposed again. One the bot closed (its title
+    ends with ` - autoclosed`) was not closed by a person."""
     if not isinstance(closed, list) or not all(isinstance(item, dict) for item in closed):
         raise UserError(
             cause="the closed pull requests are not a JSON list of objects",
-            fix="pass the output of `gh pr list --state closed --head BRANCH --json number,url,body,mergedAt`",
+            fix="pass the output of `gh pr list --state closed --head BRANCH --json number,url,title,body,mergedAt`",
         )
     for item in closed:
         if item.get("mergedAt"):
             continue  # merged: the default branch has it, and the run has nothing to propose
+        if str(item.get("title") or "").endswith(AUTOCLOSED):
+            continue  # the bot closed it (overtaken), not a person
         found = _MARKER.search(str(item.get("body") or ""))
         if found and found["key"] == key:
             return ClosedPullRequest(int(item.get("number", 0)), str(item.get("url", "")))

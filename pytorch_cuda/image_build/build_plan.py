@@ -160,12 +160,14 @@ class BuildRequest:
     push_candidate: bool = False
 
 
-def plan_lineage(matrix: Matrix, request: BuildRequest, root: Path) -> list[BuildPlan]:
-    """The requested variant's plan, preceded by its parents' (a child is built FROM its parent)."""
+def plan_lineage(matrix: Matrix, request: BuildRequest, root: Path, facts: BuildFacts | None = None) -> list[BuildPlan]:
+    """The requested variant's plan, preceded by its parents' (a child is built FROM its parent). `facts` (the
+    revision and creation time) are read from git here unless given: a caller that plans several variants reads
+    them once, so that a work tree changing meanwhile cannot give its images two revisions."""
     variants = lineage(matrix, select_variant(matrix, request.target, request.flavour))
     ca = find_ca_bundle(request.ca_bundle)
     ca_path = ca.path if ca else None
-    facts = build_facts(root)
+    facts = build_facts(root) if facts is None else facts
     build_id = uuid.uuid4().hex[:8]
     registry = parse_registry(request.registry) if request.registry else None
     if not request.dry_run:  # a missing lock is refused first, with its own fix (not "re-render")

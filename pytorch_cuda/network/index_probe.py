@@ -9,12 +9,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.tls import tls_context
 
 
 def probe_index(index_url: str, ca_bundle: Path | None, timeout_s: float = 20.0) -> None:
     """Raise EngineError("index unreachable") unless the index's torch page answers."""
     url = index_url.rstrip("/") + "/torch/"
-    context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else None)
+    context = tls_context(ca_bundle)
     request = urllib.request.Request(url, method="GET", headers={"User-Agent": "pytorch-cuda-build"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:

@@ -7,12 +7,12 @@ so a few range requests read the one member bump needs (as pip's lazy wheel does
 from __future__ import annotations
 
 import io
-import ssl
 import urllib.request
 import zipfile
 from pathlib import Path
 
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.tls import tls_context
 
 
 class _RangeReader(io.RawIOBase):
@@ -21,7 +21,7 @@ class _RangeReader(io.RawIOBase):
     def __init__(self, url: str, ca: Path | None) -> None:
         super().__init__()
         self.url = url
-        self.context = ssl.create_default_context(cafile=str(ca) if ca else None)
+        self.context = tls_context(ca)
         self.position = 0
         head = urllib.request.Request(url, method="HEAD", headers={"User-Agent": "pytorch-cuda-build"})
         with urllib.request.urlopen(head, timeout=60, context=self.context) as response:

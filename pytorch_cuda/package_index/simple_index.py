@@ -7,7 +7,6 @@ Each file keeps what bump and the locks' age gate decide by: its name (wheel tag
 from __future__ import annotations
 
 import json
-import ssl
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -19,6 +18,7 @@ from urllib.parse import urljoin
 from packaging.utils import canonicalize_name
 
 from pytorch_cuda.errors import EngineError
+from pytorch_cuda.tls import tls_context
 
 JSON_TYPE = "application/vnd.pypi.simple.v1+json"
 ACCEPT = f"{JSON_TYPE}, text/html;q=0.1"
@@ -88,7 +88,7 @@ def fetch_url(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: 
 
 def fetch_bytes(url: str, ca_bundle: Path | None, accept: str = "*/*", timeout_s: float = 60.0) -> tuple[str, bytes]:
     """GET url: (content type, body bytes); an unreachable server is one EngineError paragraph."""
-    context = ssl.create_default_context(cafile=str(ca_bundle) if ca_bundle else None)
+    context = tls_context(ca_bundle) if url.startswith("https:") else None  # plain http: no TLS to set up
     request = urllib.request.Request(url, headers={"Accept": accept, "User-Agent": "pytorch-cuda-build"})
     try:
         with urllib.request.urlopen(request, timeout=timeout_s, context=context) as response:

@@ -68,15 +68,18 @@ def test_lock_maintenance_is_its_own_schedule_and_pull_request() -> None:
 
 def test_lock_maintenance_closes_through_the_guard_labels_and_leaves_a_closed_one_closed() -> None:
     """Before: it closed its pull request and deleted the branch without the someone-else's-commits guard, labelled
-    nothing, and opened again what a person had closed."""
+    nothing, and opened again what a person had closed. What it closes itself is titled ` - autoclosed`, which
+    `dashboard --pull-request` does not count as a person's close (so it reads the titles too)."""
     maintenance = load("lock-maintenance.yml")
     (run,) = [s["run"] for s in maintenance["jobs"]["maintain"]["steps"] if "gh pr close" in s.get("run", "")]
     check = '.venv/bin/python build.py bot guard --check origin "$BRANCH" "$BASE" "$BOT_EMAIL" > others.txt'
-    assert run.index(check) < run.index('0) gh pr close "$BRANCH" --repo "$REPO" --delete-branch') < run.index("3) {")
+    retitle = '0) gh pr edit "$BRANCH" --repo "$REPO" --title "$TITLE - autoclosed"'  # the bot's close, not a person's
+    close = 'gh pr close "$BRANCH" --repo "$REPO" --delete-branch'
+    assert run.index(check) < run.index(retitle) < run.index(close) < run.index("3) {")
     assert run.count("--delete-branch") == 1  # the one deletion, after the guard said 0
     assert 'gh pr comment "$BRANCH" --repo "$REPO" --body-file kept.md' in run
     ask = "build.py dashboard --pull-request lock-maintenance --locks locks.json"
-    assert run.index("--json number,url,body,mergedAt > closed.json") < run.index(ask) < run.index("git switch")
+    assert run.index("--json number,url,title,body,mergedAt > closed.json") < run.index(ask) < run.index("git switch")
     assert run.index("closed_by=$(jq -r '.closed_by.url // empty' pull-request.json)") < run.index("git switch")
     assert 'echo "$marker"; } > body.md' in run
     assert '--label "$labels"' in run

@@ -15,7 +15,7 @@ from tests.support import import_graph
 
 FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 0: the kernel every room may use
-    ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py"),
+    ("__init__.py", "errors.py", "references.py", "retry.py", "stale_file.py", "tls.py"),
     # 1: data and the boundaries to the outside: matrix.yaml as types, the Docker engine, the host's network probes,
     # the OCI registry, the package index (bump, audit and the locks read it)
     ("matrix", "engine", "network", "oci", "package_index"),
@@ -29,10 +29,11 @@ FLOORS: Final[tuple[tuple[str, ...], ...]] = (
     # 5: the writers of committed files and pages: pin bumps, the site, the CI job matrix
     ("bump", "site", "ci_jobs.py"),
     # 6: the flows that run the floors below: a build, an audit, everything `render` writes and checks; the
-    # dependency dashboard that acts on bump's plans; the bot's pull requests (bump.yml's steps)
-    ("image_build", "audit", "render_outputs.py", "dependency_dashboard", "bot"),
-    # 7: what a person sees of a build; the bake file and the --set overrides of a build
-    ("console", "bake"),
+    # dependency dashboard that acts on bump's plans (and its pull-request hygiene)
+    ("image_build", "audit", "render_outputs.py", "dependency_dashboard"),
+    # 7: what a person sees of a build; the bake file and the --set overrides of a build; the bot's pull requests
+    # (bump.yml's steps), which keep the dashboard's hygiene (labels, a person's close)
+    ("console", "bake", "bot"),
     # 8: the command line: parses and prints
     ("cli",),
 )

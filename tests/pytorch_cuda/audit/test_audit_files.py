@@ -6,9 +6,11 @@ SBOM that cannot be read is one paragraph; --fix's report and its Debian note; a
 from __future__ import annotations
 
 import json
-import urllib.error
+import threading
 from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cyclonedx.schema import SchemaVersion
@@ -86,21 +88,36 @@ def test_fix_moves_a_matrix_pin_and_names_the_debian_findings_a_rebuild_takes(tm
     }
 
 
-def test_pypi_json_is_none_for_a_404_and_the_error_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
-    def fetch(url: str, ca: Path | None, accept: str = "*/*") -> tuple[str, bytes]:
-        assert accept == "application/json"
-        if url.endswith("/gone/json"):
-            raise EngineError("not found", "x") from urllib.error.HTTPError(url, 404, "Not Found", None, None)  # type: ignore[arg-type]
-        if url.endswith("/down/json"):
-            raise EngineError("cannot read it", "x") from OSError("refused")
-        return "application/json", b'{"info": {"version": "1.0"}}'
+def test_pypi_json_is_none_for_a_404_and_the_error_otherwise() -> None:
+    """A real HTTP server on 127.0.0.1: a JSON page, a 404 (None), a 500 and a closed port (one EngineError each)."""
 
-    monkeypatch.setattr(python_audit, "fetch_bytes", fetch)
-    read = python_audit.pypi_json(None)
-    assert read("https://pypi.org/pypi/ok/json") == {"info": {"version": "1.0"}}
-    assert read("https://pypi.org/pypi/gone/json") is None
-    with pytest.raises(EngineError, match="cannot read it"):
-        read("https://pypi.org/pypi/down/json")
+    class Pages(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            status = 404 if self.path.endswith("/gone/json") else 500 if self.path.endswith("/bad/json") else 200
+            data = b'{"info": {"version": "1.0"}}' if status == 200 else b"{}"
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            return
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Pages)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/pypi"
+    try:
+        read = python_audit.pypi_json(None)
+        assert read(f"{url}/ok/json") == {"info": {"version": "1.0"}}
+        assert read(f"{url}/gone/json") is None
+        with pytest.raises(EngineError, match=r"bad/json \(HTTP 500\)"):
+            read(f"{url}/bad/json")
+    finally:
+        server.shutdown()
+        server.server_close()
+    with pytest.raises(EngineError, match=r"cannot read http://127\.0\.0\.1"):
+        read(f"{url}/ok/json")  # the server is gone: the port refuses
 
 
 def test_the_lane_counts_and_the_job_summary_are_the_workflows_outputs(tmp_path: Path) -> None:

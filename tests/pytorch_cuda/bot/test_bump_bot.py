@@ -13,6 +13,7 @@ import pytest
 
 from pytorch_cuda import cli
 from pytorch_cuda.bot import bump_bot
+from pytorch_cuda.dependency_dashboard.pull_request_hygiene import content_key, marker
 from tests.support.fake_github import REPO, TOKEN, fake_github
 from tests.support.git_remote import bare_remote, git, human_pushes
 from tests.support.offline_bump import bump_offline
@@ -73,6 +74,7 @@ def test_the_group_pull_request_and_closing_through_the_command(
     (source / "pins.patch").write_text(git(clone, "diff") + "\n", encoding="utf-8")
     git(clone, "checkout", "-q", "--", "matrix.yaml")
     (source / "body.md").write_text("numpy 2.5.5 -> 2.5.6", encoding="utf-8")
+    (source / "bump.json").write_text(json.dumps(_moves("2.5.6")), encoding="utf-8")
     outputs = tmp_path / "github-output"
     monkeypatch.chdir(clone)
     monkeypatch.setenv("GH_TOKEN", TOKEN)
@@ -86,6 +88,8 @@ def test_the_group_pull_request_and_closing_through_the_command(
         assert pull["title"] == "bump (patch): the patch group's newest pins within the policy"
         assert pull["body"].startswith("numpy 2.5.5 -> 2.5.6\n\nThe cu12 candidate `" + image)
         assert "+numpy: 2.5.6" in pull["body"]
+        assert pull["body"].endswith(marker(content_key(["python_packages.numpy=2.5.6"])) + "\n")
+        assert [label["name"] for label in pull["labels"]] == ["dependencies", "bump:patch"]
         assert git(remote, "show", "bump/pins-patch:matrix.yaml") == "numpy: 2.5.6"
         human_pushes(tmp_path, remote, "bump/pins-patch", "by-hand")
         git(clone, "switch", "-q", "main")
@@ -97,6 +101,83 @@ def test_the_group_pull_request_and_closing_through_the_command(
         assert capsys.readouterr().out.splitlines() == ["group patch: kept", "group minor: absent"]
         assert fake.items[1]["state"] == "open"
         assert "which the bot does not throw away" in fake.comments_on(1)[-1]
+
+
+def _moves(numpy: str) -> dict[str, object]:
+    """The part of a group run's bump.json that names its moves."""
+    return {"moved": [{"pin": "python_packages.numpy", "old": "2.5.5", "new": numpy, "group": "patch"}]}
+
+
+def test_a_group_pull_request_a_person_closed_stays_closed_for_that_version(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: `bot open-group` opened the group's pull request again every week, whatever a person had closed,
+    and labelled none. Now its body carries the key of the group's moves, and a person's close holds for them."""
+    remote, clone = bare_remote(tmp_path)
+    git(clone, "switch", "-q", "main")
+    source = tmp_path / "bump-output"
+    source.mkdir()
+
+    def week(numpy: str) -> int:  # one group run: the planning step's output, then `bot open-group`
+        (clone / "matrix.yaml").write_text(f"numpy: {numpy}\n", encoding="utf-8")
+        (source / "pins.patch").write_text("", encoding="utf-8")  # the run's change is in the work tree already
+        (source / "body.md").write_text(f"numpy 2.5.5 -> {numpy}", encoding="utf-8")
+        (source / "bump.json").write_text(json.dumps(_moves(numpy)), encoding="utf-8")
+        capsys.readouterr()
+        argv = ["bot", "open-group", "--group", "patch", "--image", "ghcr.io/o/p@sha256:" + "b" * 64]
+        status = cli.main([*argv, "--from", str(source), *where, "--github-output", str(outputs)])
+        git(clone, "switch", "-q", "main")
+        git(clone, "checkout", "-q", "--", ".")
+        return status
+
+    outputs = tmp_path / "github-output"
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    with fake_github() as fake:
+        where = ["--repo", REPO, "--api-url", fake.url, "--remote", str(remote), "--base", "main"]
+        assert week("2.5.6") == 0
+        assert capsys.readouterr().out.splitlines()[-1] == "pull request: created #1"
+        first = git(remote, "rev-parse", "bump/pins-patch")
+        fake.items[1]["state"] = "closed"  # a person closes it without merging
+        assert week("2.5.6") == 0  # next week, the same moves
+        assert capsys.readouterr().out.splitlines() == [
+            "::notice::#1, closed by a person, carried this same content: not opened again",
+            "pull request: declined #1",
+        ]
+        assert outputs.read_text().splitlines()[-2:] == ["number=", "action=declined"]  # no GPU comment
+        assert [p["number"] for p in fake.pulls("closed")] == [1]
+        assert fake.pulls() == []
+        assert git(remote, "rev-parse", "bump/pins-patch") == first  # nothing pushed either
+        assert week("2.5.7") == 0  # the next version: new content, a new pull request
+        (pull,) = fake.pulls()
+        assert (pull["number"], pull["head"]) == (2, "bump/pins-patch")
+        assert pull["body"].endswith(marker(content_key(["python_packages.numpy=2.5.7"])) + "\n")
+        git(clone, "push", "-q", str(remote), f"{git(remote, 'rev-parse', 'bump/pins-patch')}:refs/heads/main")
+        capsys.readouterr()
+        assert cli.main(["bot", "close-groups", "--groups", "patch", *where]) == 0  # the default branch overtook it
+        assert fake.items[2]["state"] == "closed"
+        assert fake.items[2]["title"].endswith(" - autoclosed")  # closed by the bot, not by a person:
+        git(remote, "update-ref", "refs/heads/main", git(remote, "rev-parse", "main~1"))  # main reverts it
+        git(clone, "fetch", "-q", str(remote), "main")
+        git(clone, "reset", "-q", "--hard", "FETCH_HEAD")
+        assert week("2.5.7") == 0  # so the same moves are proposed again
+        assert [p["number"] for p in fake.pulls()] == [3]
+
+
+def test_open_group_without_the_plan_s_json_is_exit_2(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The key of the group's moves comes from bump.json: a --from folder without it is refused in one paragraph."""
+    remote, clone = bare_remote(tmp_path)
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "body.md").write_text("b", encoding="utf-8")
+    monkeypatch.chdir(clone)
+    monkeypatch.setenv("GH_TOKEN", TOKEN)
+    argv = ["bot", "open-group", "--group", "patch", "--image", "i", "--from", str(tmp_path / "out"), "--base", "main"]
+    assert cli.main([*argv, "--repo", REPO, "--api-url", "http://127.0.0.1:9", "--remote", str(remote)]) == 2
+    said = " ".join(capsys.readouterr().err.split())
+    assert "bump.json (No such file or directory)" in said
+    assert "Fix: pass --from the folder that `build.py bot plan --out DIR --group GROUP` wrote" in said
 
 
 def test_the_gpu_comment_has_each_runner_or_says_none_came(tmp_path: Path) -> None:

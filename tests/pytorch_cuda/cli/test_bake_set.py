@@ -4,12 +4,17 @@ test_bake_buildx.py)."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from pytorch_cuda import cli
+from pytorch_cuda.bake import bake_file
+from pytorch_cuda.image_build import build_plan
+from pytorch_cuda.matrix.build_matrix import load_matrix
+from tests.support.git_remote import git
 
 ROOT = Path(__file__).resolve().parents[3]
 CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -163,7 +168,7 @@ def test_every_key_buildx_takes_is_taken(tmp_path: Path, capsys: pytest.CaptureF
     assert (found["secret"], found["attest"]) == ([f"id=x,src={tmp_path}"], ["type=sbom"])
     assert found["output"] == ["type=image,push=true"]
     assert "requires a name" in _refused(capsys, "--set", "*.contexts=x")
-    assert "'network' is not a key" in _refused(capsys, "--set", "*.network=host")
+    assert "the network is not a --set key here" in _refused(capsys, "--set", "*.network=host")  # docs/cli.md
 
 
 def test_bake_takes_a_bake_target_and_its_parents(capsys: pytest.CaptureFixture[str]) -> None:
@@ -175,3 +180,31 @@ def test_bake_takes_a_bake_target_and_its_parents(capsys: pytest.CaptureFixture[
 def test_one_target_given_a_tag_twice_keeps_it_once(capsys: pytest.CaptureFixture[str]) -> None:
     found = _bake(capsys, "--set", "cu128-runtime.tags=r/x:1", "--set", "cu128-runtime.tags=r/x:1")
     assert found["target"]["cu128-runtime"]["tags"] == ["r/x:1"]  # buildx's removeDupes; no "collision"
+
+
+def test_one_bake_file_carries_one_revision_while_the_work_tree_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before: each variant's plan read git again, so a tree that turned dirty while bake planned (another process
+    editing a tracked file) gave the first targets the clean revision and the last ones (cu130's) `-dirty`: the
+    flake of test_bake_buildx.py::test_set_gives_what_buildx_gives on cu130's labels. Now git is read once."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    shutil.copy(ROOT / "matrix.yaml", root)
+    for folder in ("templates", "images"):
+        shutil.copytree(ROOT / folder, root / folder)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    planned = build_plan.plan_lineage
+
+    def and_then_an_edit(*args: Any, **kwargs: Any) -> Any:  # the real planning, then someone edits a tracked file
+        plans = planned(*args, **kwargs)
+        (root / "matrix.yaml").write_text((root / "matrix.yaml").read_text() + "\n# an edit\n", encoding="utf-8")
+        return plans
+
+    monkeypatch.setattr(bake_file, "plan_lineage", and_then_an_edit)
+    document = bake_file.bake_document(load_matrix(root / "matrix.yaml"), root, ["all"], [], None)
+    revisions = {t["labels"]["org.opencontainers.image.revision"] for t in document["target"].values()}
+    assert revisions == {git(root, "rev-parse", "HEAD")}
+    assert len(document["target"]) == 7

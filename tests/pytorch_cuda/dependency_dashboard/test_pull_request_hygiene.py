@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytorch_cuda import cli
-from pytorch_cuda.dependency_dashboard.pull_request_hygiene import content_key, marker
+from pytorch_cuda.dependency_dashboard.pull_request_hygiene import closed_by_a_person, content_key, marker
 from tests.support.bump_indexes import numpy_held_and_waiting
 from tests.support.cli_output import printed
 from tests.support.offline_bump import bump_offline
@@ -84,6 +84,16 @@ def test_lock_maintenance_s_pull_request_is_labelled_and_stays_closed_for_the_sa
     closed = _write(tmp_path, "closed.json", _closed(found["key"]))
     argv = ["dashboard", "--pull-request", "lock-maintenance", "--locks", locks, "--closed", closed]
     assert json.loads(printed(capsys, *argv))["closed_by"] == {"number": 12, "url": "https://x/pull/12"}
+
+
+def test_a_pull_request_the_bot_closed_itself_is_not_one_a_person_closed() -> None:
+    """The bot closes an overtaken pull request and marks its title ` - autoclosed` (Renovate's convention): the
+    same content, proposed again after the default branch dropped it, is not held back by that close."""
+    key = content_key(["python_packages.numpy=2.5.6"])
+    by_bot = [{"number": 3, "url": "u3", "title": "bump (patch): pins - autoclosed", "body": marker(key)}]
+    assert closed_by_a_person(key, by_bot) is None
+    by_person = [{**by_bot[0], "title": "bump (patch): pins"}]
+    assert closed_by_a_person(key, by_person) is not None
 
 
 @pytest.mark.parametrize(
