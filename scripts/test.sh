@@ -12,13 +12,14 @@ usage: scripts/test.sh [--unit | --help]
 Tiers (typical wall times on a 2-core runner, with the image already built by README command 1):
   --unit   the inner loop, no Docker: ruff, CI linters (actionlint, shellcheck, hadolint,
            zizmor, schemas), mypy --strict, images/ render check, the unit tests (every test of
-           tests/ not marked integration: fake engine, recorded results, headless chromium) on
-           one pytest-xdist worker per core, and the suite's own tests when .venv has torch. About 1-1.5 minutes.
+           tests/ not marked integration: fake engine, recorded results; no engine, registry,
+           PostgreSQL or browser, tests/support/tiers.py holds that) on one pytest-xdist worker
+           per core, and the suite's own tests when .venv has torch. About 1-1.5 minutes.
   (none)   everything above, then, in lanes side by side (scripts/test-lanes.sh), the
            integration tests on the real Docker engine (pytorch-cuda:v2.9 built through
            build.py in the background while the linters and unit tests run, or the same content's image
            reused; its broken variants; a real push of it to the registry on 127.0.0.1:5000;
-           a real browser) and the suite's own tests inside the image. About 8 minutes
+           PostgreSQL; the report and site pages in a real browser) and the suite's own tests inside the image. About 8 minutes
            after command 1; on an empty engine add the base and the cold build (2-4 minutes).
   --help   this text.
 
@@ -109,7 +110,7 @@ stage "mypy (strict)"
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py render --check
 
-stage "unit tests (fake engine; report and site pages in headless chromium), one worker per core"
+stage "unit tests (fake engine, recorded results; no engine, registry, PostgreSQL or browser), one worker per core"
 # The tier is a marker: every test of tests/ that is not marked integration, but the suite's and precision-check's
 # own tests (tests/conformance, tests/precision_check: they need torch, and run inside the image in the full tier).
 "$py" -m pytest tests -m "not integration" --ignore=tests/conformance --ignore=tests/precision_check \

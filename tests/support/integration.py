@@ -1,4 +1,5 @@
-"""Integration fixtures: a real Docker engine and the cu12 image built through build.py.
+"""Integration fixtures: a real Docker engine and the cu12 image built through build.py, chromium, PostgreSQL and
+loopback servers. A test that asks for one must be marked integration (tests/support/tiers.py).
 
 A pytest plugin, registered for the whole tree by tests/conftest.py. Its imports of the engine's client and of the
 helpers are inside the fixtures: the tree's conftest also loads inside the image and on bare GPU hosts
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from tests.support.containers import ImageRunner
     from tests.support.loopback_debian import LoopbackArchive
     from tests.support.loopback_index import LoopbackIndex
+    from tests.support.postgres_server import PostgresServer
 
 ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
@@ -156,6 +158,26 @@ def ca_bundle() -> Path | None:
 
     found = find_ca_bundle(None)
     return found.path if found else None
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """Debian's chromium (scripts/setup-browser.sh installs it): the report and site pages' real browser."""
+    from pytorch_cuda.precision_report.browser import find_chromium
+
+    found = find_chromium()
+    if found is None:
+        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup-tests.sh calls it)")
+    return found
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """A throwaway PostgreSQL cluster for the session (tests/support/postgres_server.py)."""
+    from tests.support.postgres_server import running_server
+
+    with running_server() as started:
+        yield started
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.cli.main import main
-from pytorch_cuda.precision_report.browser import find_chromium, load
+from pytorch_cuda.precision_report.browser import load
 from pytorch_cuda.precision_report.report_files import write_report
 from tests.support.precision_measurements import upgraded
 from tests.support.recorded_runs import H100, H200, ROOT, T4
@@ -15,12 +15,7 @@ from tests.support.recorded_runs import H100, H200, ROOT, T4
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.fixture(scope="module", autouse=True)
-def chromium() -> str:
-    found = find_chromium()
-    if found is None:
-        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup-tests.sh calls it)")
-    return found
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("chromium")]  # a real browser
 
 
 @pytest.mark.parametrize(("paths", "charts"), [((H200,), 1), ((H100, T4), 3)])

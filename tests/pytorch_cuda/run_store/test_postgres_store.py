@@ -5,7 +5,6 @@ same verdicts, ingests that race without losing or duplicating a run, and refusa
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import open_store, store_location
 from pytorch_cuda.run_store.export import export_store
 from tests.support.long_histories import batches_of, full_read, long_nights, store_and_judge, verdicts
-from tests.support.postgres_server import PostgresServer, running_server
+from tests.support.postgres_server import PostgresServer
 from tests.support.racing_ingests import race
 from tests.support.synthetic_history import night, wobble, write_nights
 
@@ -26,15 +25,9 @@ pytestmark = pytest.mark.integration
 GEMM = "gemm.bf16.tflops"
 
 
-@pytest.fixture(scope="module")
-def server() -> Iterator[PostgresServer]:
-    with running_server() as started:
-        yield started
-
-
 @pytest.fixture
-def database(server: PostgresServer) -> str:
-    return server.new_database()
+def database(postgres: PostgresServer) -> str:
+    return postgres.new_database()
 
 
 def _history(tmp_path: Path) -> list[Path]:
@@ -92,16 +85,16 @@ def test_the_commands_on_postgresql(tmp_path: Path, database: str, capsys: pytes
     assert json.loads(capsys.readouterr().out)["runs"] == 30
 
 
-def test_ingests_started_together_lose_and_duplicate_nothing(tmp_path: Path, server: PostgresServer) -> None:
+def test_ingests_started_together_lose_and_duplicate_nothing(tmp_path: Path, postgres: PostgresServer) -> None:
     paths = write_nights(tmp_path / "incoming", [night(d, scale={GEMM: wobble(d)}) for d in range(24)])
     for _ in range(5):
-        claimed, stored = race(server.new_database(), paths)  # a new database: the racers also make the tables
+        claimed, stored = race(postgres.new_database(), paths)  # a new database: the racers also make the tables
         assert len(stored) == len(set(stored)) == 24  # nothing lost, nothing twice
         assert sorted(claimed) == sorted(stored)  # each run written by exactly one of the writers
 
 
 def test_a_database_that_is_not_a_store_and_a_server_that_is_down_are_refused(
-    server: PostgresServer, database: str, capsys: pytest.CaptureFixture[str]
+    postgres: PostgresServer, database: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     import psycopg
 
@@ -111,7 +104,7 @@ def test_a_database_that_is_not_a_store_and_a_server_that_is_down_are_refused(
         db.execute("CREATE TABLE mine (x integer)")
     with pytest.raises(StoreError, match="but not a results store"):
         open_store(database, create=True)
-    down = f"postgresql://someone:secret-word@127.0.0.1:{server.port + 1 if server.port < 65535 else 1}/db"
+    down = f"postgresql://someone:secret-word@127.0.0.1:{postgres.port + 1 if postgres.port < 65535 else 1}/db"
     assert main(["results", "judge", "--store", down]) == 2
     err = capsys.readouterr().err
     assert "cannot be reached" in err

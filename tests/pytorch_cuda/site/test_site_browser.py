@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.precision_report.browser import find_chromium, load
+from pytorch_cuda.precision_report.browser import load
 from pytorch_cuda.run_store import ingest
 from pytorch_cuda.site.site_writer import build_site
 from tests.support.recorded_runs import ROOT
@@ -17,10 +17,11 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 RUNS = ROOT / "evidence/fault-coverage"
 
 
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("chromium")]  # a real browser
+
+
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    if find_chromium() is None:
-        pytest.fail("no chromium on this machine: run scripts/setup-browser.sh (scripts/setup-tests.sh calls it)")
     root = tmp_path_factory.mktemp("site")
     store = root / "store"
     # five nightly runs: a history of fewer says "no history yet" and judges nothing, its faults included
