@@ -3,15 +3,16 @@ record is written as, and the Stored it is read back as (its sha256 checked agai
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
 from pytorch_cuda.run_store.backend import RunOrder
-from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes, results_sha256
+from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import Stored
-from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_document
 
 RUN_COLUMNS: Final = (
     "sha256",
@@ -91,10 +92,11 @@ def run_from_row(row: tuple[Any, ...], where: str, fix: str) -> Stored:
     path = export_path(where, str(s["key"]), sha)
     try:
         document = json.loads(results_text)
-        results = parse_results(results_text, source=str(path))
+        results = parse_document(document, source=str(path))
     except (ValueError, ResultsFileError) as error:
         raise StoreError(f"stored run {path} cannot be read ({error})", fix) from None
-    if results_sha256(document) != sha:
+    # the column holds the canonical bytes (run_row): hashing them is the check, without serialising them again
+    if hashlib.sha256(results_text.encode("utf-8")).hexdigest() != sha:
         raise StoreError(f"stored run {path} holds results whose sha256 is not its name: it was changed", fix)
     subject = RunSubject(str(s["kind"]), str(s["key"]), str(s["label"]), s["digest"], s["torch"], s["cuda"])
     return Stored(Record(sha, subject, fault, source_name, document, control), path, results)

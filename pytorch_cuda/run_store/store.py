@@ -22,7 +22,7 @@ from pytorch_cuda.run_store.run_identity import (
     purpose_of,
     run_identity,
 )
-from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_document
 
 STORE_KIND: Final = "pytorch-cuda-results-store"
 STORE_SCHEMA: Final = 1
@@ -118,7 +118,7 @@ def _read_record(path: Path) -> Stored:
     if path.stem != sha:
         raise StoreError(f"{path} holds results whose sha256 is {sha}, not its name: it was changed", fix)
     try:
-        results = parse_results(json.dumps(doc["results"]), source=str(path))
+        results = parse_document(doc["results"], source=str(path))
     except ResultsFileError as error:
         raise StoreError(f"stored run {path}: {error.cause}", fix) from None
     raw = doc.get("subject")
