@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -31,6 +32,9 @@ INDEX_KIND: Final = "pytorch-cuda-results-index"
 
 @dataclass(frozen=True, eq=False)  # one object per stored file: hashed by identity (history caches its diffs)
 class Stored:
+    """A stored run as read back; what is derived from its results is computed once (the judge asks every night of
+    every metric for the host it ran on)."""
+
     record: Record
     path: Path
     results: ConformanceResults
@@ -39,11 +43,11 @@ class Stored:
     def gpu(self) -> str:
         return self.results.gpus[0].name if self.results.gpus else "no GPU"
 
-    @property
+    @cached_property
     def key(self) -> HistoryKey:
         return history_key(self.results)
 
-    @property
+    @cached_property
     def identity(self) -> RunIdentity:
         return run_identity(self.results)
 
@@ -52,7 +56,7 @@ class Stored:
         """nightly (judged, a baseline for later runs), or fault, control (judged, stored apart, never a baseline)."""
         return purpose_of(self.results, self.record.fault, self.record.control)
 
-    @property
+    @cached_property
     def partial(self) -> bool:
         """A failed check or a selection that left tests not run: judged on the numbers it has, and marked."""
         counts = self.results.counts()
