@@ -6,13 +6,15 @@ Writing 44,000 runs through `results ingest` would parse, re-serialise and hash 
 a run, 15 minutes); here a run's canonical JSON is spliced from pieces serialised once (only the measurements,
 the environment, the image and the time differ from night to night), and the rows go to the database in bulk
 (SQLite: one transaction; PostgreSQL: COPY). The rows are the ones `results ingest` stores: run_document() is
-the same document, and its canonical bytes hash to the same sha256 (tests/benchmarks test it).
+the same document, and its canonical bytes hash to the same sha256; the judge's views (sql_rows.judge_view) are
+spliced the same way (tests/benchmarks/test_store_scale.py holds both to an ingest's).
 """
 
 from __future__ import annotations
 
 import copy
 import hashlib
+import itertools
 import json
 import random
 import sys
@@ -84,19 +86,23 @@ class Fleet:
     def __init__(self, gpus: int, variants: int) -> None:
         from pytorch_cuda.run_store.record import subject_of
         from pytorch_cuda.run_store.run_identity import history_key
+        from pytorch_cuda.run_store.sql_rows import VIEW_MARK, judge_view
         from pytorch_cuda_contract.results_file import parse_results
 
         self.gpus, self.variants, self.base = gpus, variants, base_document()
         self._constant = {k: _canonical(v) for k, v in self.base.items()}
+        view = json.loads(judge_view(self.base))  # the judge's view of the base run: its tests' outcomes
+        self._view = {k: _canonical(view[k]) for k in ("tests", VIEW_MARK)}
         self._parse, self._subject_of, self._history_key = parse_results, subject_of, history_key
 
-    def canonical(self, varied: dict[str, Any]) -> str:
-        """The canonical JSON (record.canonical_bytes) of the base run with ``varied`` in place of its parts."""
-        pieces = {**self._constant, **{k: _canonical(v) for k, v in varied.items()}}
+    def canonical(self, varied: dict[str, Any], *, view: bool = False) -> str:
+        """The canonical JSON (record.canonical_bytes) of the base run with ``varied`` in place of its parts
+        (``view``: the judge's view of it, sql_rows.judge_view)."""
+        pieces = {**self._constant, **(self._view if view else {}), **{k: _canonical(v) for k, v in varied.items()}}
         return "{" + ",".join(f"{_canonical(k)}:{pieces[k]}" for k in sorted(pieces)) + "}"
 
-    def row(self, gpu: int, variant: int, day: int) -> Row:
-        """The row `results ingest` stores for this run (sql_rows.run_row)."""
+    def entry(self, gpu: int, variant: int, day: int) -> tuple[Row, str]:
+        """The row `results ingest` stores for this run (sql_rows.run_row), and the judge's view of it."""
         varied = _varied(self.base, gpu, variant, day)
         text = self.canonical(varied)
         sha = hashlib.sha256(text.encode("utf-8")).hexdigest()
@@ -108,13 +114,14 @@ class Fleet:
                                   sort_keys=True)  # fmt: skip
         name = f"{day:05d}-{gpu}-{variant}.json"
         history = self._history_key(results).text
-        return (sha, subject.key, subject_text, history, varied["started_at"], "nightly", None, None, name, text)
+        row = (sha, subject.key, subject_text, history, varied["started_at"], "nightly", None, None, name, text)
+        return row, self.canonical(varied, view=True)
 
-    def rows(self, days: range) -> Iterator[Row]:
+    def entries(self, days: range) -> Iterator[tuple[Row, str]]:
         for day in days:
             for gpu in range(self.gpus):
                 for variant in range(self.variants):
-                    yield self.row(gpu, variant, day)
+                    yield self.entry(gpu, variant, day)
 
     def write_files(self, folder: Path, days: range) -> list[Path]:
         """The nights' runs as results files (what the nightly ingests)."""
@@ -145,16 +152,23 @@ def bulk_store(fleet: Fleet, location: Path | str, days: range, *, every: int = 
     report: Callable[[int], None] = lambda n: _progress(n, total, began, "stored")  # noqa: E731
     db: Any = getattr(store, "_db", None)
     if isinstance(location, str):  # PostgreSQL: COPY, one transaction
-        with db.transaction(), db.cursor().copy(f"COPY runs ({','.join(RUN_COLUMNS)}) FROM STDIN") as copying:
-            for n, row in enumerate(fleet.rows(days), 1):
-                copying.write_row(row)
-                if n % every == 0:
-                    report(n)
+        entries, n = fleet.entries(days), 0
+        with db.transaction():
+            while chunk := list(itertools.islice(entries, every)):  # the runs, then their views, a chunk at a time
+                with db.cursor().copy(f"COPY runs ({','.join(RUN_COLUMNS)}) FROM STDIN") as copying:
+                    for row, _ in chunk:
+                        copying.write_row(row)
+                with db.cursor().copy("COPY judge_views (sha256, view) FROM STDIN") as copying:
+                    for row, view in chunk:
+                        copying.write_row((row[0], view))
+                n += len(chunk)
+                report(n)
     elif db is not None:  # SQLite: one transaction
         marks = ",".join("?" * len(RUN_COLUMNS))
         db.execute("BEGIN IMMEDIATE")
-        for n, row in enumerate(fleet.rows(days), 1):
+        for n, (row, view) in enumerate(fleet.entries(days), 1):
             db.execute(f"INSERT INTO runs VALUES ({marks})", row)
+            db.execute("INSERT INTO judge_views VALUES (?, ?)", (row[0], view))
             if n % every == 0:
                 report(n)
         db.execute("COMMIT")
@@ -168,7 +182,7 @@ def _bulk_files(fleet: Fleet, store: Path, days: range, report: Callable[[int], 
     from pytorch_cuda.run_store.store import _check_store, write_index
 
     _check_store(store, create=True)
-    for n, row in enumerate(fleet.rows(days), 1):
+    for n, (row, _) in enumerate(fleet.entries(days), 1):
         sha, key, subject, name, text = (str(row[i]) for i in (0, 1, 2, 8, 9))
         record = Record(sha, RunSubject(**json.loads(subject)), None, name, json.loads(text))
         path = store / "runs" / key / f"{sha}.json"

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 from benchmarks.store_scale import table
@@ -37,6 +39,14 @@ def test_bulk_rows_are_the_rows_an_ingest_stores(tmp_path: Path) -> None:
     )
     documents = [index_document(open_store(tmp_path / n).runs()) for n in ("bulk.sqlite", "ingested.sqlite")]
     assert documents[0] == documents[1]
+    views = [_views(tmp_path / n) for n in ("bulk.sqlite", "ingested.sqlite")]
+    assert len(views[0]) == 12
+    assert views[0] == views[1]
+
+
+def _views(database: Path) -> list[tuple[str, str]]:
+    with closing(sqlite3.connect(database)) as db:
+        return list(db.execute("SELECT sha256, view FROM judge_views ORDER BY sha256"))
 
 
 def test_the_table_shows_a_stopped_command_and_sums_the_night() -> None:
