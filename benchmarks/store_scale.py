@@ -10,7 +10,9 @@ For each backend (a folder of files, SQLite, PostgreSQL: a new database on the s
 size: the nights up to it are stored in bulk (printed as it goes, not timed), last night's judge runs (not timed:
 it keeps each history's window, decay/windowed.py, as the nightly before this one did), then the next night
 (one run per GPU model x variant) is timed, each command a fresh `build.py` process, its import included:
-`results ingest --skip-duplicates`, `results judge`, `site` (up to --site-up-to runs). A command that runs past
+`results ingest --skip-duplicates`, `results judge`, `site` (up to --site-up-to runs), each on the clock and on
+the CPU (the process's own user + system time: what a machine busy with other work does not stretch, and what
+it would take alone; a PostgreSQL server's own time is not in it). A command that runs past
 --timeout is stopped and shown as "> N s". The folder is measured up to --files-up-to runs (every command of it
 reads the whole store). It prints a table per size and writes build-output/store-scale.json.
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import subprocess
 import sys
 import tempfile
@@ -35,17 +38,23 @@ BACKENDS = {"files": "store", "sqlite": "store.sqlite", "postgres": ""}
 COMMANDS = ("ingest_s", "judge_s", "site_s")
 
 
-def _timed(timeout: float, *argv: str) -> float:
-    """Seconds a fresh `build.py` took (``-timeout``: stopped after ``timeout``)."""
-    began = time.perf_counter()
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
+def _timed(timeout: float, *argv: str) -> tuple[float, float]:
+    """Seconds a fresh `build.py` took, on the clock and on the CPU (its own, not a database server's; what a busy
+    machine does not stretch); ``-timeout``: stopped after ``timeout``."""
+    began, cpu = time.perf_counter(), _cpu()
     try:
         done = subprocess.run([sys.executable, "build.py", *argv], cwd=ROOT, capture_output=True, text=True,
                               timeout=timeout)  # fmt: skip
     except subprocess.TimeoutExpired:
-        return -timeout
+        return -timeout, _cpu() - cpu
     if done.returncode not in (0, 1):  # judge exits 1 on a confirmed regression
         raise SystemExit(f"build.py {' '.join(argv[:2])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return time.perf_counter() - began
+    return time.perf_counter() - began, _cpu() - cpu
 
 
 def _new_database(server: str) -> str:
@@ -71,10 +80,12 @@ def _night(
     judge_windowed(open_store(location))  # last night's judge: it keeps each history's window
     numbers = {"previous_judge_s": time.perf_counter() - began}
     print(f"  last night's judge (not timed): {numbers['previous_judge_s']:.0f} s", flush=True)
-    numbers["ingest_s"] = _timed(timeout, "results", "ingest", *map(str, night), "--store", store, "--skip-duplicates")
-    numbers["judge_s"] = _timed(timeout, "results", "judge", "--store", store, "--json")
-    if site:
-        numbers["site_s"] = _timed(timeout, "site", "--store", store, "--out", str(work / "site"))
+    commands = {"ingest": ("results", "ingest", *map(str, night), "--store", store, "--skip-duplicates"),
+                "judge": ("results", "judge", "--store", store, "--json"),
+                "site": ("site", "--store", store, "--out", str(work / "site"))}  # fmt: skip
+    for name, argv in commands.items():
+        if name != "site" or site:
+            numbers[f"{name}_s"], numbers[f"{name}_cpu_s"] = _timed(timeout, *argv)
     print("  night: " + ", ".join(f"{k} {v:.1f}" for k, v in numbers.items()), flush=True)
     return numbers
 
@@ -103,10 +114,11 @@ def measure(
         OUT.write_text(json.dumps({"per_night": per_night, "backends": everything}, indent=1) + "\n")
 
 
-def _seconds(value: float | None) -> str:
+def _seconds(value: float | None, cpu: float | None = None) -> str:
     if value is None:
         return "not run"
-    return f"> {-value:.0f} s" if value < 0 else f"{value:.1f} s"
+    on_cpu = "" if cpu is None else f" (CPU {cpu:.1f} s)"
+    return (f"> {-value:.0f} s" if value < 0 else f"{value:.1f} s") + on_cpu
 
 
 def table(results: dict[str, Any], per_night: int) -> str:
@@ -119,9 +131,11 @@ def table(results: dict[str, Any], per_night: int) -> str:
             if n is None:
                 continue
             times = [n.get(c) for c in COMMANDS]
+            cpus = [n.get(c.replace("_s", "_cpu_s")) for c in COMMANDS]
             total = None if None in times else (sum(times) if all(t >= 0 for t in times) else -sum(map(abs, times)))
-            lines.append(f"| {n['stored']:,} | {backend} | " + " | ".join(_seconds(t) for t in times)
-                         + f" | {_seconds(total)} |")  # fmt: skip
+            cpu = None if None in cpus or total is None else sum(cpus)
+            lines.append(f"| {n['stored']:,} | {backend} | " + " | ".join(map(_seconds, times, cpus))
+                         + f" | {_seconds(total, cpu)} |")  # fmt: skip
     return "\n".join(lines)
 
 
