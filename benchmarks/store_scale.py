@@ -1,26 +1,27 @@
-"""The results store at scale (issue 55): a synthetic fleet's history ingested once, then one more night timed
-(ingest, judge, and the site when asked), on each backend, side by side.
+"""The results store at scale (issue 55): a synthetic fleet's history (benchmarks/synthetic_fleet.py) stored in bulk,
+then one more night timed as the nightly runs it, on each backend, at each size, the store grown from one size
+to the next.
 
-    .venv/bin/python benchmarks/store_scale.py --runs 1000 --gpus 20 --variants 6 [--site] [--backend sqlite]
-        [--postgres postgresql://USER@HOST:PORT/DB]   (a server to make a new database on, for backend postgres)
+    .venv/bin/python benchmarks/store_scale.py --sizes 1000,10000,44000 [--gpus 20 --variants 6]
+        [--backend sqlite] [--postgres postgresql://USER@HOST:PORT/DB] [--site-up-to 44000]
+        [--files-up-to 10000] [--timeout 1200]
 
-The history is a real H100 run (evidence/) copied night by night for every GPU model x variant, every watched
-number scaled by its own seeded noise (1% normal, 2% for conv, SDPA and compile, 3% for compile times), a new
-image digest each night, two hosts per GPU model. It is ingested once, in one call (not timed); then the next
-night (one run per GPU model x variant) is timed as the nightly runs it, each command in a fresh process of
-`build.py` (its import included): `results ingest --skip-duplicates`, `results judge` (on each history's window,
-decay/windowed.py, kept by an untimed judge of the history before, as last night's nightly keeps it), `site`.
-Beside it, the naive judge: every history read and judged whole (decay.judge_each), in this process. It prints a
-table and writes build-output/store-scale.json.
+For each backend (a folder of files, SQLite, PostgreSQL: a new database on the server --postgres names) and each
+size: the nights up to it are stored in bulk (printed as it goes, not timed), last night's judge runs (not timed:
+it keeps each history's window, decay/windowed.py, as the nightly before this one did), then the next night
+(one run per GPU model x variant) is timed, each command a fresh `build.py` process, its import included:
+`results ingest --skip-duplicates`, `results judge`, `site` (up to --site-up-to runs), each on the clock and on
+the CPU (the process's own user + system time: what a machine busy with other work does not stretch, and what
+it would take alone; a PostgreSQL server's own time is not in it). A command that runs past
+--timeout is stopped and shown as "> N s". The folder is measured up to --files-up-to runs (every command of it
+reads the whole store). It prints a table per size and writes build-output/store-scale.json.
 """
 
 from __future__ import annotations
 
 import argparse
-import copy
-import hashlib
 import json
-import random
+import resource
 import subprocess
 import sys
 import tempfile
@@ -30,62 +31,30 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-BASE = ROOT / "evidence/fleet-runs/h100/2026-12-05T18-27Z.json"
+from benchmarks.synthetic_fleet import GPUS, VARIANTS, Fleet, bulk_store  # noqa: E402
+
 OUT = ROOT / "build-output" / "store-scale.json"
-GPUS = ("NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA A100-SXM4-80GB", "NVIDIA L4", "NVIDIA L40S",
-        "NVIDIA B200", "Tesla T4", "NVIDIA A10G", "NVIDIA RTX 6000 Ada Generation", "NVIDIA GH200 480GB",
-        "NVIDIA H100 NVL", "NVIDIA H200 NVL", "NVIDIA A100-SXM4-40GB", "NVIDIA A100 80GB PCIe", "NVIDIA L40",
-        "NVIDIA B100", "NVIDIA GB200", "NVIDIA RTX A6000", "NVIDIA A30", "NVIDIA H800")  # fmt: skip
-VARIANTS = ("cu126", "cu128", "cu129", "cu130", "cu128-py311", "cu130-py313")
 BACKENDS = {"files": "store", "sqlite": "store.sqlite", "postgres": ""}
+COMMANDS = ("ingest_s", "judge_s", "site_s")
 
 
-def _spread(metric: str) -> float:
-    if "compile_s" in metric:
-        return 0.03
-    return 0.02 if metric.startswith(("conv.", "sdpa.", "compile.")) else 0.01
+def _cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
-def run_document(base: dict[str, Any], gpu: int, variant: int, day: int, rng: random.Random) -> dict[str, Any]:
-    document = copy.deepcopy(base)
-    started = time.gmtime(1_767_225_600 + day * 86_400 + gpu * 60 + variant)  # 2026-01-01 + day
-    document["started_at"] = time.strftime("%Y-%m-%dT%H:%M:%S+00:00", started)
-    for name, measured in document["measurements"].items():
-        factor = rng.gauss(1.0, _spread(name))
-        for field in ("value", "median", "min", "max"):
-            if isinstance(measured.get(field), int | float) and not isinstance(measured.get(field), bool):
-                measured[field] *= factor
-    host = f"{GPUS[gpu]}-{day % 2}"
-    document["environment"]["host"] = {"sha256": hashlib.sha256(host.encode()).hexdigest()[:16], "source": "hostname"}
-    for card in document["environment"]["gpus"]:
-        card["name"], card["uuid"] = GPUS[gpu], f"GPU-{host}"
-    digest = "sha256:" + hashlib.sha256(f"{VARIANTS[variant]}-{day}".encode()).hexdigest()
-    document["image"] = {"digest": digest, "revision": None, "ref": f"ghcr.io/o/pytorch-cuda@{digest}"}
-    document["manifest"] = {"path": "/etc/pytorch-cuda/manifest.json", "origin": "default", "found": True,
-                            "error": None, "content": {"target": VARIANTS[variant], "flavour": "runtime"}}  # fmt: skip
-    return document
-
-
-def write_nights(folder: Path, days: range, gpus: int, variants: int) -> list[Path]:
-    base = json.loads(BASE.read_text(encoding="utf-8"))
-    folder.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for day in days:
-        for gpu in range(gpus):
-            for variant in range(variants):
-                rng = random.Random(f"{day}-{gpu}-{variant}")
-                path = folder / f"{day:05d}-{gpu}-{variant}.json"
-                path.write_text(json.dumps(run_document(base, gpu, variant, day, rng)), encoding="utf-8")
-                paths.append(path)
-    return paths
-
-
-def _timed(*argv: str) -> float:
-    began = time.perf_counter()
-    done = subprocess.run([sys.executable, "build.py", *argv], cwd=ROOT, capture_output=True, text=True)
+def _timed(timeout: float, *argv: str) -> tuple[float, float]:
+    """Seconds a fresh `build.py` took, on the clock and on the CPU (its own, not a database server's; what a busy
+    machine does not stretch); ``-timeout``: stopped after ``timeout``."""
+    began, cpu = time.perf_counter(), _cpu()
+    try:
+        done = subprocess.run([sys.executable, "build.py", *argv], cwd=ROOT, capture_output=True, text=True,
+                              timeout=timeout)  # fmt: skip
+    except subprocess.TimeoutExpired:
+        return -timeout, _cpu() - cpu
     if done.returncode not in (0, 1):  # judge exits 1 on a confirmed regression
         raise SystemExit(f"build.py {' '.join(argv[:2])} failed ({done.returncode}):\n{done.stderr[-2000:]}")
-    return time.perf_counter() - began
+    return time.perf_counter() - began, _cpu() - cpu
 
 
 def _new_database(server: str) -> str:
@@ -101,64 +70,100 @@ def _new_database(server: str) -> str:
     return f"postgresql://{user}@{parts.get('host', '')}:{parts.get('port', 5432)}/{name}"
 
 
-def measure(
-    backend: str, history: list[Path], night: list[Path], work: Path, *, site: bool, postgres: str | None
+def _night(
+    location: Path | str, store: str, night: list[Path], work: Path, *, site: bool, timeout: float
 ) -> dict[str, float]:
-    from pytorch_cuda.decay import judge_each
     from pytorch_cuda.decay.windowed import judge_windowed
-    from pytorch_cuda.run_store import ingest
     from pytorch_cuda.run_store.backend import open_store
 
-    if backend == "postgres" and not postgres:
-        raise SystemExit("--backend postgres needs --postgres postgresql://USER@HOST:PORT/DB (a server to use)")
-    store = _new_database(postgres) if backend == "postgres" and postgres else str(work / BACKENDS[backend])
-    location = store if backend == "postgres" else Path(store)
     began = time.perf_counter()
-    ingest(history, location)
-    numbers = {"history_ingest_s": time.perf_counter() - began}
     judge_windowed(open_store(location))  # last night's judge: it keeps each history's window
-    numbers["night_ingest_s"] = _timed("results", "ingest", *map(str, night), "--store", store, "--skip-duplicates")
-    numbers["judge_s"] = _timed("results", "judge", "--store", store, "--json")
-    began = time.perf_counter()
-    judge_each(open_store(location))
-    numbers["judge_full_read_s"] = time.perf_counter() - began
-    if site:
-        numbers["site_s"] = _timed("site", "--store", store, "--out", str(work / f"site-{backend}"))
+    numbers = {"previous_judge_s": time.perf_counter() - began}
+    print(f"  last night's judge (not timed): {numbers['previous_judge_s']:.0f} s", flush=True)
+    commands = {"ingest": ("results", "ingest", *map(str, night), "--store", store, "--skip-duplicates"),
+                "judge": ("results", "judge", "--store", store, "--json"),
+                "site": ("site", "--store", store, "--out", str(work / "site"))}  # fmt: skip
+    for name, argv in commands.items():
+        if name != "site" or site:
+            numbers[f"{name}_s"], numbers[f"{name}_cpu_s"] = _timed(timeout, *argv)
+    print("  night: " + ", ".join(f"{k} {v:.1f}" for k, v in numbers.items()), flush=True)
     return numbers
+
+
+def measure(
+    backend: str, fleet: Fleet, sizes: list[int], work: Path, *, args: argparse.Namespace, everything: dict[str, Any]
+) -> None:
+    """Grow one store of ``backend`` through ``sizes``, timing the night after each (into ``everything``, written to
+    OUT after each size)."""
+    store = _new_database(args.postgres) if backend == "postgres" else str(work / BACKENDS[backend])
+    location: Path | str = store if backend == "postgres" else Path(store)
+    per_night, day = fleet.gpus * fleet.variants, 0
+    for size in sizes:
+        if backend == "files" and size > args.files_up_to:
+            break
+        days = range(day, max(day + 1, size // per_night))
+        print(f"{backend}: {len(days) * per_night:,} runs in bulk (nights {days.start}-{days.stop - 1})", flush=True)
+        began = time.perf_counter()
+        bulk_store(fleet, location, days)
+        night = fleet.write_files(work / f"night-{days.stop}", range(days.stop, days.stop + 1))
+        bulk_s = time.perf_counter() - began
+        timed = _night(location, store, night, work, site=size <= args.site_up_to, timeout=args.timeout)
+        everything[backend][size] = {"stored": days.stop * per_night, "bulk_s": bulk_s, **timed}
+        day = days.stop + 1
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        OUT.write_text(json.dumps({"per_night": per_night, "backends": everything}, indent=1) + "\n")
+
+
+def _seconds(value: float | None, cpu: float | None = None) -> str:
+    if value is None:
+        return "not run"
+    on_cpu = "" if cpu is None else f" (CPU {cpu:.1f} s)"
+    return (f"> {-value:.0f} s" if value < 0 else f"{value:.1f} s") + on_cpu
+
+
+def table(results: dict[str, Any], per_night: int) -> str:
+    lines = [f"| runs stored | backend | night ingest ({per_night} runs) | judge | site | night total |",
+             "|---|---|---|---|---|---|"]  # fmt: skip
+    sizes = sorted({int(size) for by_size in results.values() for size in by_size})
+    for size in sizes:
+        for backend, by_size in results.items():
+            n = by_size.get(size) or by_size.get(str(size))
+            if n is None:
+                continue
+            times = [n.get(c) for c in COMMANDS]
+            cpus = [n.get(c.replace("_s", "_cpu_s")) for c in COMMANDS]
+            total = None if None in times else (sum(times) if all(t >= 0 for t in times) else -sum(map(abs, times)))
+            cpu = None if None in cpus or total is None else sum(cpus)
+            lines.append(f"| {n['stored']:,} | {backend} | " + " | ".join(map(_seconds, times, cpus))
+                         + f" | {_seconds(total, cpu)} |")  # fmt: skip
+    return "\n".join(lines)
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=1000, help="runs in the history before the timed night")
+    parser.add_argument("--sizes", default="1000,10000,44000", help="runs stored before each timed night")
     parser.add_argument("--gpus", type=int, default=20, help=f"GPU models (at most {len(GPUS)})")
     parser.add_argument("--variants", type=int, default=6, help=f"variants (at most {len(VARIANTS)})")
     parser.add_argument("--backend", action="append", choices=sorted(BACKENDS), help="default: every backend")
-    parser.add_argument("--site", action="store_true", help="also time the site (about 0.2 s per stored run)")
     parser.add_argument("--postgres", metavar="URI", help="a PostgreSQL server for backend postgres (a new database)")
+    parser.add_argument("--site-up-to", type=int, default=44_000, help="time the site up to this many runs")
+    parser.add_argument("--files-up-to", type=int, default=10_000, help="measure the folder up to this many runs")
+    parser.add_argument("--timeout", type=float, default=1200.0, help="seconds a timed command may take")
+    parser.add_argument("--work", type=Path, help="where the stores go (default: a temporary folder)")
     args = parser.parse_args()
-    per_night = args.gpus * args.variants
-    days = max(1, args.runs // per_night)
-    results: dict[str, Any] = {"runs": days * per_night, "per_night": per_night, "backends": {}}
-    with tempfile.TemporaryDirectory(prefix="store-scale-") as tmp:
-        work = Path(tmp)
-        history = write_nights(work / "history", range(days), args.gpus, args.variants)
-        night = write_nights(work / "night", range(days, days + 1), args.gpus, args.variants)
-        chosen = args.backend or [b for b in BACKENDS if b != "postgres" or args.postgres]
+    sizes = sorted(int(s) for s in args.sizes.split(","))
+    fleet = Fleet(args.gpus, args.variants)
+    chosen = args.backend or [b for b in BACKENDS if b != "postgres" or args.postgres]
+    if "postgres" in chosen and not args.postgres:
+        raise SystemExit("--backend postgres needs --postgres postgresql://USER@HOST:PORT/DB (a server to use)")
+    results: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="store-scale-", dir=args.work) as tmp:
         for backend in chosen:
-            (work / backend).mkdir()
-            results["backends"][backend] = measure(
-                backend, history, night, work / backend, site=args.site, postgres=args.postgres
-            )
-            print(backend, json.dumps(results["backends"][backend]), flush=True)
-    print(f"\n{results['runs']} runs stored ({per_night} a night), then one more night:")
-    print("| backend | history ingest (once) | night ingest | judge (window) | judge (full read, naive) | site |")
-    print("|---|---|---|---|---|---|")
-    for backend, n in results["backends"].items():
-        site = f"{n['site_s']:.1f} s" if "site_s" in n else "not run"
-        print(f"| {backend} | {n['history_ingest_s']:.1f} s | {n['night_ingest_s']:.1f} s | {n['judge_s']:.1f} s "
-              f"| {n['judge_full_read_s']:.1f} s | {site} |")  # fmt: skip
-    OUT.parent.mkdir(parents=True, exist_ok=True)
-    OUT.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+            (Path(tmp) / backend).mkdir()
+            results[backend] = {}
+            measure(backend, fleet, sizes, Path(tmp) / backend, args=args, everything=results)
+    print(f"\n{fleet.gpus} GPU models x {fleet.variants} variants; one more night timed:")
+    print(table(results, fleet.gpus * fleet.variants))
     return 0
 
 

@@ -46,6 +46,7 @@ __all__ = [
     "RunStack",
     "TestResult",
     "load_results",
+    "parse_document",
     "parse_results",
 ]
 
@@ -99,6 +100,11 @@ def parse_results(data: bytes | str, *, source: str = "<results>") -> Conformanc
         raise ResultsFileError(
             source, f"{what}: {error.msg} at line {error.lineno} column {error.colno}", RERUN
         ) from None
+    return parse_document(document, source=source)
+
+
+def parse_document(document: object, *, source: str = "<results>") -> ConformanceResults:
+    """Parse a results document already read from JSON (a store that holds it parsed once, not twice)."""
     if not isinstance(document, dict):
         raise ResultsFileError(source, f"holds a JSON {type(document).__name__}, not an object", RERUN)
     return _from_document(document, source)

@@ -27,9 +27,11 @@ def as_str(value: object) -> str | None:
 
 def as_float(value: object) -> float | None:
     """A number, or the strings "nan"/"inf"/"-inf" the writer uses for non-finite values."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
+    if value is None:  # the common cases first: a results file holds about 250 metrics, most fields absent
+        return None
+    if type(value) is float:
+        return value
+    if isinstance(value, (bool, int, float)):
         return float(value)
     if isinstance(value, str):
         try:

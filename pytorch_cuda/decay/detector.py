@@ -69,7 +69,10 @@ class _State:
     missing: int = 0  # complete nightly runs in a row without the metric
 
     def noise(self) -> Noise | None:
-        return learn(self.watched, [v for _, v in self.baseline], [machine_of(r.identity) for r, _ in self.baseline])
+        # learn reads the last WINDOW values and hosts; every baseline value is finite (judge_series keeps no other),
+        # so the tail alone is exact, and a night costs the same however long the history (not its length squared)
+        tail = self.baseline[-WINDOW:]
+        return learn(self.watched, [v for _, v in tail], [machine_of(r.identity) for r, _ in tail])
 
     def finding(self, kind: str, status: str, nights: Sequence[Night], value: float | None = None) -> DecayFinding:
         last = nights[-1]

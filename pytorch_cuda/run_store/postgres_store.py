@@ -23,9 +23,11 @@ from pytorch_cuda.run_store.sql_rows import (
     READ_COLUMNS,
     RUN_COLUMNS,
     SqlHistoryReads,
+    judge_views_table,
     run_from_row,
     run_row,
     store_tables,
+    view_row,
 )
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
@@ -85,6 +87,10 @@ class PostgresStore(SqlHistoryReads):
     def location(self) -> str:
         return self._name
 
+    @property
+    def _where(self) -> str:
+        return self._name
+
     @contextmanager
     def _writing(self) -> Iterator[psycopg.Connection[tuple[Any, ...]]]:
         with self._db.transaction():
@@ -102,12 +108,27 @@ class PostgresStore(SqlHistoryReads):
                 db.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                 if not self._has_store():
                     self._make_tables(create)
+        self._views = self._has_views()
         found = [tuple(row) for row in self._db.execute("SELECT kind, schema FROM store")]
         if found != [(STORE_KIND, STORE_SCHEMA)]:
             raise StoreError(
                 f"{self._name} does not hold a results store of schema {STORE_SCHEMA} (found {found!r})",
                 "pass the database `build.py results ingest` created, or update this checkout",
             )
+
+    def _has_views(self) -> bool:
+        """Whether the judge_views table is there; a store made before it gains it where this role may."""
+        import psycopg
+
+        query = "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = 'judge_views'"
+        row = self._db.execute(query).fetchone()
+        if row and row[0]:
+            return True
+        try:
+            self._db.execute(judge_views_table('TEXT COLLATE "C"'))
+        except (psycopg.errors.InsufficientPrivilege, psycopg.errors.ReadOnlySqlTransaction):
+            return False  # read whole, as before
+        return True
 
     def _make_tables(self, create: bool) -> None:
         tables = self._db.execute("SELECT count(*) FROM pg_tables WHERE schemaname = current_schema()").fetchone()
@@ -136,6 +157,8 @@ class PostgresStore(SqlHistoryReads):
         with self._writing() as db:
             for record, results in pending:
                 if db.execute(insert, run_row(record, results)).rowcount == 1:
+                    if self._views:
+                        db.execute("INSERT INTO judge_views VALUES (%s, %s) ON CONFLICT DO NOTHING", view_row(record))
                     written.append(Stored(record, Path(f"{self._name}:runs") / record.subject.key /
                                           f"{record.sha256}.json", results))  # fmt: skip
                 else:

@@ -24,9 +24,11 @@ from pytorch_cuda.run_store.sql_rows import (
     RUN_COLUMNS,
     SqlHistoryReads,
     export_path,
+    judge_views_table,
     run_from_row,
     run_row,
     store_tables,
+    view_row,
 )
 from pytorch_cuda.run_store.store import STORE_KIND, STORE_SCHEMA, Stored
 from pytorch_cuda_contract.results_file import ConformanceResults
@@ -69,6 +71,10 @@ class SqliteStore(SqlHistoryReads):
     def location(self) -> Path:
         return self._location
 
+    @property
+    def _where(self) -> str:
+        return str(self._location)
+
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
         self._db.execute("BEGIN IMMEDIATE")  # one writer at a time; the others wait up to BUSY_TIMEOUT_S
@@ -92,9 +98,11 @@ class SqliteStore(SqlHistoryReads):
                     db.execute(statement)
                 if db.execute("SELECT COUNT(*) FROM store").fetchone()[0] == 0:
                     db.execute("INSERT INTO store VALUES (?, ?)", (STORE_KIND, STORE_SCHEMA))
-        if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'judge_windows'").fetchall():
-            with suppress(sqlite3.OperationalError):  # a read-only database: no window is kept or read
-                self._db.execute(JUDGE_WINDOWS)
+        for name, statement in (("judge_windows", JUDGE_WINDOWS), ("judge_views", judge_views_table("TEXT"))):
+            if not self._db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall():
+                with suppress(sqlite3.OperationalError):  # a read-only database: no window or view is kept or read
+                    self._db.execute(statement)
+        self._views = bool(self._db.execute("SELECT 1 FROM sqlite_master WHERE name = 'judge_views'").fetchall())
         found = self._db.execute("SELECT kind, schema FROM store").fetchall()
         if found != [(STORE_KIND, STORE_SCHEMA)]:
             raise StoreError(
@@ -118,6 +126,8 @@ class SqliteStore(SqlHistoryReads):
         with self._writing() as db:
             for record, results in pending:
                 inserted = db.execute(f"INSERT OR IGNORE INTO runs VALUES ({marks})", run_row(record, results))
+                if inserted.rowcount == 1 and self._views:
+                    db.execute("INSERT OR IGNORE INTO judge_views VALUES (?, ?)", view_row(record))
                 if inserted.rowcount == 1:
                     written.append(Stored(record, export_path(str(self._location), record.subject.key,
                                                               record.sha256), results))  # fmt: skip

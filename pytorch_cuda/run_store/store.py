@@ -9,6 +9,7 @@ import os
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final
 
@@ -22,7 +23,7 @@ from pytorch_cuda.run_store.run_identity import (
     purpose_of,
     run_identity,
 )
-from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_results
+from pytorch_cuda_contract.results_file import ConformanceResults, ResultsFileError, parse_document
 
 STORE_KIND: Final = "pytorch-cuda-results-store"
 STORE_SCHEMA: Final = 1
@@ -31,6 +32,9 @@ INDEX_KIND: Final = "pytorch-cuda-results-index"
 
 @dataclass(frozen=True, eq=False)  # one object per stored file: hashed by identity (history caches its diffs)
 class Stored:
+    """A stored run as read back; what is derived from its results is computed once (the judge asks every night of
+    every metric for the host it ran on)."""
+
     record: Record
     path: Path
     results: ConformanceResults
@@ -39,11 +43,11 @@ class Stored:
     def gpu(self) -> str:
         return self.results.gpus[0].name if self.results.gpus else "no GPU"
 
-    @property
+    @cached_property
     def key(self) -> HistoryKey:
         return history_key(self.results)
 
-    @property
+    @cached_property
     def identity(self) -> RunIdentity:
         return run_identity(self.results)
 
@@ -52,7 +56,7 @@ class Stored:
         """nightly (judged, a baseline for later runs), or fault, control (judged, stored apart, never a baseline)."""
         return purpose_of(self.results, self.record.fault, self.record.control)
 
-    @property
+    @cached_property
     def partial(self) -> bool:
         """A failed check or a selection that left tests not run: judged on the numbers it has, and marked."""
         counts = self.results.counts()
@@ -118,7 +122,7 @@ def _read_record(path: Path) -> Stored:
     if path.stem != sha:
         raise StoreError(f"{path} holds results whose sha256 is {sha}, not its name: it was changed", fix)
     try:
-        results = parse_results(json.dumps(doc["results"]), source=str(path))
+        results = parse_document(doc["results"], source=str(path))
     except ResultsFileError as error:
         raise StoreError(f"stored run {path}: {error.cause}", fix) from None
     raw = doc.get("subject")

@@ -104,3 +104,34 @@ def test_ingests_started_together_lose_and_duplicate_nothing(tmp_path: Path, nam
         claimed, stored = race(tmp_path / f"{attempt}" / name, paths)
         assert len(stored) == len(set(stored)) == 24  # nothing lost, nothing twice
         assert sorted(claimed) == sorted(stored)  # each run written by exactly one of the writers
+
+
+def test_the_judge_reads_its_view_of_each_run_and_a_run_stored_without_one_whole(tmp_path: Path) -> None:
+    """A history's reads (only the judge makes them) return each run's view: its tests' outcomes, not their
+    details, never stored as the run; a store whose runs have no view (made by an earlier checkout) judges the
+    same from the whole runs."""
+    from pytorch_cuda.run_store.sql_rows import VIEW_MARK, run_row
+
+    paths = _history(tmp_path)
+    ingest(paths, tmp_path / "store.sqlite")
+    store = open_store(tmp_path / "store.sqlite")
+    (text,) = store.histories()
+    read = store.history(text)
+    whole = read_store(tmp_path / "store.sqlite")
+    assert [r.record.sha256 for r in read] == [r.record.sha256 for r in whole]
+    assert all(VIEW_MARK in r.record.results_document for r in read)
+    assert [r.results.counts() for r in read] == [r.results.counts() for r in whole]
+    assert [r.results.measurements for r in read] == [r.results.measurements for r in whole]
+    with pytest.raises(ValueError, match="judge's view"):
+        run_row(read[0].record, read[0].results)
+    before = judged_document(judge_each(store))
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("DELETE FROM judge_views WHERE rowid % 2 = 0")  # half the runs stored before views
+    mixed = open_store(tmp_path / "store.sqlite")
+    assert sum(VIEW_MARK in r.record.results_document for r in mixed.history(text)) == 15
+    assert judged_document(judge_each(mixed)) == before == judged_document(judge_store(whole))
+    with sqlite3.connect(tmp_path / "store.sqlite") as db:
+        db.execute("DROP TABLE judge_views")  # a store made before views: it gains the table, its runs are read whole
+    gained = open_store(tmp_path / "store.sqlite")
+    assert not any(VIEW_MARK in r.record.results_document for r in gained.history(text))
+    assert judged_document(judge_each(gained)) == before
