@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from pytorch_cuda_contract.carried_stack import RunStack
 from pytorch_cuda_contract.gpu import ComputeCapability
@@ -90,44 +90,46 @@ class Metric:
         return None
 
 
+# The fields of a metric's object read as a number or as text; an absent one is None (Metric's default).
+_FLOATS: Final = frozenset({"min", "median", "max", "peak", "bound", "ceiling", "rel_spread", "rel_iqr", "rel_error"})
+_TEXTS: Final = frozenset({"bound_kind", "contradicts", "stopped"})
+
+
 def parse_metric(name: str, raw: Mapping[str, Any], test: str | None) -> Metric:
-    value: float | str | None
+    """One metric's object. A results file holds hundreds, each with a few of Metric's fields: only the keys present
+    are read (benchmarks/results_parse.py), so an absent field keeps its default."""
+    fields: dict[str, Any] = {}
+    for key, item in raw.items():
+        if item is None:
+            continue
+        if key in _FLOATS:
+            fields[key] = item if type(item) is float else as_float(item)
+        elif key in _TEXTS:
+            fields[key] = as_str(item)
+        elif key == "samples":
+            fields[key] = as_int(item)
     original = raw.get("value")
-    number = as_float(original)
-    value = number if number is not None else as_str(original)
-    device = mapping(raw.get("device"))
+    number = original if type(original) is float else as_float(original)
+    device = raw.get("device")
+    if isinstance(device, Mapping):
+        fields["device_index"] = as_int(device.get("index"))
+        fields["device_name"] = as_str(device.get("name"))
     clocks_raw = raw.get("clocks")
-    clocks = None
     if isinstance(clocks_raw, Mapping):
         reasons = clocks_raw.get("throttle_reasons")
-        clocks = Clocks(
+        fields["clocks"] = Clocks(
             sm_mhz=as_int(clocks_raw.get("sm_mhz")),
             mem_mhz=as_int(clocks_raw.get("mem_mhz")),
             power_limit_w=as_float(clocks_raw.get("power_limit_w")),
             throttle_reasons=tuple(str(r) for r in reasons) if isinstance(reasons, list) else (),
         )
     return Metric(
-        name=name,
-        value=value,
-        unit=as_str(raw.get("unit")) or "",
-        test=test,
-        min=as_float(raw.get("min")),
-        median=as_float(raw.get("median")),
-        max=as_float(raw.get("max")),
-        samples=as_int(raw.get("samples")),
-        peak=as_float(raw.get("peak")),
-        bound=as_float(raw.get("bound")),
-        bound_kind=as_str(raw.get("bound_kind")),
-        device_index=as_int(device.get("index")),
-        device_name=as_str(device.get("name")),
-        clocks=clocks,
-        contradicts=as_str(raw.get("contradicts")),
-        ceiling=as_float(raw.get("ceiling")),
+        name,
+        number if number is not None else as_str(original),
+        as_str(raw.get("unit")) or "",
+        test,
         informational=raw.get("informational") is True or (raw.get("bound") is None and raw.get("ceiling") is None),
-        rel_spread=as_float(raw.get("rel_spread")),
-        rel_iqr=as_float(raw.get("rel_iqr")),
-        rel_error=as_float(raw.get("rel_error")),
-        stopped=as_str(raw.get("stopped")),
+        **fields,
     )
 
 
