@@ -93,14 +93,14 @@ def render_pages(cells: Sequence[Cell], run_count: int, chart: Chart = history_c
     """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell, and
     regressions.json (the regressions of each cell's latest run)."""
     env = _environment()
-    common: dict[str, Any] = {"run_count": run_count}
+    common: dict[str, Any] = {}  # a page's bytes depend on its own inputs only: the run count is the home page's
     gpus = sorted({c.gpu for c in cells})
     subjects = list({c.subject.key: c.subject for c in cells}.values())
     by = _by_variant_and_gpu(cells)
     rows = [(s, [by.get((s.key, g)) for g in gpus]) for s in subjects]
     files = {
         "index.html": env.get_template("index.html.j2").render(
-            title="every image × GPU", root="", gpus=gpus, rows=rows, **common
+            title="every image × GPU", root="", gpus=gpus, rows=rows, run_count=run_count
         ),
         "expected.html": env.get_template("expected.html.j2").render(
             title="can I use bf16?", root="", rows=expected_table(gpus, _arch_lists(cells)), **common
