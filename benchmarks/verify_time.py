@@ -51,9 +51,8 @@ sys.path.insert(0, str(ROOT))
 from pytorch_cuda.release.cosign_layout import OCI_INDEX, SIGNATURE_ANNOTATION, SIMPLE_SIGNING  # noqa: E402
 from tests.pytorch_cuda.release.test_release_keyless import BUNDLE, BUNDLE_TYPE, attach_bundle  # noqa: E402
 from tests.support import local_registry  # noqa: E402
-from tests.support.release_checkout import PASSPHRASE, Checkout, make_checkout, skopeo_copy  # noqa: E402
+from tests.support.release_checkout import OCI_MANIFEST, PASSPHRASE, Checkout, make_checkout, skopeo_copy  # noqa: E402
 from tests.support.throwaway_registry import (  # noqa: E402
-    OCI_MANIFEST,
     push_streamed_blob,
     put_sig,
     sig_layers,

@@ -3,10 +3,12 @@ carry the identity they are given (the bot's or a person's), as the branch guard
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 from pathlib import Path
 
 BOT = "bump@users.noreply.github.com"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def git(cwd: Path, *argv: str, email: str = BOT) -> str:
@@ -48,3 +50,17 @@ def human_pushes(tmp_path: Path, remote: Path, branch: str, name: str, email: st
     theirs = commit(human, name, email=email)
     git(human, "push", "-q", "origin", branch)
     return theirs
+
+
+def matrix_checkout(tmp_path: Path) -> Path:
+    """A git checkout (one commit on main) of this repository's matrix.yaml, templates/ and images/: what bake and
+    bump read."""
+    root = tmp_path / "checkout"
+    root.mkdir()
+    shutil.copy(REPO_ROOT / "matrix.yaml", root)
+    for folder in ("templates", "images"):
+        shutil.copytree(REPO_ROOT / folder, root / folder)
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "base")
+    return root

@@ -6,7 +6,6 @@ dashboard's failed group runs."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,7 @@ from pytorch_cuda import cli
 from pytorch_cuda.bot import bump_bot
 from pytorch_cuda.dependency_dashboard.pull_request_hygiene import content_key, marker
 from tests.support.fake_github import REPO, TOKEN, fake_github
-from tests.support.git_remote import bare_remote, git, human_pushes
+from tests.support.git_remote import bare_remote, git, human_pushes, matrix_checkout
 from tests.support.offline_bump import bump_offline
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -24,14 +23,7 @@ ROOT = Path(__file__).resolve().parents[3]
 @pytest.fixture
 def checkout(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A git checkout of matrix.yaml, templates/ and images/, bumped offline (cu130's index down: partial)."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    shutil.copy(ROOT / "matrix.yaml", root)
-    for folder in ("templates", "images"):
-        shutil.copytree(ROOT / folder, root / folder)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
+    root = matrix_checkout(tmp_path)
     bump_offline(monkeypatch)
     return root
 

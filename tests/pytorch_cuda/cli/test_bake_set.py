@@ -4,7 +4,6 @@ test_bake_buildx.py)."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from pytorch_cuda import cli
 from pytorch_cuda.bake import bake_file
 from pytorch_cuda.image_build import build_plan
 from pytorch_cuda.matrix.build_matrix import load_matrix
-from tests.support.git_remote import git
+from tests.support.git_remote import git, matrix_checkout
 
 ROOT = Path(__file__).resolve().parents[3]
 CA = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"
@@ -188,14 +187,7 @@ def test_one_bake_file_carries_one_revision_while_the_work_tree_changes(
     """Before: each variant's plan read git again, so a tree that turned dirty while bake planned (another process
     editing a tracked file) gave the first targets the clean revision and the last ones (cu130's) `-dirty`: the
     flake of test_bake_buildx.py::test_set_gives_what_buildx_gives on cu130's labels. Now git is read once."""
-    root = tmp_path / "checkout"
-    root.mkdir()
-    shutil.copy(ROOT / "matrix.yaml", root)
-    for folder in ("templates", "images"):
-        shutil.copytree(ROOT / folder, root / folder)
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-qm", "base")
+    root = matrix_checkout(tmp_path)
     planned = build_plan.plan_lineage
 
     def and_then_an_edit(*args: Any, **kwargs: Any) -> Any:  # the real planning, then someone edits a tracked file
