@@ -10,7 +10,9 @@ For each backend (a folder of files, SQLite, PostgreSQL: a new database on the s
 size: the nights up to it are stored in bulk (printed as it goes, not timed), last night's judge runs (not timed:
 it keeps each history's window, decay/windowed.py, as the nightly before this one did), then the next night
 (one run per GPU model x variant) is timed, each command a fresh `build.py` process, its import included:
-`results ingest --skip-duplicates`, `results judge`, `site` (up to --site-up-to runs), each on the clock and on
+`results ingest --skip-duplicates`, `results judge`, and up to --site-up-to runs the site twice: `site --full` into
+a new folder, and `site` into the folder of last night's site (built before the night's ingest, not timed), which
+rewrites only the pages whose inputs changed (pytorch_cuda/site/page_inputs.py); each on the clock and on
 the CPU (the process's own user + system time: what a machine busy with other work does not stretch, and what
 it would take alone; a PostgreSQL server's own time is not in it). A command that runs past
 --timeout is stopped and shown as "> N s". The folder is measured up to --files-up-to runs (every command of it
@@ -22,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -35,7 +38,8 @@ from benchmarks.synthetic_fleet import GPUS, VARIANTS, Fleet, bulk_store  # noqa
 
 OUT = ROOT / "build-output" / "store-scale.json"
 BACKENDS = {"files": "store", "sqlite": "store.sqlite", "postgres": ""}
-COMMANDS = ("ingest_s", "judge_s", "site_s")
+COMMANDS = ("ingest_s", "judge_s", "site_s", "site_incremental_s")
+NIGHT = ("ingest_s", "judge_s")  # and the incremental site where it was timed, else the full one
 
 
 def _cpu() -> float:
@@ -80,11 +84,17 @@ def _night(
     judge_windowed(open_store(location))  # last night's judge: it keeps each history's window
     numbers = {"previous_judge_s": time.perf_counter() - began}
     print(f"  last night's judge (not timed): {numbers['previous_judge_s']:.0f} s", flush=True)
+    if site:  # last night's site, where tonight's incremental build starts from
+        shutil.rmtree(work / "site", ignore_errors=True)
+        numbers["previous_site_s"], _ = _timed(timeout, "site", "--store", store, "--out", str(work / "site"))
+        print(f"  last night's site (not timed): {numbers['previous_site_s']:.0f} s", flush=True)
+    shutil.rmtree(work / "site-full", ignore_errors=True)
     commands = {"ingest": ("results", "ingest", *map(str, night), "--store", store, "--skip-duplicates"),
                 "judge": ("results", "judge", "--store", store, "--json"),
-                "site": ("site", "--store", store, "--out", str(work / "site"))}  # fmt: skip
+                "site": ("site", "--store", store, "--out", str(work / "site-full"), "--full"),
+                "site_incremental": ("site", "--store", store, "--out", str(work / "site"))}  # fmt: skip
     for name, argv in commands.items():
-        if name != "site" or site:
+        if not name.startswith("site") or site:
             numbers[f"{name}_s"], numbers[f"{name}_cpu_s"] = _timed(timeout, *argv)
     print("  night: " + ", ".join(f"{k} {v:.1f}" for k, v in numbers.items()), flush=True)
     return numbers
@@ -122,8 +132,8 @@ def _seconds(value: float | None, cpu: float | None = None) -> str:
 
 
 def table(results: dict[str, Any], per_night: int) -> str:
-    lines = [f"| runs stored | backend | night ingest ({per_night} runs) | judge | site | night total |",
-             "|---|---|---|---|---|---|"]  # fmt: skip
+    lines = [f"| runs stored | backend | night ingest ({per_night} runs) | judge | site, full | site, incremental "
+             "| night total (incremental site) |", "|---|---|---|---|---|---|---|"]  # fmt: skip
     sizes = sorted({int(size) for by_size in results.values() for size in by_size})
     for size in sizes:
         for backend, by_size in results.items():
@@ -132,8 +142,11 @@ def table(results: dict[str, Any], per_night: int) -> str:
                 continue
             times = [n.get(c) for c in COMMANDS]
             cpus = [n.get(c.replace("_s", "_cpu_s")) for c in COMMANDS]
-            total = None if None in times else (sum(times) if all(t >= 0 for t in times) else -sum(map(abs, times)))
-            cpu = None if None in cpus or total is None else sum(cpus)
+            site = "site_incremental_s" if n.get("site_incremental_s") is not None else "site_s"
+            parts = [n.get(c) for c in (*NIGHT, site)]
+            part_cpus = [n.get(c.replace("_s", "_cpu_s")) for c in (*NIGHT, site)]
+            total = None if None in parts else (sum(parts) if all(t >= 0 for t in parts) else -sum(map(abs, parts)))
+            cpu = None if None in part_cpus or total is None else sum(part_cpus)
             lines.append(f"| {n['stored']:,} | {backend} | " + " | ".join(map(_seconds, times, cpus))
                          + f" | {_seconds(total, cpu)} |")  # fmt: skip
     return "\n".join(lines)

@@ -107,6 +107,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     site_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     site_verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the site is written")
+    site_verb.add_argument(
+        "--full",
+        action="store_true",
+        help="render every page; by default a folder holding an earlier build's page digests (.site-inputs.json) "
+        "gets only the pages whose inputs changed rewritten, and the pages that no longer exist removed",
+    )
     site_verb.set_defaults(run=site)
 
 
@@ -198,12 +204,16 @@ def accept_regression(args: argparse.Namespace, session: Session) -> int:
 def site(args: argparse.Namespace, session: Session) -> int:
     from pytorch_cuda.site.site_writer import build_site  # matplotlib loads only for `site`
 
-    built = build_site(args.store, args.out)
+    built = build_site(args.store, args.out, full=args.full)
     if args.json:
-        print(dumps({"pages": len(built.pages), "regressions": built.regressions, "out": str(args.out)}))
+        counts = {"pages": len(built.pages), "written": built.written, "removed": built.removed}
+        print(
+            dumps({**counts, "incremental": built.incremental, "regressions": built.regressions, "out": str(args.out)})
+        )
     else:
+        how = f"{built.written} of {len(built.pages)} pages rewritten, {built.removed} removed (incremental)"
         session.out.print(
-            f"wrote {len(built.pages)} pages into {args.out} "
+            f"{how if built.incremental else f'wrote {len(built.pages)} pages'} into {args.out} "
             f"({built.regressions} confirmed regression(s) in the latest nightly runs)",
             highlight=False,
         )

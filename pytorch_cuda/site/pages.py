@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import jinja2
 
@@ -13,6 +15,7 @@ from pytorch_cuda.precision_report.view import times, vclass
 from pytorch_cuda.site.cells import Cell, cell_json, latest_regressions
 from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.expected import expected_table, slug
+from pytorch_cuda.site.page_inputs import cell_inputs, code_digest, digest, run_inputs
 
 TEMPLATES: Final = Path(__file__).with_name("templates")
 
@@ -89,40 +92,80 @@ def home_markdown(cells: Sequence[Cell]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_pages(cells: Sequence[Cell], run_count: int, chart: Chart = history_chart) -> dict[str, str]:
-    """Relative path -> file content: index, expected, a page per GPU, image and run, a JSON per cell, and
-    regressions.json (the regressions of each cell's latest run)."""
+@dataclass(frozen=True)
+class Page:
+    """One file of the site: the digest of what its bytes depend on, and how to render them."""
+
+    inputs: str  # page_inputs.digest(...): equal digests, equal bytes
+    render: Callable[[], str]
+
+
+def plan_pages(cells: Sequence[Cell], accepted: Sequence[str], chart: Chart = history_chart) -> dict[str, Page]:
+    """Relative path -> page: index, expected, a page per GPU, image and run, a JSON per cell, and
+    regressions.json (the regressions of each cell's latest run); nothing is rendered until a page's ``render``
+    is called. ``accepted``: the sha256 of every accepted regression (they change the judgement)."""
     env = _environment()
-    common: dict[str, Any] = {"run_count": run_count}
+    code = code_digest(chart)
+    run_count = sum(len(c.runs) for c in cells)
     gpus = sorted({c.gpu for c in cells})
     subjects = list({c.subject.key: c.subject for c in cells}.values())
     by = _by_variant_and_gpu(cells)
     rows = [(s, [by.get((s.key, g)) for g in gpus]) for s in subjects]
+    every = digest(code, [cell_inputs(c) for c in cells], list(accepted))
+
+    def index() -> str:
+        return env.get_template("index.html.j2").render(
+            title="every image × GPU", root="", gpus=gpus, rows=rows, run_count=run_count
+        )
+
+    def expected() -> str:
+        table = expected_table(gpus, _arch_lists(cells))
+        return env.get_template("expected.html.j2").render(title="can I use bf16?", root="", rows=table)
+
     files = {
-        "index.html": env.get_template("index.html.j2").render(
-            title="every image × GPU", root="", gpus=gpus, rows=rows, **common
-        ),
-        "expected.html": env.get_template("expected.html.j2").render(
-            title="can I use bf16?", root="", rows=expected_table(gpus, _arch_lists(cells)), **common
-        ),
+        "index.html": Page(every, index),
+        "expected.html": Page(every, expected),
+        "home.md": Page(every, lambda: home_markdown(cells)),
+        "regressions.json": Page(every, lambda: json.dumps(latest_regressions(cells), indent=1) + "\n"),
     }
-    files["home.md"] = home_markdown(cells)
-    files["regressions.json"] = json.dumps(latest_regressions(cells), indent=1) + "\n"
-    charts = {c.key: [(t, svg, s) for t, s in c.history if (svg := chart(t, s)) is not None] for c in cells}
     for gpu in gpus:
         mine = [c for c in cells if c.gpu == gpu]
-        files[f"gpu/{slug(gpu)}.html"] = env.get_template("gpu.html.j2").render(
-            title=gpu, root="../", gpu=gpu, cells=mine, charts=charts, **common
-        )
+        inputs = digest(code, [cell_inputs(c) for c in mine], list(accepted))
+        files[f"gpu/{slug(gpu)}.html"] = _gpu_page(env, gpu, mine, inputs, chart)
     for subject in subjects:
         mine = [c for c in cells if c.subject.key == subject.key]
-        files[f"image/{subject.key}.html"] = env.get_template("image.html.j2").render(
-            title=subject.label, root="../", subject=subject, cells=mine, **common
+        files[f"image/{subject.key}.html"] = Page(
+            digest(code, [cell_inputs(c) for c in mine], list(accepted)),
+            partial(
+                env.get_template("image.html.j2").render, title=subject.label, root="../", subject=subject, cells=mine
+            ),
         )
     for cell in cells:
-        files[f"data/{cell.key}.json"] = json.dumps(cell_json(cell), indent=1) + "\n"
+        files[f"data/{cell.key}.json"] = Page(
+            digest(code, cell_inputs(cell), list(accepted)), partial(_cell_json_text, cell)
+        )
         for run in cell.runs:
-            files[f"run/{run.sha}.html"] = env.get_template("run.html.j2").render(
-                title=f"run {run.sha[:12]}", root="../", run=run, cell=cell, **common
+            files[f"run/{run.sha}.html"] = Page(
+                run_inputs(code, cell, run),
+                partial(
+                    env.get_template("run.html.j2").render, title=f"run {run.sha[:12]}", root="../", run=run, cell=cell
+                ),
             )
     return files
+
+
+def _cell_json_text(cell: Cell) -> str:
+    return json.dumps(cell_json(cell), indent=1) + "\n"
+
+
+def _gpu_page(env: jinja2.Environment, gpu: str, mine: list[Cell], inputs: str, chart: Chart) -> Page:
+    def render() -> str:
+        charts = {c.key: [(t, svg, s) for t, s in c.history if (svg := chart(t, s)) is not None] for c in mine}
+        return env.get_template("gpu.html.j2").render(title=gpu, root="../", gpu=gpu, cells=mine, charts=charts)
+
+    return Page(inputs, render)
+
+
+def render_pages(cells: Sequence[Cell], accepted: Sequence[str] = (), chart: Chart = history_chart) -> dict[str, str]:
+    """Relative path -> file content: every page of ``plan_pages``, rendered."""
+    return {path: page.render() for path, page in plan_pages(cells, accepted, chart).items()}

@@ -52,13 +52,15 @@ def _views(database: Path) -> list[tuple[str, str]]:
 def test_the_table_shows_a_stopped_command_and_sums_the_night() -> None:
     results = {
         "sqlite": {"1000": {"stored": 960, "ingest_s": 2.0, "judge_s": 3.0, "site_s": 5.0, "ingest_cpu_s": 1.0,
-                            "judge_cpu_s": 1.5, "site_cpu_s": 2.5}},
+                            "judge_cpu_s": 1.5, "site_cpu_s": 2.5, "site_incremental_s": 4.0,
+                            "site_incremental_cpu_s": 2.0}},
         "files": {"1000": {"stored": 960, "ingest_s": 2.0, "judge_s": -900.0, "site_s": 5.0},
                   "44000": {"stored": 43920, "ingest_s": 2.0, "judge_s": 3.0}},
     }  # fmt: skip
     lines = table(results, 120).splitlines()
     assert (
-        lines[2] == "| 960 | sqlite | 2.0 s (CPU 1.0 s) | 3.0 s (CPU 1.5 s) | 5.0 s (CPU 2.5 s) | 10.0 s (CPU 5.0 s) |"
-    )
-    assert lines[3] == "| 960 | files | 2.0 s | > 900 s | 5.0 s | > 907 s |"
-    assert lines[4] == "| 43,920 | files | 2.0 s | 3.0 s | not run | not run |"
+        lines[2] == "| 960 | sqlite | 2.0 s (CPU 1.0 s) | 3.0 s (CPU 1.5 s) | 5.0 s (CPU 2.5 s) | 4.0 s (CPU 2.0 s) "
+        "| 9.0 s (CPU 4.5 s) |"
+    )  # the night: ingest, judge and the incremental site
+    assert lines[3] == "| 960 | files | 2.0 s | > 900 s | 5.0 s | not run | > 907 s |"
+    assert lines[4] == "| 43,920 | files | 2.0 s | 3.0 s | not run | not run | not run |"

@@ -154,3 +154,18 @@ def test_every_history_chart_is_well_formed_svg_with_a_line_per_metric(tmp_path:
         assert "matplotlib" not in svg
         drawn += 1
     assert drawn == len([t for t, s in cell.history if any(x.points for x in s)]) >= 5
+
+
+def test_a_page_changes_only_when_its_own_inputs_do(store: Path, tmp_path: Path) -> None:
+    before = tmp_path / "before"
+    build_site(store, before)
+    ingest(sorted((ROOT / "evidence/fleet-runs/h200").glob("*.json")), store)  # more runs, in the H200's history
+    after = tmp_path / "after"
+    build_site(store, after)
+    h100 = [p for p in before.glob("run/*.html") if "H100" in p.read_text()]
+    assert h100
+    for page in [*h100, before / "gpu/nvidia-h100-80gb-hbm3.html"]:  # another history's pages: the same bytes
+        assert (after / page.relative_to(before)).read_bytes() == page.read_bytes()
+    assert "from 4 stored run(s)" in (before / "index.html").read_text()  # the run count: the home page only
+    assert "from 8 stored run(s)" in (after / "index.html").read_text()
+    assert "stored run(s)" not in (after / "expected.html").read_text()
