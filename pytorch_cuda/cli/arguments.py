@@ -109,7 +109,10 @@ def short_form(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:  # n
 def parse(cli: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Parse verb-form argv; an unknown option is reported by its verb, whose --help lists the right ones."""
     args, extras = cli.parse_known_args(argv)
+    verbs = next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
     if extras:
-        verbs = next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
         verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(extras)}")
+    refusal = getattr(args, "refuse", None)  # a verb's check of options that parse but do not go together
+    if refusal is not None and (message := refusal(args)) is not None:
+        verbs.choices[args.verb].error(message)
     return args

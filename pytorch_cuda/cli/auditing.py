@@ -70,7 +70,17 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     verb.add_argument("--summary", type=Path, metavar="FILE", help="also append both Markdown bodies to FILE")
     ca_bundle_option(verb)
-    verb.set_defaults(run=audit)
+    verb.set_defaults(run=audit, refuse=unused_service_url)
+
+
+def unused_service_url(args: argparse.Namespace) -> str | None:
+    """--osv-url names the service of --service osv only: with pypi it would be ignored."""
+    if args.osv_url is not None and args.service != "osv":
+        return (
+            f"--osv-url {args.osv_url} is used only with --service osv, and the service is {args.service}: pass "
+            "--service osv with it, or leave --osv-url out"
+        )
+    return None
 
 
 def audit(args: argparse.Namespace, session: Session) -> int:

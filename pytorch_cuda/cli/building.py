@@ -100,7 +100,17 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "jobs pull)",
     )
     overrides.options(push)
-    push.set_defaults(run=run)
+    push.set_defaults(run=run, refuse=no_registry)
+
+
+def no_registry(args: argparse.Namespace) -> str | None:
+    """`push --registry ''` would build, check and tag, and push nothing: refused before any work."""
+    if not args.registry.strip():
+        return (
+            "--registry is empty: push needs a registry to push to (e.g. --registry 127.0.0.1:5000/ci); to build "
+            "and tag without pushing, run `build.py build`"
+        )
+    return None
 
 
 def request(args: argparse.Namespace, target: str) -> BuildRequest:

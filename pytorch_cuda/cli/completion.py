@@ -61,7 +61,14 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
     )
     verb.add_argument("shell", choices=SHELLS, help="the shell to complete in")
     verb.add_argument("--prog", default="build.py", help="the command the script completes (default build.py)")
-    verb.set_defaults(run=completion)
+    verb.set_defaults(run=completion, refuse=no_json_script)
+
+
+def no_json_script(args: argparse.Namespace) -> str | None:
+    """A completion script is shell text: --json has nothing to give."""
+    if args.json:
+        return f"--json has no JSON to give: the completion script is {args.shell} text; leave --json out"
+    return None
 
 
 def completion(args: argparse.Namespace, session: Session) -> int:

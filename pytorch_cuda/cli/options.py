@@ -145,8 +145,11 @@ def _build_options() -> argparse.ArgumentParser:
     p.add_argument("--flavour", metavar="NAME", help="image flavour (default: the matrix's default, runtime)")
     p.add_argument("--dry-run", action="store_true", help="print the build plan and run nothing")
     ca_bundle_option(p)
-    p.add_argument("--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)")
-    p.add_argument(
+    checks = p.add_mutually_exclusive_group()  # skipping the checks and rerunning them contradict each other
+    checks.add_argument(
+        "--skip-checks", action="store_true", help="tag without running the in-image checks (not advised)"
+    )
+    checks.add_argument(
         "--recheck",
         action="store_true",
         help="rerun the in-image checks even when this image ID already passed them with this suite",

@@ -38,3 +38,28 @@ def test_repeatable_options_still_repeat(capsys: pytest.CaptureFixture[str]) -> 
     argv = ["build", "--target", "cu12", "--flavour", "jupyter", "--dry-run", "--json"]
     assert cli.main([*argv, "--set", "cu128-*.labels.a=1", "--set", "cu128-*.labels.b=2"]) == 0
     assert '"a": "1"' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (
+            ["build", "--target", "cu12", "--skip-checks", "--recheck"],
+            "--recheck: not allowed with argument --skip-checks",
+        ),
+        (["--target", "cu12", "--recheck", "--skip-checks"], "--skip-checks: not allowed with argument --recheck"),
+        (["completion", "bash", "--json"], "--json has no JSON to give: the completion script is bash text"),
+        (["audit", "--service", "pypi", "--osv-url", "http://x/v1/query"], "is used only with --service osv"),
+        (["audit", "--osv-url", "http://x/v1/query"], "the service is pypi"),
+        (["push", "--target", "cu12", "--registry", ""], "--registry is empty: push needs a registry"),
+        (["push", "--target", "cu12", "--registry", " "], "--registry is empty"),
+    ],
+)
+def test_options_that_parse_but_cannot_go_together_are_refused_before_any_work(
+    argv: list[str], says: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Before: each exited 0 (a build with its checks skipped, the bash script, an audit that ignored the URL, a
+    build that pushed nothing); now exit 2 with one paragraph, before the engine or the network is touched."""
+    err = refusal(argv, capsys)
+    assert says in err
+    assert "Fix: run `build.py" in err
