@@ -17,6 +17,7 @@ from pydantic import (
 from pytorch_cuda.errors import MatrixError
 from pytorch_cuda.matrix.bases import Base
 from pytorch_cuda.matrix.policy_section import PolicySection
+from pytorch_cuda.matrix.strict_yaml import load_unique
 from pytorch_cuda.matrix.validation_errors import format_validation_error
 from pytorch_cuda.matrix.value_types import CudaVersion, DebPackage, DriverVersion, Frozen, Name, PepVersion
 
@@ -183,7 +184,7 @@ def load_matrix(path: Path) -> Matrix:
             cause=f"cannot read {path}: {exc.strerror}", fix="check the path and its permissions"
         ) from exc
     try:
-        data = yaml.safe_load(text)
+        data = load_unique(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""

@@ -47,6 +47,17 @@ def test_bad_yaml_names_line(tmp_path: Path) -> None:
         load_matrix(_write(tmp_path, "schema: 1\nproject: [unclosed\n"))
 
 
+def test_a_key_given_twice_is_refused_naming_both_lines(tmp_path: Path, matrix_text: str) -> None:
+    """Before: PyYAML kept the last of two top-level `schema:` keys and `list` passed; YAML 1.2 wants keys unique."""
+    first = matrix_text.splitlines().index("schema: 1") + 1
+    twice = matrix_text + "schema: 1\n"
+    with pytest.raises(MatrixError, match=rf"key 'schema' is given twice in one mapping \(first at line {first}\)"):
+        load_matrix(_write(tmp_path, twice))
+    nested = matrix_text.replace("\nproject:\n", "\nproject:\n  extra: 1\n  extra: 2\n", 1)
+    with pytest.raises(MatrixError, match=r"key 'extra' is given twice"):
+        load_matrix(_write(tmp_path, nested))
+
+
 def test_unknown_schema(tmp_path: Path, matrix_text: str) -> None:
     with pytest.raises(MatrixError, match=r"key 'schema'.*value 7.*allowed: 1"):
         load_matrix(_write(tmp_path, matrix_text.replace("schema: 1", "schema: 7")))
