@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from pytorch_cuda.ci_jobs import github_matrix
-from pytorch_cuda.cli.options import Session, SharedOptions
+from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.github_step import append_step_summary, write_step_outputs
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.matrix.fleet import load_fleet
@@ -20,6 +20,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         aliases=["matrix"],
         parents=both,
         help="print the CI job matrix (JSON): a build per variant, a GPU job per runner",
+        description="Print the CI job matrix as JSON, for a workflow's strategy.matrix: one build job per variant of "
+        "matrix.yaml, and one GPU job per variant and GPU runner of fleet.yaml.",
+        epilog=examples("matrix", "matrix --fleet fleet.yaml"),
     )
     jobs.add_argument("--fleet", type=Path, metavar="PATH", help="GPU runner file (default: ROOT/fleet.yaml)")
     jobs.add_argument(

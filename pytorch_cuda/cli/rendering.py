@@ -15,6 +15,8 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "render",
         parents=both,
         help="render templates/ into images/",
+        description="Render templates/ with matrix.yaml into images/ (one folder per variant: Dockerfile, manifest, "
+        "requirements). --check writes nothing and exits 1 when images/ is stale (CI's up-to-date check).",
         epilog=examples("render", "render --check --json"),
     )
     render_verb.add_argument(

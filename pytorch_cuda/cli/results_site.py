@@ -103,6 +103,9 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         "site",
         parents=[shared.common],
         help="the static site of a results store: image x GPU, history, regressions, expected support",
+        description="Write the static site of a results store into --out: the image x GPU table, each history with "
+        "its noise band, the open regressions and the expected bf16 support (docs/site.md). A folder that holds a "
+        "previous build is updated incrementally (only the pages whose inputs changed); --full renders every page.",
         epilog=examples("site --store store/ --out site/"),
     )
     site_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)

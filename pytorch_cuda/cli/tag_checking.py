@@ -4,14 +4,21 @@ from __future__ import annotations
 
 import argparse
 
-from pytorch_cuda.cli.options import Session, SharedOptions
+from pytorch_cuda.cli.options import Session, SharedOptions, examples
 from pytorch_cuda.console.output import dumps
 from pytorch_cuda.release.tag_check import check_release_tag
 
 
 def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared: SharedOptions) -> None:
     both = [shared.matrix, shared.common]
-    tag = verbs.add_parser("check-tag", parents=both, help="exit 2 unless release tag TAG names matrix.yaml's torch")
+    tag = verbs.add_parser(
+        "check-tag",
+        parents=both,
+        help="exit 2 unless release tag TAG names matrix.yaml's torch",
+        description="Exit 0 when the release tag TAG names the torch version matrix.yaml pins (v2.9.1 for torch "
+        "2.9.1), 2 with one paragraph otherwise: the release workflow's first step.",
+        epilog=examples("check-tag v2.9.1"),
+    )
     tag.add_argument("tag", metavar="TAG", help="a release tag, e.g. v2.9.1")
     tag.set_defaults(run=check_tag)
 

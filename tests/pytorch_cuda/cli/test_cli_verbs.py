@@ -152,3 +152,15 @@ def test_rotate_root_with_half_a_new_root_key_is_a_paragraph_not_a_traceback(
     assert "rotate-root was given --new-root-key without --new-root-public-key" in capsys.readouterr().err
     assert cli.main([*half, "--new-root-public-key", str(tmp_path / "new.pub")]) == 2
     assert "rotate-root was given --new-root-public-key without --new-root-key" in capsys.readouterr().err
+
+
+def test_every_command_has_a_description_and_examples_in_its_help() -> None:
+    """Before: list, render, site, matrix, content-hash and check-tag had no description, and list, matrix,
+    content-hash and check-tag no example."""
+    verbs = next(a for a in arguments.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    missing = [
+        f"{name}: {'no description' if not command.description else 'no examples'}"
+        for name, command in verbs.choices.items()
+        if not command.description or not (command.epilog or "").startswith("examples:")
+    ]
+    assert not missing, missing
