@@ -4,7 +4,7 @@ A directory (the nightly keeps it on the ``results`` branch, so git history is i
 
     STORE.json                      {"kind": "pytorch-cuda-results-store", "schema": 1}: marks the folder
     runs/<subject>/<sha256>.json    one immutable record per run, named by the sha256 of its results' canonical JSON
-    index.json                      generated from the records on every ingest; never edited by hand
+    index.json                      generated from the records (each ingest adds its runs); never edited by hand
 
 A subject is what a run tested: an image by its digest (``image-sha256-<hex>``), or a bare host by its torch and
 CUDA versions (``bare-torch-<v>-cuda-<v>``, labelled bare). ``build.py results ingest`` validates every file

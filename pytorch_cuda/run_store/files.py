@@ -71,7 +71,7 @@ class FileStore:
             except OSError as error:
                 raise StoreError(f"cannot write {target} ({error.strerror})", "pass a writable --store") from None
             written.append(_read_record(target))
-        write_index(self._location)
+        write_index(self._location, written)
         self._runs = None
         return written, duplicates
 

@@ -151,31 +151,30 @@ def read_store(store: Path) -> list[Stored]:
     return sorted(runs, key=lambda s: (s.results.started_at or "", s.record.sha256))
 
 
-def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> dict[str, Any]:
-    rows = []
-    for s in runs:
-        r, gpu = s.results, (s.results.gpus[0] if s.results.gpus else None)
-        rows.append(
-            {
-                "sha256": s.record.sha256,
-                "path": f"runs/{s.record.subject.key}/{s.record.sha256}.json",
-                "subject": s.record.subject.key,
-                "subject_kind": s.record.subject.kind,
-                "label": s.record.subject.label,
-                "gpu": gpu.name if gpu else None,
-                "compute_capability": gpu.compute_capability if gpu else None,
-                "started_at": r.started_at,
-                "exit_status": r.exit_status,
-                "complete": r.complete,
-                "counts": r.counts(),
-                "fault": s.record.fault,
-                "control": s.record.control,
-                "purpose": s.purpose,
-                "partial": s.partial,
-                "history": s.key.text,
-                "source_name": s.record.source_name,
-            }
-        )
+def _row(s: Stored) -> dict[str, Any]:
+    r, gpu = s.results, (s.results.gpus[0] if s.results.gpus else None)
+    return {
+        "sha256": s.record.sha256,
+        "path": f"runs/{s.record.subject.key}/{s.record.sha256}.json",
+        "subject": s.record.subject.key,
+        "subject_kind": s.record.subject.kind,
+        "label": s.record.subject.label,
+        "gpu": gpu.name if gpu else None,
+        "compute_capability": gpu.compute_capability if gpu else None,
+        "started_at": r.started_at,
+        "exit_status": r.exit_status,
+        "complete": r.complete,
+        "counts": r.counts(),
+        "fault": s.record.fault,
+        "control": s.record.control,
+        "purpose": s.purpose,
+        "partial": s.partial,
+        "history": s.key.text,
+        "source_name": s.record.source_name,
+    }
+
+
+def _document(rows: list[dict[str, Any]], accepted: Sequence[Accepted]) -> dict[str, Any]:
     return {
         "kind": INDEX_KIND,
         "schema": STORE_SCHEMA,
@@ -185,12 +184,52 @@ def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) ->
     }
 
 
-def write_index(store: Path) -> Path:
-    """Regenerate index.json under the store's lock: a concurrent ingest's older view never replaces a newer."""
+def index_document(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> dict[str, Any]:
+    return _document([_row(s) for s in runs], accepted)
+
+
+def _sound(row: object) -> bool:
+    """A row this checkout can sort and place (one edited by hand, or by an older writer, makes a rebuild)."""
+    if not isinstance(row, dict) or not all(isinstance(row.get(k), str) for k in ("sha256", "subject", "path")):
+        return False
+    placed = row["path"] == f"runs/{row['subject']}/{row['sha256']}.json"
+    return placed and isinstance(row.get("started_at"), str | None)
+
+
+def _updated_rows(store: Path, fresh: Sequence[Stored]) -> list[dict[str, Any]] | None:
+    """The index on disk plus a row for each stored run it lacks (``fresh``, the runs just written, or read alone:
+    a racing or an interrupted ingest's), in read_store's order; None where the index cannot be built on (none,
+    unreadable, foreign, or naming a run no longer stored): then it is rebuilt in full."""
+    try:
+        doc = json.loads((store / "index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(doc, dict) or (doc.get("kind"), doc.get("schema")) != (INDEX_KIND, STORE_SCHEMA):
+        return None
+    listed = doc.get("runs")
+    if not isinstance(listed, list) or not all(_sound(row) for row in listed):
+        return None
+    rows = {str(row.get("path")): row for row in listed}
+    on_disk = {f"runs/{p.parent.name}/{p.name}" for p in (store / "runs").glob("*/*.json")}
+    if len(rows) != len(listed) or rows.keys() - on_disk:
+        return None
+    given = {f"runs/{s.record.subject.key}/{s.record.sha256}.json": s for s in fresh}
+    for path in on_disk - rows.keys():
+        rows[path] = _row(given.get(path) or _read_record(store / path))
+    return sorted(rows.values(), key=lambda row: (row["started_at"] or "", row["sha256"], row["subject"]))
+
+
+def write_index(store: Path, fresh: Sequence[Stored] = (), *, full: bool = False) -> Path:
+    """Update index.json under the store's lock (a concurrent ingest's older view never replaces a newer): the index
+    on disk plus the runs it lacks, byte for byte what a rebuild writes; ``full`` (or no usable index) rebuilds it
+    from every stored run."""
     path = store / "index.json"
     with (store / ".lock").open("a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        document = index_document(read_store(store), read_accepted(store))
+        rows = None if full else _updated_rows(store, fresh)
+        if rows is None:
+            rows = [_row(s) for s in read_store(store)]
+        document = _document(rows, read_accepted(store))
         _write_atomically(path, json.dumps(document, indent=1) + "\n", replace=True)
     return path
 
