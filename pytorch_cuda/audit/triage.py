@@ -21,6 +21,7 @@ import yaml
 from pydantic import Field, ValidationError, model_validator
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.strict_yaml import load_unique
 from pytorch_cuda.matrix.value_types import Frozen
 
 TRIAGE_FILE = "vex-triage.yaml"
@@ -67,7 +68,7 @@ def load_triage(path: Path) -> Triage:
     if not path.is_file():
         return Triage()
     try:
-        found = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        found = load_unique(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as error:
         where = getattr(error, "problem_mark", None)
         line = f" at line {where.line + 1}" if where is not None else ""

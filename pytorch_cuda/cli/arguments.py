@@ -91,6 +91,11 @@ def parser(prog: str = "build.py", verb: str | None = None) -> argparse.Argument
     return p
 
 
+def verb_parsers(cli: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each verb's own parser, by name (aliases included)."""
+    return next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction)).choices
+
+
 def short_form(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:  # noqa: RET503 - cli.error exits
     """`build.py --target cu12 [options]` is `build.py build --target cu12 [options]`; other argv that starts with
     an option (but --help and --version) names no command, and is refused with the closest one suggested."""
@@ -98,10 +103,10 @@ def short_form(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:  # n
         return argv
     if any(token == "--target" or token.startswith("--target=") for token in argv):
         return ["build", *argv]
-    verbs = next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
-    guess = did_you_mean(argv[0].lstrip("-").split("=")[0], verbs.choices).replace("'", "`")
+    verbs = verb_parsers(cli)
+    guess = did_you_mean(argv[0].lstrip("-").split("=")[0], verbs).replace("'", "`")
     cli.error(
-        f"{argv[0]} is not a command, and a command is required: one of {', '.join(verbs.choices)} (e.g. "
+        f"{argv[0]} is not a command, and a command is required: one of {', '.join(verbs)} (e.g. "
         f"`{cli.prog} list`){guess}; only `{cli.prog} --target T` may leave out its command (build)"
     )
 
@@ -109,10 +114,10 @@ def short_form(cli: argparse.ArgumentParser, argv: list[str]) -> list[str]:  # n
 def parse(cli: argparse.ArgumentParser, argv: list[str]) -> argparse.Namespace:
     """Parse verb-form argv; an unknown option is reported by its verb, whose --help lists the right ones."""
     args, extras = cli.parse_known_args(argv)
-    verbs = next(a for a in cli._actions if isinstance(a, argparse._SubParsersAction))
+    verbs = verb_parsers(cli)
     if extras:
-        verbs.choices[args.verb].error(f"unrecognized arguments: {' '.join(extras)}")
+        verbs[args.verb].error(f"unrecognized arguments: {' '.join(extras)}")
     refusal = getattr(args, "refuse", None)  # a verb's check of options that parse but do not go together
     if refusal is not None and (message := refusal(args)) is not None:
-        verbs.choices[args.verb].error(message)
+        verbs[args.verb].error(message)
     return args

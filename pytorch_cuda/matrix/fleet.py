@@ -10,6 +10,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.strict_yaml import load_unique
 
 SELF_HOSTED = "self-hosted"
 _LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -100,7 +101,7 @@ def load_fleet(path: Path) -> Fleet:
     """Load and validate fleet.yaml, raising FleetError with a one-paragraph explanation."""
     fix = f"edit {path} (see the comments in the committed fleet.yaml), then run `python build.py ci-matrix`"
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_unique(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise FleetError(
             cause=f"the fleet file {path} does not exist",

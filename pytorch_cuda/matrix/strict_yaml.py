@@ -1,4 +1,5 @@
-"""YAML as matrix.yaml is read: PyYAML's safe loader, but a key given twice in one mapping is an error, not a silent
+"""YAML as the project reads its own files (matrix.yaml, fleet.yaml, release-policy.yaml, the triage file):
+PyYAML's safe loader, but a key given twice in one mapping is an error, not a silent
 last-wins (YAML 1.2 requires keys to be unique; PyYAML keeps the last)."""
 
 from __future__ import annotations

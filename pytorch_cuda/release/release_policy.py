@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from securesystemslib.signer import SSlibKey
 
 from pytorch_cuda.errors import UserError
+from pytorch_cuda.matrix.strict_yaml import load_unique
 from pytorch_cuda.release.keys import public_key
 from pytorch_cuda.release.trusted_root import TrustedRoot, load_root
 
@@ -78,7 +79,7 @@ class LoadedPolicy:
 
 def load_policy(path: Path) -> LoadedPolicy:
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = load_unique(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise PolicyError(
             cause=f"the release policy {path} does not exist",

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import importlib
 import json
 import subprocess
@@ -66,9 +65,9 @@ def test_the_verb_table_is_what_each_module_registers() -> None:
         importlib.import_module(f"pytorch_cuda.cli.{module}").register(verbs, shared_options())
         assert tuple(verbs.choices) == names, module
     for verb in (*VERBS, "matrix"):
-        one = next(a for a in parser(verb=verb)._actions if isinstance(a, argparse._SubParsersAction))
-        assert verb in one.choices
-        assert set(one.choices) < set(VERBS) | {"matrix"}
+        one = arguments.verb_parsers(parser(verb=verb))
+        assert verb in one
+        assert set(one) < set(VERBS) | {"matrix"}
 
 
 def test_release_verify_loads_no_other_verb_s_code() -> None:
@@ -140,8 +139,8 @@ def test_the_root_is_found_upward_or_given(root: Path, tmp_path: Path, capsys: p
 
 
 def test_every_verb_is_listed_here() -> None:
-    verbs = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction))
-    assert set(VERBS) | {"matrix"} == set(verbs.choices)  # `matrix`: ci-matrix's alias, its name before 2026-12
+    verbs = arguments.verb_parsers(parser())
+    assert set(VERBS) | {"matrix"} == set(verbs)  # `matrix`: ci-matrix's alias, its name before 2026-12
 
 
 def test_rotate_root_with_half_a_new_root_key_is_a_paragraph_not_a_traceback(
@@ -157,10 +156,10 @@ def test_rotate_root_with_half_a_new_root_key_is_a_paragraph_not_a_traceback(
 def test_every_command_has_a_description_and_examples_in_its_help() -> None:
     """Before: list, render, site, matrix, content-hash and check-tag had no description, and list, matrix,
     content-hash and check-tag no example."""
-    verbs = next(a for a in arguments.parser()._actions if isinstance(a, argparse._SubParsersAction))
+    verbs = arguments.verb_parsers(arguments.parser())
     missing = [
         f"{name}: {'no description' if not command.description else 'no examples'}"
-        for name, command in verbs.choices.items()
+        for name, command in verbs.items()
         if not command.description or not (command.epilog or "").startswith("examples:")
     ]
     assert not missing, missing

@@ -97,6 +97,14 @@ def test_the_committed_policy_names_the_committed_ecdsa_key() -> None:
     assert [(k.keytype, k.scheme) for k in loaded.keys] == [("ecdsa", "ecdsa-sha2-nistp256")]
 
 
+def test_a_policy_key_given_twice_is_refused(tmp_path: Path) -> None:
+    """Before: PyYAML kept the last `repository:`, so a second one appended to the policy replaced the first."""
+    text = (ROOT / "release-policy.yaml").read_text() + "repository: ghcr.io/someone-else/pytorch-cuda\n"
+    (tmp_path / "release-policy.yaml").write_text(text)
+    with pytest.raises(PolicyError, match="key 'repository' is given twice in one mapping"):
+        load_policy(tmp_path / "release-policy.yaml")
+
+
 def test_a_policy_without_a_key_is_refused_naming_it(tmp_path: Path) -> None:
     text = (ROOT / "release-policy.yaml").read_text().replace("builder_id:", "builder:")
     (tmp_path / "release-policy.yaml").write_text(text)
