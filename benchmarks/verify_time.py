@@ -12,7 +12,7 @@ checkout with a new, empty cache each time (a first-time verifier), for:
 - a `.sig` padded with 1,200 junk signature layers before the real one (HEAD: refused before any is read);
 - 1,000 junk Sigstore bundle referrers listed before the keyless bundle, under a policy that requires the keyless
   builder (HEAD: too many candidates, none read; both refuse: the bundle is another project's, as in
-  tests/pytorch_cuda/release/test_release_keyless.py);
+  tests/support/keyless_bundle.py);
 - a `.sig` whose first layer is a blob of several GB (3 GiB by default, streamed into the registry; HEAD: refused by
   its declared size before a byte is read).
 
@@ -49,8 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pytorch_cuda.release.cosign_layout import OCI_INDEX, SIGNATURE_ANNOTATION, SIMPLE_SIGNING  # noqa: E402
-from tests.pytorch_cuda.release.test_release_keyless import BUNDLE, BUNDLE_TYPE, attach_bundle  # noqa: E402
 from tests.support import local_registry  # noqa: E402
+from tests.support.keyless_bundle import BUNDLE, BUNDLE_TYPE, attach_bundle  # noqa: E402
 from tests.support.release_checkout import OCI_MANIFEST, PASSPHRASE, Checkout, make_checkout, skopeo_copy  # noqa: E402
 from tests.support.throwaway_registry import (  # noqa: E402
     push_streamed_blob,

@@ -14,61 +14,24 @@ from pathlib import Path
 import pytest
 import requests
 
+from pytorch_cuda.release.cosign_layout import OCI_INDEX
 from tests.support import local_registry as registry
-from tests.support.integration import ROOT
+from tests.support.keyless_bundle import BUNDLE, BUNDLE_TYPE, attach_bundle, put_manifest
 from tests.support.measured_verify import measured_verify
-from tests.support.release_checkout import Checkout, folded, make_checkout, skopeo_copy, without_keyless_builder
+from tests.support.release_checkout import (
+    OCI_MANIFEST,
+    Checkout,
+    folded,
+    make_checkout,
+    skopeo_copy,
+    without_keyless_builder,
+)
 from tests.support.tiny_images import unique_repository
 
 pytestmark = pytest.mark.integration
 
-BUNDLE = (ROOT / "tests" / "fixtures" / "sigstore" / "reusable-workflow-attestation.sigstore.json").read_bytes()
 FOREIGN_SUBJECT = "07e4b8c0e3580b3e4a1eb62c70f1ffb86004d3d94f50767cb404fa7a639b4d05"
-BUNDLE_TYPE = "application/vnd.dev.sigstore.bundle.v0.3+json"
-OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
-OCI_INDEX = "application/vnd.oci.image.index.v1+json"
 SIGNER = "https://github.com/pytorch-cuda/pytorch-cuda/.github/workflows/release.yml@refs/tags/v*"
-
-
-def _put(url: str, data: bytes, media_type: str) -> None:
-    pushed = requests.put(url, data=data, headers={"Content-Type": media_type}, timeout=30)
-    assert pushed.status_code == 201, pushed.text
-
-
-def attach_bundle(checkout: Checkout, digest: str, bundle: bytes) -> str:
-    """What actions/attest-build-provenance does with push-to-registry on a registry without the referrers API
-    (@sigstore/oci): the bundle as the one layer of a manifest whose subject is the image, then that manifest
-    appended to the `sha256-<hex>` index. Its digest."""
-    base = f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}"
-    for blob in (bundle, b"{}"):
-        started = requests.post(f"{base}/blobs/uploads/", timeout=30)
-        location = started.headers["Location"]
-        location = f"http://{registry.REGISTRY_HOST}{location}" if location.startswith("/") else location
-        blob_digest = "sha256:" + hashlib.sha256(blob).hexdigest()
-        done = requests.put(location, params={"digest": blob_digest}, data=blob, timeout=30,
-                            headers={"Content-Type": "application/octet-stream"})  # fmt: skip
-        assert done.status_code == 201, done.text
-    image = registry.manifest(checkout.path, digest)
-    served = requests.get(f"{base}/manifests/{digest}", headers={"Accept": OCI_MANIFEST}, timeout=30).content
-    annotations = {"dev.sigstore.bundle.content": "dsse-envelope",
-                   "dev.sigstore.bundle.predicateType": "https://slsa.dev/provenance/v1"}  # fmt: skip
-    manifest = json.dumps({
-        "schemaVersion": 2, "mediaType": OCI_MANIFEST, "artifactType": BUNDLE_TYPE,
-        "config": {"mediaType": "application/vnd.oci.empty.v1+json", "size": 2,
-                   "digest": "sha256:" + hashlib.sha256(b"{}").hexdigest()},
-        "layers": [{"mediaType": BUNDLE_TYPE, "size": len(bundle),
-                    "digest": "sha256:" + hashlib.sha256(bundle).hexdigest()}],
-        "subject": {"mediaType": image.body["mediaType"], "size": len(served), "digest": digest},
-        "annotations": annotations,
-    }).encode()  # fmt: skip
-    manifest_digest = "sha256:" + hashlib.sha256(manifest).hexdigest()
-    _put(f"{base}/manifests/{manifest_digest}", manifest, OCI_MANIFEST)
-    tag = digest.replace(":", "-")
-    index = registry.manifest(checkout.path, tag).body  # sign wrote it: .sig and .att
-    index["manifests"].append({"mediaType": OCI_MANIFEST, "digest": manifest_digest, "size": len(manifest),
-                               "artifactType": BUNDLE_TYPE, "annotations": annotations})  # fmt: skip
-    _put(f"{base}/manifests/{tag}", json.dumps(index).encode(), OCI_INDEX)
-    return manifest_digest
 
 
 def unproven_policy(checkout: Checkout) -> Path:
@@ -194,7 +157,8 @@ def test_a_thousand_junk_referrers_before_the_bundle_are_too_many_candidates(tmp
             junk.append({"mediaType": OCI_MANIFEST, "artifactType": BUNDLE_TYPE, "size": len(raw),
                          "digest": junk_digest})  # fmt: skip
     index["manifests"] = junk + index["manifests"]
-    _put(f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{tag}", json.dumps(index).encode(), OCI_INDEX)
+    index_url = f"http://{registry.REGISTRY_HOST}/v2/{checkout.path}/manifests/{tag}"
+    put_manifest(index_url, json.dumps(index).encode(), OCI_INDEX)
     failed = measured_verify(checkout, f"{checkout.repository}:v9.9", tmp_path)
     assert failed.status == 1, (failed.stdout, failed.stderr)
     assert failed.peak_rss < 1 << 30, failed  # the Done-when's memory bound, measured (wait4)
