@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command 2's setup: command 1's (scripts/setup.sh: the engine, .venv's build profile), then what only the tests
 # need: .venv's linters and test tools (profile test), a local registry on 127.0.0.1:5000 with skopeo (the push and
-# promote tests), PostgreSQL (the results store's tests), chromium (the report tests) and buildx (the bake test).
+# promote tests), PostgreSQL (the results store's tests), chromium (the report tests) and buildx (the bake test: the
+# installed 0.13.1 and a current one, sid's 0.29.1, which the comparison runs against too).
 # Needs root. Changes nothing that already works.
 #
 # The tests' tools come in two lanes side by side, each line prefixed with its lane's name: `python` (pip: PyPI's
@@ -27,7 +28,7 @@ lane() {  # $1: the lane's name; then its steps, one command each (the words of 
 }
 
 lane python "setup-python.sh test" &
-lane system setup-registry.sh setup-postgres.sh setup-browser.sh setup-buildx.sh &
+lane system setup-registry.sh setup-postgres.sh setup-browser.sh setup-buildx.sh "setup-buildx.sh --current" &
 wait
 
 for name in python system; do

@@ -37,7 +37,7 @@ def resolve(variant: str = VARIANT) -> str:
     with tempfile.TemporaryDirectory(prefix="shipped-stack-lock-") as folder:
         constraint_file = Path(folder) / "constraints.txt"
         constraint_file.write_text(constraints(image_lock.read_text(encoding="utf-8")), encoding="utf-8")
-        argv = [*compile_argv(find_uv(), requirements, index, HOST_PYTHON), "-c", str(constraint_file)]
+        argv = [*compile_argv(find_uv(), CHECKOUT, requirements, index, HOST_PYTHON), "-c", str(constraint_file)]
         ca = os.environ.get("PIP_CERT") or os.environ.get("SSL_CERT_FILE")
         body = compile_lock(argv, Path(ca) if ca else None, run_uv, f"the {HOST_PYTHON} host lock of {variant}")
     digest = input_digest(image_lock.read_text(encoding="utf-8"), index)

@@ -129,8 +129,8 @@ def refresh_child_lock(
     constraints.parent.mkdir(parents=True, exist_ok=True)
     constraints.write_text("".join(f"{name}=={version}\n" for name, version in inherited.items()), encoding="utf-8")
     requirements = variant_dir(root, variant) / FLAVOUR_REQUIREMENTS
-    argv = compile_argv(find_uv(), requirements, index, variant.base.python)
-    argv += ["--constraint", str(constraints), "--no-build"]
+    argv = compile_argv(find_uv(), root, requirements, index, variant.base.python)
+    argv += ["--constraint", str(constraints.absolute()), "--no-build"]
     start = start_of(path, index, flavour_requirements_txt(variant), keep=not upgrade)
     what = f"{requirements.relative_to(root)} on {index}"
     scratch = root / "build-output" / f"{variant.key}-lock"

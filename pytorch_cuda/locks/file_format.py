@@ -77,9 +77,15 @@ def input_digest(requirements: str, index_url: str) -> str:
     return hashlib.sha256(f"{index_url}\n{requirements}".encode()).hexdigest()
 
 
-def compile_argv(uv: str, requirements: Path, index_url: str, python: str) -> list[str]:
+def compile_argv(uv: str, root: Path, requirements: Path, index_url: str, python: str) -> list[str]:
+    """`uv pip compile` of `requirements`, run from `root` (each path in argv absolute): uv names a file in its
+    `# via -r` comments relative to the folder it runs in, so a lock says `-r images/cu128-runtime/requirements.txt`
+    wherever the checkout is and whatever the working directory (bump's dry run locks a scratch copy, and its diff
+    must show the lines the real bump writes; `lock --root DIR` run from elsewhere wrote DIR's absolute path)."""
     return [
         uv,
+        "--directory",
+        str(root.absolute()),
         "pip",
         "compile",
         "--quiet",
@@ -96,7 +102,7 @@ def compile_argv(uv: str, requirements: Path, index_url: str, python: str) -> li
         PYTHON_PLATFORM,
         "--index-url",
         index_url,
-        str(requirements),
+        str(requirements.absolute()),
     ]
 
 

@@ -100,7 +100,8 @@ def resolve_forward(
     if start.keep and start.committed is not None:
         preferences = scratch / "preferences.lock"  # uv reads it for preferences and writes its result over it
         shutil.copyfile(start.committed, preferences)
-        argv = [arg for arg in argv if arg != "--quiet"] + ["--output-file", str(preferences)]  # stdout too
+        output = ["--output-file", str(preferences.absolute())]  # uv prints it on stdout too
+        argv = [arg for arg in argv if arg != "--quiet"] + output
     body = resolver.compile(argv, what, index=index)
     floor = start.floor()
     back = downgrades(floor, parse_lock(body).versions(), start.direct)
@@ -108,7 +109,7 @@ def resolve_forward(
         return Resolved(body, ())
     held = scratch / "held-at-committed.txt"
     held.write_text("".join(f"{name}=={version}\n" for name, version in sorted(back.items())), encoding="utf-8")
-    extra = ["--constraint", str(held)]
+    extra = ["--constraint", str(held.absolute())]
     if resolver.cutoff(index) is not None:
         extra += ungated(list(back))
     names = ", ".join(f"{name} {version}" for name, version in sorted(back.items()))

@@ -132,7 +132,7 @@ def refresh_lock(
     require_index(variant, relative, resolver.probe)
     requirements = variant_dir(root, variant) / REQUIREMENTS
     text = requirements_txt(matrix, variant)
-    argv = compile_argv(find_uv(), requirements, index, variant.base.python)
+    argv = compile_argv(find_uv(), root, requirements, index, variant.base.python)
     start = start_of(path, index, text, keep=not upgrade)
     scratch = root / "build-output" / f"{variant.key}-lock"
     what = f"{requirements.relative_to(root)} on {index}"
@@ -213,7 +213,7 @@ def refresh_tool_lock(
     source = root / "build-output" / f"{relative.stem}.in"
     source.parent.mkdir(parents=True, exist_ok=True)
     source.write_text(requirement + "\n", encoding="utf-8")
-    argv = compile_argv(find_uv(), source, PYPI_INDEX, python)
+    argv = compile_argv(find_uv(), root, source, PYPI_INDEX, python)
     if resolver.cutoff(PYPI_INDEX) is not None:
         argv += ungated([name])
     start = start_of(path, PYPI_INDEX, requirement, keep=not upgrade)

@@ -5,6 +5,8 @@ flavour with the real uv against that index, and re-renders, so `render --check`
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ import yaml
 
 from pytorch_cuda.bump.plan_output import EXIT_REBUILD_NEEDED
 from pytorch_cuda.cli.main import main
+from pytorch_cuda.locks.file_format import diff_versions, parse_lock
 from tests.support.bump_checkout import bump, checkout
 from tests.support.loopback_debian import LoopbackArchive
 from tests.support.loopback_index import LoopbackIndex, Release, torch_release
@@ -67,10 +70,18 @@ def test_bump_on_a_loopback_index(
     assert "numpy==2.5.5" in runtime.read_text()
     assert list(tmp_path.glob("**/bump-dry-run-*")) == []
 
+    shutil.copytree(root / "images", tmp_path / "before/images")
     applied = bump(root, capsys, status=EXIT_REBUILD_NEEDED)
     assert applied["moved"] == dry["moved"]
     assert applied["locks"] == dry["locks"]  # the dry run's lock changes are the real bump's, transitive pins too
     assert any(lock["changes"] for lock in dry["locks"])
+    written = git_diff(tmp_path / "before/images", root / "images")  # what the real bump wrote, as git shows it
+    assert written == changed_lines(dry["lock_diff"])  # every lock, layer slices too: the dry run showed each line
+    assert {"images/cu128-runtime/requirements.lock", "images/cu128-runtime/layer-2-torch.lock"} <= set(written)
+    for lock in dry["locks"]:  # each claimed version move is one the real bump made on disk
+        path = Path(lock["path"])
+        old, new = (parse_lock((folder / path).read_text()).versions() for folder in (tmp_path / "before", root))
+        assert lock["changes"] == diff_versions(old, new), path
     pins = yaml.safe_load((root / "matrix.yaml").read_text())
     assert pins["targets"]["cu128"]["torch"] == "2.9.2"
     assert pins["python_packages"]["numpy"] == "2.5.6"
@@ -87,6 +98,31 @@ def test_bump_on_a_loopback_index(
     assert "nothing to bump" in out
     assert "2.10.0" in out  # still listed as held back by policy
     assert "result: current" in out
+
+
+def git_diff(before: Path, after: Path) -> dict[str, list[str]]:
+    """`git diff --no-index` of two images/ folders, its *.lock files only: each file's removed and added lines."""
+    done = subprocess.run(
+        ["git", "diff", "--no-index", "--no-color", "--", str(before), str(after)], capture_output=True, text=True
+    )
+    assert done.returncode in {0, 1}, done.stderr
+    return changed_lines(done.stdout.replace(f"a{before}/", "a/images/").replace(f"b{after}/", "b/images/"))
+
+
+def changed_lines(diff: str) -> dict[str, list[str]]:
+    """A unified diff's removed and added lines per *.lock file (named by its b/ side, its a/ side where it was
+    removed), sorted: git and difflib may cut the same change into other hunks."""
+    found: dict[str, list[str]] = {}
+    removed = name = ""
+    for line in diff.splitlines():
+        if line.startswith("--- "):
+            removed = line[4:].strip()
+        elif line.startswith("+++ "):
+            added = line[4:].strip()
+            name = (removed if added == "/dev/null" else added)[2:]
+        elif line[:1] in {"-", "+"} and name.endswith(".lock"):
+            found.setdefault(name, []).append(line)
+    return {name: sorted(lines) for name, lines in found.items()}
 
 
 def test_a_bump_uv_cannot_lock_leaves_everything_as_it_was(

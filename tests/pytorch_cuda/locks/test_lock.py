@@ -185,6 +185,9 @@ def test_refresh_lock_writes_a_fresh_lock_and_says_what_changed(matrix: Matrix, 
     assert argv[argv.index("--python") + 1] == sys.executable  # no search of PATH for a 3.13 (slow behind pyenv)
     assert argv[argv.index("--index-url") + 1] == PYPI_INDEX
     assert "--generate-hashes" in argv
+    # uv runs from the checkout, so its `# via -r` comments name images/... wherever the checkout is
+    assert argv[1:3] == ["--directory", str(copy)]
+    assert str(copy / "images/cu128-runtime/requirements.txt") in argv
     assert lock_problem(matrix, variant, copy) is None
 
 
