@@ -27,6 +27,7 @@ from conformance.support.probes.libmaps import (
     scan_ld_library_path,
     scan_ldconfig,
 )
+from conformance.support.probes.setting_hint import known_setting_hint
 from conformance.support.results.not_judged import not_judged_when_carried
 from conformance.support.results.recorder import RecordNote
 from pytorch_cuda_contract.carried_stack import RunStack
@@ -58,7 +59,9 @@ def test_cuda_libraries_loaded_once(
         timeout=180,
         check=False,
     )
-    assert result.returncode == 0, f"library probe (matmul, conv, all-reduce) failed:\n{result.stderr[-3000:]}"
+    assert result.returncode == 0, (
+        f"library probe (matmul, conv, all-reduce) failed:\n{result.stderr[-3000:]}{known_setting_hint()}"
+    )
     maps = parse_proc_maps(json.loads(result.stdout.strip().splitlines()[-1])["maps"])
     groups = group_libraries(maps)
     for family, paths in groups.items():

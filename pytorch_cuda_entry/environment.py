@@ -20,6 +20,7 @@ from typing import Any
 from pytorch_cuda_contract import paths
 from pytorch_cuda_contract.driver import read_driver_version
 from pytorch_cuda_contract.gpu import ComputeCapability, GpuDevice
+from pytorch_cuda_contract.known_settings import KNOWN_SETTING_VARIABLES
 from pytorch_cuda_contract.shared_memory import shm_size_bytes
 from pytorch_cuda_contract.versions import cudnn_version_string, nccl_version_string
 from pytorch_cuda_entry.facts import Environment, ImageFacts
@@ -118,4 +119,5 @@ def probe_environment() -> Environment:
         image=probe_image(),
         cuda_home=cuda_home,
         nvcc=nvcc,
+        settings=tuple((name, os.environ[name]) for name in KNOWN_SETTING_VARIABLES if name in os.environ),
     )

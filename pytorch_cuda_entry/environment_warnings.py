@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from pytorch_cuda_contract.driver import DriverRequirement, judge_driver, requirement_for_cuda
+from pytorch_cuda_contract.known_settings import setting_problems
 from pytorch_cuda_contract.shared_memory import MIN_SHM_BYTES, SHM_FIX
 from pytorch_cuda_entry.facts import Environment
 
@@ -63,4 +64,6 @@ def warnings(env: Environment) -> list[Advice]:
     driver = driver_warning(env)
     if driver is not None:
         found.append(driver)
+    for known in setting_problems(dict(env.settings), env.nccl):
+        found.append(Advice(f"{known.variable}={known.value}: {known.problem} ({known.evidence})", known.fix))
     return found

@@ -33,6 +33,7 @@ class Environment:
     image: ImageFacts = field(default_factory=ImageFacts)
     cuda_home: str | None = None
     nvcc: str | None = None
+    settings: tuple[tuple[str, str], ...] = ()  # the known-problem variables set, as (name, value)
 
     def as_json(self) -> dict[str, Any]:
         data = asdict(self)

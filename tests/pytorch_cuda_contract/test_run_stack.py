@@ -39,7 +39,8 @@ CARRIED = CarriedStack(
 )
 
 
-CARRIED_RUNS = "evidence/shipped-stack/"  # runs of the carried stack, which name their stack
+# runs of the carried stack, which name their stack
+CARRIED_RUNS = ("evidence/shipped-stack/", "evidence/fault-coverage/h100-shipped/")
 
 
 def _committed_results(recorded: bool = False) -> list[Path]:

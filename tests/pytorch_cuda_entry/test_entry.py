@@ -114,3 +114,12 @@ def test_info_text_and_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Capt
     }
     assert data["warnings"] == [{"problem": warnings(healthy(shm_bytes=64 * 2**20))[0].problem, "fix": SHM_FIX}]
     assert data["image"]["min_driver"] == "570.26"
+
+
+def test_a_setting_measured_to_break_this_stack_warns_with_its_fix() -> None:
+    env = healthy(settings=(("CUDA_MODULE_LOADING", "EAGER"),))
+    found = warnings(env)
+    assert [w.fix for w in found] == ["unset CUDA_MODULE_LOADING (CUDA 12's default, LAZY, works)"]
+    assert "invalid resource handle" in compose(env)
+    assert warnings(healthy(settings=(("CUDA_MODULE_LOADING", "LAZY"),))) == []
+    assert warnings(healthy(settings=(("CUDA_MODULE_LOADING", "EAGER"),), nccl="2.28.9")) == []

@@ -51,11 +51,14 @@ def lowest_values(
     root: Path, patterns: Iterable[str], suffix: str = "", line: str | None = None
 ) -> dict[tuple[str, str], Lowest]:
     """(SKU, metric + suffix) -> the lowest number over the results files the patterns match (read by the
-    contract's one reader); with ``line``, only the runs of that torch release line."""
+    contract's one reader); with ``line``, only the runs of that torch release line; without, only the runs of a
+    bare host's own torch or an image (a carried stack's runs are its STACK_FLOORS' evidence)."""
     lowest: dict[tuple[str, str], Lowest] = {}
     for path in _files(root, patterns):
         results = load_results(path)
         spec = lookup_peak(results.gpus[0].name) if results.gpus else None
+        if line is None and results.stack.kind == "carried":
+            continue
         if spec is None or (line is not None and torch_line(str(results.environment.get("torch", ""))) != line):
             continue
         for metric, measurement in results.measurements.items():

@@ -120,7 +120,7 @@ _SHIPPED_H100_FAULTS: Final = {  # measured on the shipped stack on an H100 (evi
 STACK_FLOORS: Final[dict[tuple[str, str], StackFloors]] = {
     ("2.9", "H100 SXM"): StackFloors(
         "torch 2.9.1+cu128's attention (the image's stack) runs about 25% under torch 2.11's on an H100",
-        "evidence/shipped-stack/h100-*/untouched*.json",
+        "evidence/*/h100-*/**/untouched*.json",  # evidence/shipped-stack/ and fault-coverage/h100-shipped/
         _floors({"sdpa.fp16.tflops": (190.0, 211.4), "sdpa.bf16.tflops": (190.0, 213.2)}, _SHIPPED_H100_FAULTS),
     ),
 }

@@ -20,6 +20,7 @@ import torch
 from torch.multiprocessing.spawn import ProcessExitedException, ProcessRaisedException, start_processes
 
 from conformance.support.probes.devices import gpu_count
+from conformance.support.probes.setting_hint import known_setting_hint
 from conformance.support.processes.dist_workers import run_rank
 from conformance.support.processes.env import apply_safe_distributed_env
 from conformance.support.workloads.dist_job import DistJob
@@ -117,7 +118,7 @@ def wait_distributed(pending: PendingRun) -> DistributedRun:
                     f"(finished: {finished}); rerun with NCCL_DEBUG=INFO to see where it hangs"
                 )
     except ProcessRaisedException as exc:
-        raise DistributedRunError(f"{backend} rank {exc.error_index} raised:\n{exc}") from None
+        raise DistributedRunError(f"{backend} rank {exc.error_index} raised:\n{exc}{known_setting_hint()}") from None
     except ProcessExitedException as exc:
         died = f"{backend} rank {exc.error_index} died (exit code {exc.exit_code}, signal {exc.signal_name})"
         if not _all_results_written(pending, min(deadline, time.monotonic() + RESULTS_GRACE_S)):
