@@ -33,14 +33,15 @@ ROOT = Path(__file__).resolve().parents[2]
 IMAGE = "pytorch-cuda:v2.9"
 TIMINGS = ROOT / "build-output" / "integration-timings.json"
 
-# scripts/test-lanes.sh runs this tier in two lanes side by side, `-m "integration and engine_builds"` and
-# `-m "integration and not engine_builds"` (and the suite's own tests inside the image in a third, once the first of
-# those ends). The tests that run build.py on this checkout's cu12 variants hold its build lock
+# scripts/test-lanes.sh runs this tier in lanes side by side: `-m "integration and engine_builds"`, and
+# `-m "integration and not engine_builds"` split in two, tests/pytorch_cuda/release (registry only, no engine) and
+# the rest (and the suite's own tests inside the image in a fourth, once the first of those ends). The tests that run
+# build.py on this checkout's cu12 variants hold its build lock
 # (build-output/build-*.lock) and leave pytorch-cuda:candidate-* tags while they run, and several assert that their own
 # build left its candidate tag behind nowhere (tests/support/image_tags.py: the tag its progress named; other builds on
 # the engine, another checkout's included, come and go meanwhile): they are the engine_builds lane, one after another,
-# marked where they are (their modules' pytestmark, or the test). The other lane only runs containers of the built
-# image, derives images of its own names, or serves a loopback index or registry of its own; the engine_builds lane's
+# marked where they are (their modules' pytestmark, or the test). The other lanes only run containers of the built
+# image, derive images of their own names, or serve a loopback index or registry of their own; the engine_builds lane's
 # builds point the release tags at the same image again (same content, same ID).
 ENGINE_BUILDS = "engine_builds"
 BUILD_LOCK = "integration-builds"  # held by every build.py this tier runs on this checkout, and by engine_builds tests
