@@ -69,6 +69,10 @@ class RunStore(Protocol):
         """Every run of one history, oldest first, as its sha256, start time and purpose: no results are read."""
         ...
 
+    def run(self, sha: str) -> Stored | None:
+        """One stored run, read whole, by its sha256 (a primary-key lookup), or None."""
+        ...
+
     def latest(self, text: str, count: int | None) -> list[Stored]:
         """The last ``count`` runs of one history (None: all of them), oldest first, read whole."""
         ...

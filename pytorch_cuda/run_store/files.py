@@ -92,6 +92,9 @@ class FileStore:
     def heads(self, text: str) -> list[RunHead]:
         return [RunHead(s.record.sha256, s.results.started_at or "", s.purpose) for s in self.history(text)]
 
+    def run(self, sha: str) -> Stored | None:
+        return next((s for s in self.runs() if s.record.sha256 == sha), None)
+
     def latest(self, text: str, count: int | None) -> list[Stored]:
         runs = self.history(text)
         return runs if count is None else runs[max(0, len(runs) - count) :]

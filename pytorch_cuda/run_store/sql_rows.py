@@ -193,6 +193,10 @@ class SqlHistoryReads:
         query = f"SELECT sha256, started_at, purpose FROM runs WHERE history = {self.MARK} ORDER BY started_at, sha256"
         return [RunHead(str(sha), str(at), str(purpose)) for sha, at, purpose in self._db.execute(query, (text,))]
 
+    def run(self, sha: str) -> Stored | None:
+        row = self._db.execute(f"SELECT {READ_COLUMNS} FROM runs WHERE sha256 = {self.MARK}", (sha,)).fetchone()
+        return None if row is None else self._stored(row)
+
     def latest(self, text: str, count: int | None) -> list[Stored]:
         """Whole runs (not the judge's views): the newest first through the index, returned oldest first."""
         limit = "" if count is None else f" LIMIT {int(count)}"

@@ -106,8 +106,8 @@ def _incremental(out: Path, files: dict[str, Page], earlier: dict[str, str]) -> 
 
 
 class _Older:
-    """Runs older than a cell's shown ones, read whole where their page is rendered: the few just before the shown
-    ones (a night's incremental build: the runs that left them), else the whole history once (a full build)."""
+    """Runs older than a cell's shown ones, read whole where their page is rendered: one by one just before the
+    shown ones (a night's incremental build: the runs that left them), else the whole history once (a full build)."""
 
     NEAR: Final = 8
 
@@ -119,9 +119,9 @@ class _Older:
         read = self._read.setdefault(cell.history_key.text, {})
         if sha not in read:
             shas = [h.sha256 for h in cell.heads]
-            back = len(shas) - shas.index(sha)  # 1: the latest run
-            count = back + self.NEAR if back <= len(cell.runs) + self.NEAR else None
-            runs = self._store.latest(cell.history_key.text, count)
+            near = len(shas) - shas.index(sha) <= len(cell.runs) + self.NEAR  # counted back from the latest
+            found = self._store.run(sha) if near else None
+            runs = [found] if found is not None else self._store.latest(cell.history_key.text, None)
             read.update({s.record.sha256: run_view(s) for s in runs if s.record.sha256 not in read})
         return read[sha]
 
