@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.decay.report import judged_document
 from pytorch_cuda.decay.judge import order
+from pytorch_cuda.decay.report import judged_document
 from pytorch_cuda.decay.windowed import SHOWN_RUNS, WindowedJudged, judge_windowed
 from pytorch_cuda.run_store import ingest
 from pytorch_cuda.run_store.backend import open_store
