@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytorch_cuda.decay import DecayFinding, Judged
+from pytorch_cuda.decay import DecayFinding, Judged, judge_history
 from pytorch_cuda.decay.windowed import SHOWN_RUNS, read_window
 from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import RunSubject, Stored
@@ -149,8 +149,11 @@ def build_cells(store: RunStore, shown: int = SHOWN_RUNS) -> list[Cell]:
     accepted = store.accepted()
     cells = []
     for text in store.histories():
-        judged = read_window(store, text, accepted).judged
-        cells.append(_cell(judged, store.heads(text), store.latest(text, shown)))
+        heads, whole = store.heads(text), store.latest(text, shown)
+        # every run shown: judged whole, one read; else the judge's window (views), exact over the shown runs
+        short = len(heads) <= len(whole)
+        judged = judge_history(whole, accepted) if short else read_window(store, text, accepted).judged
+        cells.append(_cell(judged, heads, whole))
     return sorted(cells, key=lambda c: c.history_key)
 
 
