@@ -10,10 +10,12 @@ and T (with how many runs of the history sorted up to T, and which regressions w
 
 - with no window kept, or one the store no longer matches (a run stored late, before T; an acceptance since), it
   reads the whole history, which is exact;
-- when what it read is longer than 2 x WINDOW_RUNS, it judges the last WINDOW_RUNS alone too, and where that
-  tail ends in the same state (each metric's resume point), moves S to the tail's first run and T to the last run.
-  A regression open since before the tail keeps its nights in the state, so S stays before it: the window is the
-  last runs plus the open regressions.
+- when what it read is longer than 2 x WINDOW_RUNS, it judges alone the WINDOW_RUNS before the last SHOWN_RUNS, and
+  where that tail ends in the state the read is in at the same run (each metric's resume point), moves S to the
+  tail's first run and T to its last: the last SHOWN_RUNS runs of a history are always after T, judged exactly (the
+  site shows them, reading the kept window without keeping one: ``read_window``). A regression open since before
+  the tail keeps its nights in the state, so S stays before it: the window is the last runs plus the open
+  regressions.
 
 What it reports is exact for the runs after T: the regressions open on the latest nightly run, the noise, no
 history yet; the findings listed are those on runs after T, and the counts are of the runs read (``window``).
@@ -32,6 +34,7 @@ from pytorch_cuda.run_store.backend import RunOrder, RunStore
 from pytorch_cuda.run_store.store import Stored
 
 WINDOW_RUNS: Final = 60  # the tail judged alone to move the window: three noise windows (noise.WINDOW)
+SHOWN_RUNS: Final = 20  # the last runs of a history always after T (exact): what the site shows of a history
 KIND: Final = "pytorch-cuda-judge-window"
 
 
@@ -41,10 +44,11 @@ class JudgeWindow:
     through: RunOrder  # T: from the run after it on, the window judges as the full history
     runs_through: int  # how many runs of the history sorted up to T when the window was kept
     accepted: str  # sha256 of the history's accepted regressions then
+    shown: int  # how many runs after T there were when it was kept (a window kept before SHOWN_RUNS: 0)
 
     def document(self) -> str:
         doc = {"kind": KIND, "since": list(self.since), "through": list(self.through),
-               "runs_through": self.runs_through, "accepted": self.accepted}  # fmt: skip
+               "runs_through": self.runs_through, "accepted": self.accepted, "shown": self.shown}  # fmt: skip
         return json.dumps(doc, sort_keys=True)
 
 
@@ -70,37 +74,52 @@ def _accepted_digest(accepted: list[Accepted]) -> str:
     return hashlib.sha256(json.dumps(sorted(a.sha256 for a in accepted)).encode()).hexdigest()
 
 
-def _kept(store: RunStore, text: str, digest: str) -> JudgeWindow | None:
-    """The window kept for ``text``, if the store still matches it."""
+def _kept(store: RunStore, text: str, digest: str, shown: int) -> JudgeWindow | None:
+    """The window kept for ``text``, if the store still matches it and it leaves the last ``shown`` runs after T."""
     raw = store.judge_window(text)
     if raw is None:
         return None
     try:
         doc = json.loads(raw)
-        kept = JudgeWindow(tuple(doc["since"]), tuple(doc["through"]), int(doc["runs_through"]), str(doc["accepted"]))
+        since, through, runs_through = tuple(doc["since"]), tuple(doc["through"]), int(doc["runs_through"])
+        kept = JudgeWindow(since, through, runs_through, str(doc["accepted"]), int(doc.get("shown", 0)))
     except (ValueError, KeyError, TypeError):
         return None  # derived data: read the whole history and keep a new one
-    if doc.get("kind") != KIND or kept.accepted != digest:
+    if doc.get("kind") != KIND or kept.accepted != digest or kept.shown < shown:
         return None
     return kept if store.count_through(text, kept.through) == kept.runs_through else None
 
 
 def _advanced(
-    runs: list[Stored], judged: Judged, accepted: list[Accepted], counted_before: int, window_runs: int
+    runs: list[Stored], accepted: list[Accepted], counted_before: int, window_runs: int, shown: int
 ) -> JudgeWindow | None:
-    """A later window, where the last ``window_runs`` alone end in the state ``judged`` ends in."""
+    """A later window, where the ``window_runs`` before the last ``shown`` alone end in the state the read is in at
+    the same run (the read is exact there: past the kept T, or a full read)."""
     if len(runs) <= 2 * window_runs:
         return None
-    tail = runs[-window_runs:]
-    if judge_history(tail, accepted).resume_point != judged.resume_point:
+    head = runs[: len(runs) - shown]
+    tail = head[-window_runs:]
+    if judge_history(tail, accepted).resume_point != judge_history(head, accepted).resume_point:
         return None  # e.g. a regression open since before the tail
-    digest = _accepted_digest([a for a in accepted if a.history == judged.key.text])
-    return JudgeWindow(order(tail[0]), order(runs[-1]), counted_before + len(runs), digest)
+    digest = _accepted_digest([a for a in accepted if a.history == head[-1].key.text])
+    return JudgeWindow(order(tail[0]), order(head[-1]), counted_before + len(head), digest, shown)
 
 
-def judge_window_of(store: RunStore, text: str, accepted: list[Accepted], window_runs: int) -> WindowedJudged:
+def judge_window_of(
+    store: RunStore,
+    text: str,
+    accepted: list[Accepted],
+    window_runs: int,
+    shown: int = SHOWN_RUNS,
+    *,
+    keep: bool = True,
+) -> WindowedJudged:
+    """One history judged from its kept window (the whole history where none is kept, or the store no longer
+    matches it); ``keep``: move the window and keep it where it can move (the judge; the site only reads)."""
+    if not 0 <= shown < window_runs:
+        raise ValueError(f"shown ({shown}) must be at least 0 and less than window_runs ({window_runs})")
     digest = _accepted_digest([a for a in accepted if a.history == text])
-    kept = _kept(store, text, digest)
+    kept = _kept(store, text, digest, shown)
     if kept is None:
         runs, counted_before = store.history(text), 0
     else:
@@ -111,15 +130,21 @@ def judge_window_of(store: RunStore, text: str, accepted: list[Accepted], window
     if exact_after is not None:
         after = exact_after
         judged = replace(judged, findings=tuple(f for f in judged.findings if order(f.run) > after))
-    moved = _advanced(runs, judged, accepted, counted_before, window_runs)
+    moved = _advanced(runs, accepted, counted_before, window_runs, shown) if keep else None
     if moved is not None:
         store.keep_judge_window(text, moved.document())
     return WindowedJudged(judged, None if kept is None else kept.since, exact_after)
 
 
-def judge_windowed(store: RunStore, window_runs: int = WINDOW_RUNS) -> list[WindowedJudged]:
+def read_window(store: RunStore, text: str, accepted: list[Accepted]) -> WindowedJudged:
+    """One history judged from the window the judge kept, keeping none: exact from the run after T on, which is
+    at least the last SHOWN_RUNS runs (the site's read)."""
+    return judge_window_of(store, text, accepted, WINDOW_RUNS, keep=False)
+
+
+def judge_windowed(store: RunStore, window_runs: int = WINDOW_RUNS, shown: int = SHOWN_RUNS) -> list[WindowedJudged]:
     """Every history of a store, by key, each judged on its window (``window_runs``: the tail judged alone to move
-    it; the tests' histories are shorter)."""
+    it; ``shown``: the last runs always judged exactly; the tests' histories are shorter)."""
     accepted = store.accepted()
-    judged = [judge_window_of(store, text, accepted, window_runs) for text in store.histories()]
+    judged = [judge_window_of(store, text, accepted, window_runs, shown) for text in store.histories()]
     return sorted(judged, key=lambda w: w.judged.key)

@@ -12,6 +12,7 @@ backend holds the same records, byte for byte, and ``results export`` writes any
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Protocol
 
@@ -23,6 +24,15 @@ from pytorch_cuda_contract.results_file import ConformanceResults
 RunOrder = tuple[str, str]  # a run's place in its history: (started_at, sha256)
 DATABASE_SUFFIXES: Final = (".sqlite", ".sqlite3", ".db")
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
+
+
+@dataclass(frozen=True)
+class RunHead:
+    """A stored run's place and purpose, read from the indexed columns alone (no results)."""
+
+    sha256: str
+    started_at: str
+    purpose: str  # nightly | fault | control
 
 
 class RunStore(Protocol):
@@ -53,6 +63,18 @@ class RunStore(Protocol):
 
     def history_since(self, text: str, since: RunOrder) -> list[Stored]:
         """The runs of one history from ``since`` on (by start time, then sha256), oldest first: an indexed read."""
+        ...
+
+    def heads(self, text: str) -> list[RunHead]:
+        """Every run of one history, oldest first, as its sha256, start time and purpose: no results are read."""
+        ...
+
+    def run(self, sha: str) -> Stored | None:
+        """One stored run, read whole, by its sha256 (a primary-key lookup), or None."""
+        ...
+
+    def latest(self, text: str, count: int | None) -> list[Stored]:
+        """The last ``count`` runs of one history (None: all of them), oldest first, read whole."""
         ...
 
     def count_through(self, text: str, through: RunOrder) -> int:

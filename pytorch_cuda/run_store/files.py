@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Final
 
 from pytorch_cuda.run_store.accepted import Accepted, read_accepted
-from pytorch_cuda.run_store.backend import RunOrder
+from pytorch_cuda.run_store.backend import RunHead, RunOrder
 from pytorch_cuda.run_store.record import Record, StoreError
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import (
@@ -88,6 +88,16 @@ class FileStore:
 
     def history_since(self, text: str, since: RunOrder) -> list[Stored]:
         return [s for s in self.history(text) if (s.results.started_at or "", s.record.sha256) >= since]
+
+    def heads(self, text: str) -> list[RunHead]:
+        return [RunHead(s.record.sha256, s.results.started_at or "", s.purpose) for s in self.history(text)]
+
+    def run(self, sha: str) -> Stored | None:
+        return next((s for s in self.runs() if s.record.sha256 == sha), None)
+
+    def latest(self, text: str, count: int | None) -> list[Stored]:
+        runs = self.history(text)
+        return runs if count is None else runs[max(0, len(runs) - count) :]
 
     def count_through(self, text: str, through: RunOrder) -> int:
         return sum(1 for s in self.history(text) if (s.results.started_at or "", s.record.sha256) <= through)

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, ClassVar, Final
 
-from pytorch_cuda.run_store.backend import RunOrder
+from pytorch_cuda.run_store.backend import RunHead, RunOrder
 from pytorch_cuda.run_store.record import Record, RunSubject, StoreError, canonical_bytes
 from pytorch_cuda.run_store.run_identity import history_key
 from pytorch_cuda.run_store.store import Stored
@@ -188,6 +188,22 @@ class SqlHistoryReads:
         mark, prefix = self.MARK, "r." if self._views else ""
         condition = f"{prefix}history = {mark} AND ({prefix}started_at, {prefix}sha256) >= ({mark}, {mark})"
         return self._history_rows(condition, (text, *since))
+
+    def heads(self, text: str) -> list[RunHead]:
+        query = f"SELECT sha256, started_at, purpose FROM runs WHERE history = {self.MARK} ORDER BY started_at, sha256"
+        return [RunHead(str(sha), str(at), str(purpose)) for sha, at, purpose in self._db.execute(query, (text,))]
+
+    def run(self, sha: str) -> Stored | None:
+        row = self._db.execute(f"SELECT {READ_COLUMNS} FROM runs WHERE sha256 = {self.MARK}", (sha,)).fetchone()
+        return None if row is None else self._stored(row)
+
+    def latest(self, text: str, count: int | None) -> list[Stored]:
+        """Whole runs (not the judge's views): the newest first through the index, returned oldest first."""
+        limit = "" if count is None else f" LIMIT {int(count)}"
+        query = (
+            f"SELECT {READ_COLUMNS} FROM runs WHERE history = {self.MARK} ORDER BY started_at DESC, sha256 DESC{limit}"
+        )
+        return [self._stored(row) for row in self._db.execute(query, (text,))][::-1]
 
     def count_through(self, text: str, through: RunOrder) -> int:
         mark = self.MARK

@@ -1,5 +1,9 @@
 """The store arranged for the site: one cell per history (image variant x GPU model x driver branch: a nightly's
-new digest joins its cell), each run with its report entry, the decay model's judgement and the flags."""
+new digest joins its cell), read one history at a time through the store's indexed reads: every run's sha256,
+time and purpose (heads, no results), the judgement of the window the judge kept (decay/windowed.py: its views),
+and the last SHOWN_RUNS runs read whole, each with its report entry and what the judgement finds in it. The judge
+keeps its window so that the last SHOWN_RUNS runs are always judged exactly (as a full read judges them): what the
+pages show of a history is a function of the store, however the window was kept."""
 
 from __future__ import annotations
 
@@ -7,10 +11,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from pytorch_cuda.decay import Judged, judge_store
+from pytorch_cuda.decay import DecayFinding, Judged, judge_history
+from pytorch_cuda.decay.windowed import SHOWN_RUNS, read_window
 from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import RunSubject, Stored
-from pytorch_cuda.run_store.accepted import Accepted
+from pytorch_cuda.run_store.backend import RunHead, RunStore
 from pytorch_cuda.run_store.run_identity import HistoryKey
 from pytorch_cuda.site.expected import slug
 from pytorch_cuda.site.history import ALERT_STATUSES, CHARTED, Flag, Series, flags, series
@@ -48,10 +53,24 @@ class RunView:
 class Cell:
     subject: RunSubject  # the history's variant (key: its slug), with its latest run's digest and versions
     gpu: str
-    runs: tuple[RunView, ...]  # oldest first, every purpose
-    history: tuple[tuple[str, tuple[Series, ...]], ...]  # (section title, its metrics' series): nightly runs only
-    flags: tuple[Flag, ...]
-    judged: Judged
+    runs: tuple[RunView, ...]  # the last SHOWN_RUNS runs, oldest first, every purpose: what the pages show
+    history: tuple[tuple[str, tuple[Series, ...]], ...]  # (section title, its metrics' series): shown nightly runs
+    flags: tuple[Flag, ...]  # on the shown runs
+    judged: Judged  # the window read: the noise, "no history yet", the verdict on the latest run
+    heads: tuple[RunHead, ...]  # every run of the history, oldest first
+
+    @property
+    def nightly_runs(self) -> int:
+        return sum(1 for h in self.heads if h.purpose == "nightly")
+
+    @property
+    def windowed(self) -> bool:
+        """Older runs than the shown ones are stored (the pages say so)."""
+        return len(self.runs) < len(self.heads)
+
+    def found(self, run: RunView) -> tuple[DecayFinding, ...]:
+        """The decay model's findings on a shown run."""
+        return tuple(f for f in self.judged.findings if f.run.record.sha256 == run.sha)
 
     @property
     def key(self) -> str:
@@ -91,15 +110,16 @@ class Cell:
         newly failing tests (a suspect waits for the next run; fault, control and partial runs are on the GPU
         page only)."""
         nightly = self.judged.nightly
-        latest = nightly[-1] if nightly else None
-        return [f for f in self.flags if f.run is latest and f.status in statuses]
+        latest = nightly[-1].record.sha256 if nightly else None
+        return [f for f in self.flags if f.run.record.sha256 == latest and f.status in statuses]
 
     def experiments(self) -> list[Flag]:
         """Findings on fault and control runs: what the history flags when a fault is injected."""
         return [f for f in self.flags if f.status in ("fault", "control")]
 
 
-def _view(stored: Stored) -> RunView:
+def run_view(stored: Stored) -> RunView:
+    """A run with its report entry."""
     document = build_document([stored.results])
     entry = dict(document["entries"][0])
     if "source" in entry:  # the store's own path on the machine that built the site: published as the store's name
@@ -113,23 +133,28 @@ def _subject(judged: Judged) -> RunSubject:
     return RunSubject(latest.kind, slug(label), label, latest.digest, latest.torch, latest.cuda)
 
 
-def build_cells(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> list[Cell]:
+def _cell(judged: Judged, heads: list[RunHead], whole: list[Stored]) -> Cell:
+    shown = {s.record.sha256: s for s in whole}
+    charted = [(title, [series(judged, name, shown) for name in names]) for title, names in CHARTED]
+    history = tuple((title, tuple(s for s in found if s is not None)) for title, found in charted)
+    views = tuple(run_view(m) for m in whole)
+    return Cell(_subject(judged), judged.key.gpu, views, tuple((t, s) for t, s in history if s),
+                tuple(flags(judged, shown)), judged, tuple(heads))  # fmt: skip
+
+
+def build_cells(store: RunStore, shown: int = SHOWN_RUNS) -> list[Cell]:
+    """Every history of ``store``, by key: its last ``shown`` runs (at most SHOWN_RUNS: the judge keeps them exact)."""
+    if not 0 < shown <= SHOWN_RUNS:
+        raise ValueError(f"shown ({shown}) must be between 1 and {SHOWN_RUNS}")
+    accepted = store.accepted()
     cells = []
-    for judged in judge_store(runs, accepted):
-        history = tuple(
-            (title, tuple(s for name in names if (s := series(judged, name)) is not None)) for title, names in CHARTED
-        )
-        cells.append(
-            Cell(
-                _subject(judged),
-                judged.key.gpu,
-                tuple(_view(m) for m in judged.runs),
-                tuple((t, s) for t, s in history if s),
-                tuple(flags(judged)),
-                judged,
-            )
-        )
-    return cells
+    for text in store.histories():
+        heads, whole = store.heads(text), store.latest(text, shown)
+        # every run shown: judged whole, one read; else the judge's window (views), exact over the shown runs
+        short = len(heads) <= len(whole)
+        judged = judge_history(whole, accepted) if short else read_window(store, text, accepted).judged
+        cells.append(_cell(judged, heads, whole))
+    return sorted(cells, key=lambda c: c.history_key)
 
 
 def _run_json(run: RunView) -> dict[str, Any]:
@@ -145,14 +170,17 @@ def _flag_json(flag: Flag) -> dict[str, Any]:
 
 
 def cell_json(cell: Cell) -> dict[str, Any]:
-    """The cell's download: every run's report entry, its fault and sha256, and the regressions flagged."""
+    """The cell's download: every stored run (sha256, time, purpose), the shown runs' report entries with their
+    faults, and the regressions flagged on them."""
     return {
         "kind": "pytorch-cuda-site-cell",
-        "schema": 2,
+        "schema": 3,
         "history": asdict(cell.history_key),
         "subject": asdict(cell.subject),
         "gpu": cell.gpu,
         "noise": [asdict(n) for n in cell.judged.noise],
+        "stored": [asdict(h) for h in cell.heads],
+        "shown": f"the last {len(cell.runs)} of {len(cell.heads)} runs: their report entries and what is flagged",
         "runs": [_run_json(r) for r in cell.runs],
         "regressions": [_flag_json(f) for f in cell.flags],
     }

@@ -1,11 +1,12 @@
 """A history's runs over time for the site: each watched metric's series over the nightly runs (fault, control
 and partial runs are judged, never drawn on the main charts), the noise band each run was judged against, and
 the flags: the decay model's findings (pytorch_cuda.decay) and tests that passed in the last good nightly run and
-fail now."""
+fail now. Each is over the shown runs (cells.py: the last runs, read whole) of a judgement that may be of a
+window (the judge's views): the shown runs take the place of their views."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -59,14 +60,16 @@ def _fmt(value: float | None, unit: str) -> str:
     return "-" if value is None else f"{value:.4g} {unit}".strip()
 
 
-def series(judged: Judged, metric: str) -> Series | None:
+def series(judged: Judged, metric: str, shown: Mapping[str, Stored]) -> Series | None:
+    """``metric`` over the shown nightly runs (sha256 -> the run read whole)."""
     points: list[Point] = []
     unit = ""
-    for run in judged.nightly:
-        measured = run.results.measurement(metric)
-        if measured is not None and measured.number is not None:
+    for view in judged.nightly:
+        run = shown.get(view.record.sha256)
+        measured = None if run is None else run.results.measurement(metric)
+        if run is not None and measured is not None and measured.number is not None:
             unit = measured.unit
-            finding = next((f for f in judged.on(run) if f.metric == metric), None)
+            finding = next((f for f in judged.on(view) if f.metric == metric), None)
             points.append(Point(run, measured.number, judged.baseline(run, metric), finding))
     return Series(metric, unit, metric in BY_METRIC, tuple(points)) if points else None
 
@@ -83,10 +86,14 @@ def _finding_flag(finding: DecayFinding) -> Flag:
     return Flag(finding.run, finding.metric, old, new, note, finding.status, finding.machines, runs)
 
 
-def _test_flags(nightly: Sequence[Stored]) -> list[Flag]:
-    """A test that failed in a nightly run and passed in the latest earlier good nightly run that ran it."""
+def _test_flags(nightly: Sequence[Stored], shown: Mapping[str, Stored]) -> list[Flag]:
+    """A shown test that failed in a nightly run and passed in the latest earlier good nightly run that ran it (of
+    those read: the judge's window, which reaches WINDOW_RUNS back before the shown runs)."""
     found = []
-    for i, run in enumerate(nightly):
+    for i, view in enumerate(nightly):
+        run = shown.get(view.record.sha256)
+        if run is None:
+            continue
         before = [r for r in nightly[:i] if r.results.complete]
         for nodeid, test in run.results.tests.items():
             if test.outcome not in ("failed", "error"):
@@ -101,7 +108,8 @@ def _test_flags(nightly: Sequence[Stored]) -> list[Flag]:
     return found
 
 
-def flags(judged: Judged) -> list[Flag]:
-    """Every finding of the history and every test that newly fails, oldest run first."""
-    found = [_finding_flag(f) for f in judged.findings] + _test_flags(judged.nightly)
+def flags(judged: Judged, shown: Mapping[str, Stored]) -> list[Flag]:
+    """Every finding on the shown runs and every test that newly fails in them, oldest run first."""
+    findings = [_finding_flag(f) for f in judged.findings if f.run.record.sha256 in shown]
+    found = findings + _test_flags(judged.nightly, shown)
     return sorted(found, key=lambda f: (order(f.run), f.what))

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 if TYPE_CHECKING:
-    from pytorch_cuda.site.cells import Cell, RunView
+    from pytorch_cuda.site.cells import Cell
     from pytorch_cuda.site.chart import Chart
 
 _PACKAGE: Final = Path(__file__).resolve().parents[1]
@@ -46,12 +46,14 @@ def code_digest(chart: Chart) -> str:
 
 
 def cell_inputs(cell: Cell) -> list[Any]:
-    """A history's inputs: its name and its runs (by sha256, oldest first)."""
-    return [cell.history_key.text, cell.key, [r.sha for r in cell.runs]]
+    """A history's inputs: its name and its runs (by sha256, oldest first; which are shown follows from them)."""
+    return [cell.history_key.text, cell.key, [h.sha256 for h in cell.heads]]
 
 
-def run_inputs(code: str, cell: Cell, run: RunView) -> str:
-    """A run page's digest: the run, its history's name and subject, and the findings on it."""
-    found = [f.describe() for f in cell.judged.on(run.stored)]
+def run_inputs(code: str, cell: Cell, sha: str) -> str:
+    """A run page's digest: the run, its history's name and subject, and the findings on it where it is shown
+    (an older run's page says it is older, and lists none: its digest is known without reading it)."""
+    shown = {r.sha: r for r in cell.runs}
+    found: list[str] | str = [f.describe() for f in cell.found(shown[sha])] if sha in shown else "older"
     subject = [cell.subject.key, cell.subject.label]
-    return digest(code, run.sha, cell.gpu, cell.key, cell.history_key.text, subject, found)
+    return digest(code, sha, cell.gpu, cell.key, cell.history_key.text, subject, found)

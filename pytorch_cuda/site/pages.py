@@ -12,7 +12,7 @@ from typing import Final
 import jinja2
 
 from pytorch_cuda.precision_report.view import times, vclass
-from pytorch_cuda.site.cells import Cell, cell_json, latest_regressions
+from pytorch_cuda.site.cells import Cell, RunView, cell_json, latest_regressions
 from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.expected import expected_table, slug
 from pytorch_cuda.site.page_inputs import cell_inputs, code_digest, digest, run_inputs
@@ -63,7 +63,7 @@ def _by_variant_and_gpu(cells: Sequence[Cell]) -> dict[tuple[str, str], Cell]:
     """The home table's cell per variant x GPU: the history with the most nightly runs (another driver branch, or
     a fault run's own key, is on the GPU page)."""
     by: dict[tuple[str, str], Cell] = {}
-    for cell in sorted(cells, key=lambda c: len(c.judged.nightly)):
+    for cell in sorted(cells, key=lambda c: c.nightly_runs):
         by[(cell.subject.key, cell.gpu)] = cell
     return by
 
@@ -100,13 +100,19 @@ class Page:
     render: Callable[[], str]
 
 
-def plan_pages(cells: Sequence[Cell], accepted: Sequence[str], chart: Chart = history_chart) -> dict[str, Page]:
+OlderRun = Callable[[Cell, str], RunView]  # a run older than its cell's shown runs, read whole (site_writer)
+
+
+def plan_pages(
+    cells: Sequence[Cell], accepted: Sequence[str], chart: Chart = history_chart, older: OlderRun | None = None
+) -> dict[str, Page]:
     """Relative path -> page: index, expected, a page per GPU, image and run, a JSON per cell, and
     regressions.json (the regressions of each cell's latest run); nothing is rendered until a page's ``render``
-    is called. ``accepted``: the sha256 of every accepted regression (they change the judgement)."""
+    is called. ``accepted``: the sha256 of every accepted regression (they change the judgement); ``older``: how a
+    run older than the shown ones is read, where its page is rendered (None: those pages are left out)."""
     env = _environment()
     code = code_digest(chart)
-    run_count = sum(len(c.runs) for c in cells)
+    run_count = sum(len(c.heads) for c in cells)
     gpus = sorted({c.gpu for c in cells})
     subjects = list({c.subject.key: c.subject for c in cells}.values())
     by = _by_variant_and_gpu(cells)
@@ -144,14 +150,25 @@ def plan_pages(cells: Sequence[Cell], accepted: Sequence[str], chart: Chart = hi
         files[f"data/{cell.key}.json"] = Page(
             digest(code, cell_inputs(cell), list(accepted)), partial(_cell_json_text, cell)
         )
-        for run in cell.runs:
-            files[f"run/{run.sha}.html"] = Page(
-                run_inputs(code, cell, run),
-                partial(
-                    env.get_template("run.html.j2").render, title=f"run {run.sha[:12]}", root="../", run=run, cell=cell
-                ),
+        shown = {r.sha: r for r in cell.runs}
+        for head in cell.heads:
+            if head.sha256 not in shown and older is None:
+                continue
+            files[f"run/{head.sha256}.html"] = Page(
+                run_inputs(code, cell, head.sha256), partial(_run_page, env, cell, head.sha256, shown, older)
             )
     return files
+
+
+def _run_page(env: jinja2.Environment, cell: Cell, sha: str, shown: dict[str, RunView], older: OlderRun | None) -> str:
+    run = shown.get(sha) or (older or _unread)(cell, sha)
+    return env.get_template("run.html.j2").render(
+        title=f"run {sha[:12]}", root="../", run=run, cell=cell, shown=sha in shown
+    )
+
+
+def _unread(cell: Cell, sha: str) -> RunView:
+    raise ValueError(f"run {sha} of {cell.history_key.text} is older than the shown runs and was not read")
 
 
 def _cell_json_text(cell: Cell) -> str:
@@ -164,8 +181,3 @@ def _gpu_page(env: jinja2.Environment, gpu: str, mine: list[Cell], inputs: str, 
         return env.get_template("gpu.html.j2").render(title=gpu, root="../", gpu=gpu, cells=mine, charts=charts)
 
     return Page(inputs, render)
-
-
-def render_pages(cells: Sequence[Cell], accepted: Sequence[str] = (), chart: Chart = history_chart) -> dict[str, str]:
-    """Relative path -> file content: every page of ``plan_pages``, rendered."""
-    return {path: page.render() for path, page in plan_pages(cells, accepted, chart).items()}

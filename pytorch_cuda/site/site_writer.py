@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from pytorch_cuda.decay.windowed import SHOWN_RUNS
 from pytorch_cuda.run_store import StoreError
-from pytorch_cuda.run_store.backend import StoreLocation, open_store
-from pytorch_cuda.site.cells import build_cells
+from pytorch_cuda.run_store.backend import RunStore, StoreLocation, open_store
+from pytorch_cuda.site.cells import Cell, RunView, build_cells, run_view
 from pytorch_cuda.site.chart import Chart, history_chart
 from pytorch_cuda.site.pages import Page, plan_pages
 
@@ -104,17 +105,39 @@ def _incremental(out: Path, files: dict[str, Page], earlier: dict[str, str]) -> 
     return written, len(gone)
 
 
-def build_site(store: StoreLocation, out: Path, chart: Chart = history_chart, *, full: bool = False) -> Built:
+class _Older:
+    """Runs older than a cell's shown ones, read whole where their page is rendered: one by one just before the
+    shown ones (a night's incremental build: the runs that left them), else the whole history once (a full build)."""
+
+    NEAR: Final = 8
+
+    def __init__(self, store: RunStore) -> None:
+        self._store = store
+        self._read: dict[str, dict[str, RunView]] = {}
+
+    def __call__(self, cell: Cell, sha: str) -> RunView:
+        read = self._read.setdefault(cell.history_key.text, {})
+        if sha not in read:
+            shas = [h.sha256 for h in cell.heads]
+            near = len(shas) - shas.index(sha) <= len(cell.runs) + self.NEAR  # counted back from the latest
+            found = self._store.run(sha) if near else None
+            runs = [found] if found is not None else self._store.latest(cell.history_key.text, None)
+            read.update({s.record.sha256: run_view(s) for s in runs if s.record.sha256 not in read})
+        return read[sha]
+
+
+def build_site(
+    store: StoreLocation, out: Path, chart: Chart = history_chart, *, full: bool = False, shown: int = SHOWN_RUNS
+) -> Built:
     """The site of ``store`` into ``out`` (``chart``: how a history chart is drawn; benchmarks/site_build.py);
-    incremental where ``out`` holds an earlier build's digests, unless ``full``."""
+    incremental where ``out`` holds an earlier build's digests, unless ``full``; ``shown``: the last runs of each
+    history its pages show (cells.py)."""
     backend = open_store(store)
-    runs = backend.runs()
-    if not runs:
+    if not backend.histories():
         raise StoreError(f"the store {store} holds no runs", "ingest results first: build.py results ingest ...")
     _checked(out)
-    accepted = backend.accepted()
-    cells = build_cells(runs, accepted)
-    files = plan_pages(cells, sorted(a.sha256 for a in accepted), chart)
+    cells = build_cells(backend, shown)
+    files = plan_pages(cells, sorted(a.sha256 for a in backend.accepted()), chart, _Older(backend))
     earlier = None if full else earlier_inputs(out)
     if earlier is None:
         _full(out, files)

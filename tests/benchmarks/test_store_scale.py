@@ -64,3 +64,18 @@ def test_the_table_shows_a_stopped_command_and_sums_the_night() -> None:
     )  # the night: ingest, judge and the incremental site
     assert lines[3] == "| 960 | files | 2.0 s | > 900 s | 5.0 s | not run | > 907 s |"
     assert lines[4] == "| 43,920 | files | 2.0 s | 3.0 s | not run | not run | not run |"
+
+
+def test_a_night_on_a_built_store_is_the_night_an_ingest_gives(tmp_path: Path) -> None:
+    from benchmarks.store_night import ROOT, night
+
+    fleet, store = Fleet(2, 2), tmp_path / "store.sqlite"
+    bulk_store(fleet, store, range(5), every=10)
+    files = fleet.write_files(tmp_path / "night", range(5, 6))
+    steps = ["previous", "ingest", "judge", "site", "full"]
+    numbers = night(str(store), files, tmp_path / "site", ROOT, steps)
+    assert list(numbers) == steps
+    assert len(open_store(store).runs()) == 24
+    site = {p.relative_to(tmp_path / "site") for p in (tmp_path / "site").rglob("*") if p.is_file()}
+    assert site == {p.relative_to(tmp_path / "site-full") for p in (tmp_path / "site-full").rglob("*") if p.is_file()}
+    assert len([p for p in site if p.parts[0] == "run"]) == 24

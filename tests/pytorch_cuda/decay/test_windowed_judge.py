@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from pytorch_cuda.decay.judge import order
 from pytorch_cuda.decay.report import judged_document
-from pytorch_cuda.decay.windowed import WindowedJudged, judge_windowed
+from pytorch_cuda.decay.windowed import SHOWN_RUNS, WindowedJudged, judge_windowed
 from pytorch_cuda.run_store import ingest
 from pytorch_cuda.run_store.backend import open_store
 from tests.support.long_histories import (
@@ -60,7 +61,9 @@ def test_the_window_judges_as_the_full_read(
     assert len(dropping.judged.runs) >= NIGHTS - DROP_FROM
     # the steady history is read from its window only, once a window was kept (after the first batch)
     assert [w.read_from is None for w in (batches[0][1], batches[1][1], batches[2][1])] == [True, False, False]
-    assert len(steady.judged.runs) <= 2 * WINDOW
+    assert len(steady.judged.runs) <= 2 * WINDOW + SHOWN_RUNS  # the tail, the runs kept exact after it, a batch
+    assert steady.exact_after is not None  # ... and the last SHOWN_RUNS runs are past T: judged exactly (the site)
+    assert all(order(r) > steady.exact_after for r in steady.judged.runs[-SHOWN_RUNS:])
     full = {j.key: j for j in read}
     kept = full[steady.judged.key]
     assert steady.exact_after is not None

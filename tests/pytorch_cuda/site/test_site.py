@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytorch_cuda.cli.main import main
-from pytorch_cuda.run_store import StoreError, ingest, read_store
+from pytorch_cuda.run_store import StoreError, ingest
+from pytorch_cuda.run_store.backend import open_store
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.expected import expected_table
 from pytorch_cuda.site.site_writer import build_site
@@ -30,13 +31,13 @@ def store(tmp_path: Path) -> Path:
 def test_a_fault_run_is_judged_against_the_history_and_never_reported_as_a_regression(
     store: Path, tmp_path: Path
 ) -> None:
-    h100, h200 = build_cells(read_store(store))
+    h100, h200 = build_cells(open_store(store))
     assert (h100.gpu, h200.gpu) == ("NVIDIA H100 80GB HBM3", "NVIDIA H200")
     assert h200.judged.no_history == "no history yet (2 of 5 runs)"  # two nights: nothing judged, and it says so
     assert not h200.experiments()
     fleet = sorted((ROOT / "evidence/fleet-runs/h200").glob("*.json"))  # four more nights: a history
     ingest(fleet, store)
-    h100, h200 = build_cells(read_store(store))
+    h100, h200 = build_cells(open_store(store))
     assert h200.judged.no_history is None
     flagged = {f.what: f for f in h200.experiments()}
     fp32 = flagged["gemm.fp32.tflops"]
@@ -50,7 +51,7 @@ def test_a_fault_run_is_judged_against_the_history_and_never_reported_as_a_regre
 
 
 def test_the_home_cell_takes_its_numbers_from_the_latest_clean_measured_run(store: Path) -> None:
-    _, h200 = build_cells(read_store(store))
+    _, h200 = build_cells(open_store(store))
     assert h200.runs[-1].stored.record.fault == "busy-gpu"
     assert h200.last.stored.record.fault is None  # the last nightly run
     assert h200.advised is not None
@@ -110,7 +111,8 @@ def test_two_nightly_digests_of_one_variant_are_one_history_and_a_drop_is_confir
     steady = [night(d, scale={"gemm.bf16.tflops": wobble(d)}, host=("a", "b")[d % 2]) for d in range(6)]
     store_nights(store, steady)
     dropped = [night(6 + d, scale={"gemm.bf16.tflops": 0.7}, host=("a", "b")[d]) for d in range(2)]
-    (cell,) = build_cells(store_nights(store, dropped))
+    store_nights(store, dropped)
+    (cell,) = build_cells(open_store(store))
     assert len({r.stored.identity.digest for r in cell.runs}) == 8  # eight digests, one history
     assert [f.what for f in cell.last_flags()] == ["gemm.bf16.tflops"]
     assert cell.last_flags()[0].status == "confirmed"
@@ -142,7 +144,7 @@ def test_every_history_chart_is_well_formed_svg_with_a_line_per_metric(tmp_path:
 
     store = tmp_path / "s"
     ingest(sorted((ROOT / "evidence/fleet-runs/h100").glob("*.json")), store)
-    (cell,) = build_cells(read_store(store))
+    (cell,) = build_cells(open_store(store))
     drawn = 0
     for title, series in cell.history:
         svg = history_chart(title, series)
