@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from functools import cached_property
 from typing import Any
 
 from pytorch_cuda.decay import DecayFinding, Judged, judge_history
@@ -58,6 +59,11 @@ class Cell:
     flags: tuple[Flag, ...]  # on the shown runs
     judged: Judged  # the window read: the noise, "no history yet", the verdict on the latest run
     heads: tuple[RunHead, ...]  # every run of the history, oldest first
+
+    @cached_property
+    def shown(self) -> dict[str, RunView]:
+        """The shown runs by sha256."""
+        return {r.sha: r for r in self.runs}
 
     @property
     def nightly_runs(self) -> int:

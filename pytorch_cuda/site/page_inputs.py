@@ -53,7 +53,6 @@ def cell_inputs(cell: Cell) -> list[Any]:
 def run_inputs(code: str, cell: Cell, sha: str) -> str:
     """A run page's digest: the run, its history's name and subject, and the findings on it where it is shown
     (an older run's page says it is older, and lists none: its digest is known without reading it)."""
-    shown = {r.sha: r for r in cell.runs}
-    found: list[str] | str = [f.describe() for f in cell.found(shown[sha])] if sha in shown else "older"
+    found: list[str] | str = [f.describe() for f in cell.found(cell.shown[sha])] if sha in cell.shown else "older"
     subject = [cell.subject.key, cell.subject.label]
     return digest(code, sha, cell.gpu, cell.key, cell.history_key.text, subject, found)

@@ -150,25 +150,23 @@ def plan_pages(
         files[f"data/{cell.key}.json"] = Page(
             digest(code, cell_inputs(cell), list(accepted)), partial(_cell_json_text, cell)
         )
-        shown = {r.sha: r for r in cell.runs}
         for head in cell.heads:
-            if head.sha256 not in shown and older is None:
+            run = cell.shown.get(head.sha256)
+            if run is None and older is None:
                 continue
             files[f"run/{head.sha256}.html"] = Page(
-                run_inputs(code, cell, head.sha256), partial(_run_page, env, cell, head.sha256, shown, older)
+                run_inputs(code, cell, head.sha256), partial(_run_page, env, cell, head.sha256, run, older)
             )
     return files
 
 
-def _run_page(env: jinja2.Environment, cell: Cell, sha: str, shown: dict[str, RunView], older: OlderRun | None) -> str:
-    run = shown.get(sha) or (older or _unread)(cell, sha)
-    return env.get_template("run.html.j2").render(
-        title=f"run {sha[:12]}", root="../", run=run, cell=cell, shown=sha in shown
-    )
-
-
-def _unread(cell: Cell, sha: str) -> RunView:
-    raise ValueError(f"run {sha} of {cell.history_key.text} is older than the shown runs and was not read")
+def _run_page(env: jinja2.Environment, cell: Cell, sha: str, run: RunView | None, older: OlderRun | None) -> str:
+    """A run's page: ``run`` where it is shown, else read by ``older`` (plan_pages plans no such page without it)."""
+    shown = run is not None
+    if run is None:
+        assert older is not None
+        run = older(cell, sha)
+    return env.get_template("run.html.j2").render(title=f"run {sha[:12]}", root="../", run=run, cell=cell, shown=shown)
 
 
 def _cell_json_text(cell: Cell) -> str:
