@@ -23,8 +23,11 @@ class KnownSettingProblem:
         set_to = environ.get(self.variable, "").strip().upper()
         return set_to == self.value.upper() and nccl is not None and nccl.startswith(self.nccl_prefix)
 
+    def cause(self) -> str:
+        return f"{self.variable}={self.value} is set: {self.problem} ({self.evidence})"
+
     def hint(self) -> str:
-        return f"{self.variable}={self.value} is set: {self.problem} ({self.evidence}). Fix: {self.fix}."
+        return f"{self.cause()}. Fix: {self.fix}."
 
 
 KNOWN_SETTING_PROBLEMS: Final = (

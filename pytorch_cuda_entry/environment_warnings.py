@@ -65,5 +65,5 @@ def warnings(env: Environment) -> list[Advice]:
     if driver is not None:
         found.append(driver)
     for known in setting_problems(dict(env.settings), env.nccl):
-        found.append(Advice(f"{known.variable}={known.value}: {known.problem} ({known.evidence})", known.fix))
+        found.append(Advice(known.cause(), known.fix))
     return found
