@@ -12,7 +12,7 @@ import docker
 import pytest
 
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
-from tests.support.containers import Finished, ImageRunner
+from tests.support.containers import CPU_CONFORMANCE, Finished, ImageRunner
 from tests.support.integration import ROOT, BuiltImage, record_timing, run_build_py
 from tests.support.layers import private_certificates, scan_image
 
@@ -102,7 +102,7 @@ def run_cold(image: str, runner: ImageRunner) -> ColdCpuRun:
     programs in that cache and compile their own kernel. In two containers each paid the cold ISA probe."""
     script = (
         f'python -c {shlex.quote(BARE_COMPILE)}; status=$?; echo; echo "{BARE_COMPILE_STATUS}$status"; '
-        "exec conformance -m cpu -q -rfE"
+        f"exec {shlex.join(CPU_CONFORMANCE)}"
     )
     finished = runner.run(image, ["sh", "-c", script], results_path=RESULTS_PATH, timeout_s=1200)
     bare_output, found, rest = finished.output.partition(BARE_COMPILE_STATUS)

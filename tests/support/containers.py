@@ -17,6 +17,9 @@ from pytorch_cuda.engine.docker_engine import read_container_file
 from pytorch_cuda.steps.in_image_checks import RESULTS_PATH
 from pytorch_cuda_contract.results_file import ConformanceResults, parse_results
 
+# the CPU checks as a user runs them in the image (ImageRunner.conformance; the cold run of tests/images/test_image.py)
+CPU_CONFORMANCE = ("conformance", "-m", "cpu", "-q", "-rfE")
+
 
 @dataclass(frozen=True)
 class Finished:
