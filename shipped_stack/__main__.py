@@ -66,7 +66,7 @@ def main(argv: list[str] | None = None) -> int:
     commands.add_parser("lock")
     for name in ("pack", "plan"):
         sub = commands.add_parser(name)
-        sub.add_argument("--part-mib", type=int, default=44, help="each part's size (default 44 MiB)")
+        sub.add_argument("--part-mib", type=int, default=38, help="each part's size (default 38 MiB)")
     commands.add_parser("receive").add_argument("folder")
     commands.add_parser("versions")
     args = parser.parse_args(argv)

@@ -5,6 +5,7 @@ when the host lock changes (it is keyed by the lock's sha256)."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import shutil
 import subprocess
@@ -150,9 +151,55 @@ def compress(site: Path, folder: Path, part_bytes: int) -> list[Part]:
     return parts
 
 
+class _Joined(io.RawIOBase):
+    """The parts of a pack read back as the one stream they were cut from."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._paths = iter(paths)
+        self._current: IO[bytes] | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        while True:
+            if self._current is None:
+                path = next(self._paths, None)
+                if path is None:
+                    return b""
+                self._current = path.open("rb")
+            data = self._current.read(size)
+            if data:
+                return data
+            self._current.close()
+            self._current = None
+
+
+def resplit(index: PackIndex, folder: Path, part_bytes: int) -> PackIndex:
+    """The same packed stream cut again into parts of ``part_bytes`` (each hashed anew), in place of the old parts:
+    a smaller call size without packing again (compressing takes minutes)."""
+    staging = folder / "resplit"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir()
+    stream = _Joined([folder / part.name for part in index.parts])
+    parts = _write_parts(stream, staging, part_bytes)  # type: ignore[arg-type]
+    for part in index.parts:
+        (folder / part.name).unlink()
+    for part in parts:
+        (staging / part.name).rename(folder / part.name)
+    staging.rmdir()
+    joined = PackIndex(**{**index.__dict__, "parts": tuple(parts)})
+    (folder / PARTS_INDEX).write_text(json.dumps(joined.as_json(), indent=1) + "\n", encoding="utf-8")
+    return joined
+
+
 def build(part_mib: int, log: Log, variant: str = VARIANT) -> PackIndex:
-    """The pack of the current host lock: the kept one, else made now (each step timed and logged)."""
+    """The pack of the current host lock: the kept one (cut again when its parts are not ``part_mib``), else made
+    now (each step timed and logged)."""
     kept = cached(variant)
+    if kept is not None and kept.parts[0].bytes != part_mib << 20:
+        log(f"pack: the kept parts are {kept.parts[0].bytes / 2**20:.0f} MiB; cutting them again at {part_mib} MiB")
+        kept = resplit(kept, pack_dir(variant), part_mib << 20)
     if kept is not None:
         log(f"pack: kept from an earlier run ({len(kept.parts)} parts, {kept.packed_bytes / 2**20:,.0f} MiB)")
         return kept

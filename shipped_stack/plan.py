@@ -33,7 +33,15 @@ def checkout_bytes(root: Path = CHECKOUT) -> int:
         capture_output=True,
         check=True,
     ).stdout.split(b"\0")
-    return sum(os.path.getsize(root / name.decode()) for name in listed if name and (root / name.decode()).is_file())
+    return sum(_disk_bytes(root / name.decode()) for name in listed if name and (root / name.decode()).is_file())
+
+
+def _disk_bytes(path: Path) -> int:
+    """A file's size as the device tool counts it: its disk blocks where those are more than its bytes (a call
+    the bytes put at 63.2 MiB was refused as over 64 MiB; the checkout's 1,400 small files take 22 MiB of blocks
+    for 19 MiB of bytes)."""
+    status = path.stat()
+    return max(status.st_size, status.st_blocks * 512)
 
 
 def _link(source: Path, target: Path) -> None:

@@ -5,6 +5,7 @@ command stands in for it)."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -75,6 +76,26 @@ def test_parts_are_small_hashed_and_rejoin(packed: tuple[pack.PackIndex, Path]) 
     assert len(index.parts) >= 3
     assert all(p.bytes <= PART_BYTES for p in index.parts)
     assert pack.PackIndex.from_json(json.loads((folder / PARTS_INDEX).read_text())) == index
+
+
+def test_parts_cut_again_rejoin_to_the_same_stream(packed: tuple[pack.PackIndex, Path]) -> None:
+    index, folder = packed
+    before = b"".join((folder / p.name).read_bytes() for p in index.parts)
+    smaller = pack.resplit(index, folder, PART_BYTES // 3)
+    assert len(smaller.parts) > len(index.parts)
+    assert all(p.bytes <= PART_BYTES // 3 for p in smaller.parts)
+    assert b"".join((folder / p.name).read_bytes() for p in smaller.parts) == before
+    for part in smaller.parts:
+        assert hashlib.sha256((folder / part.name).read_bytes()).hexdigest() == part.sha256
+    assert pack.PackIndex.from_json(json.loads((folder / PARTS_INDEX).read_text())) == smaller
+    assert sorted(p.name for p in folder.glob("stack.tar.zst.*")) == [p.name for p in smaller.parts]
+
+
+def test_the_checkout_counts_its_disk_blocks(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    for number in range(20):
+        (tmp_path / f"small-{number}.txt").write_text("x")  # 1 byte each, a block each on disk
+    assert plan.checkout_bytes(tmp_path) >= 20 * 512
 
 
 def test_each_call_carries_one_part_and_the_index(packed: tuple[pack.PackIndex, Path], tmp_path: Path) -> None:
