@@ -88,6 +88,9 @@ class Case:
     models: str  # the real-world failure (fault) or the legitimate setup (control), one sentence
     injection: Injection
     trips: tuple[str, ...] = ()  # check names: `test_x[param]`, or `test_x` for every parameter of it
+    # (check, the host's condition): checks it trips only where the host has the condition; tripped there, and not a
+    # finding where it passes (the condition is on the page)
+    trips_where: tuple[tuple[str, str], ...] = ()
     select: str | None = None  # pytest -k: the checks it targets, plus the control check that must still pass
     markers: str = EVERY_MARKER
     skips: tuple[tuple[str, str], ...] = ()
@@ -112,6 +115,11 @@ class Case:
         return self.fault_kind in REAL_KINDS
 
     def expects_to_trip(self, check: str) -> bool:
+        """It targets ``check``: always (``trips``) or where the host has a condition (``trips_where``)."""
+        return self.must_trip(check) or any(matches(pattern, check) for pattern, _ in self.trips_where)
+
+    def must_trip(self, check: str) -> bool:
+        """A pass of ``check`` under this fault is a finding."""
         return any(matches(pattern, check) for pattern in self.trips)
 
 

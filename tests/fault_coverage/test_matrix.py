@@ -249,3 +249,29 @@ def test_suite_versions_name_the_cases_judged_by_an_older_suite() -> None:
         "sha256:old": ["untouched", "cudnn-off"],
         "sha256:new": ["fp16-accumulation-allowed"],
     }
+
+
+def test_a_check_tripped_only_where_the_host_has_a_condition_counts_there_and_is_no_finding_elsewhere(
+    tmp_path: Path,
+) -> None:
+    older = ("test_speed", "the host's library is older")
+    cases = (CASES[0], Case("host-lib", "fault", "the host's library first", env(LD_PRELOAD="x"),
+                            trips=("test_mem",), trips_where=(older,)))  # fmt: skip
+    where_older, where_newer = tmp_path / "older" / "runs", tmp_path / "newer" / "runs"
+    for runs, speed in ((where_older, "failed"), (where_newer, "passed")):
+        _results(runs, "untouched", UNTOUCHED)
+        _results(runs, "host-lib", {"test_mem": "failed", "test_speed": speed})
+    tripped = build_matrix(cases, where_older, "h100")
+    entry = next(c for c in tripped["cases"] if c["name"] == "host-lib")
+    assert entry["tripped"] == ["test_mem", "test_speed"]
+    assert tripped["checks"]["test_speed"]["tripped_by"] == ["host-lib"]
+    passed = build_matrix(cases, where_newer, "h100")
+    assert passed["checks"]["test_speed"]["tripped_by"] == []
+    assert not any("host-lib" in finding for finding in passed["findings"])
+    assert (
+        "test_speed (where the host's library is older)"
+        in next(c for c in passed["cases"] if c["name"] == "host-lib")["targets"]
+    )
+    always = Case("host-lib", "fault", "", env(LD_PRELOAD="x"), trips=("test_mem", "test_speed"))
+    must = build_matrix((CASES[0], always), where_newer, "h100")
+    assert "fault host-lib did not trip test_speed" in must["findings"]
