@@ -7,7 +7,7 @@ S="${1:?usage: scripts/decay-evidence.sh STORE (a new folder)}"
 B=(.venv/bin/python build.py)
 "${B[@]}" results ingest evidence/reports/h200/results.json evidence/fleet-runs/*/*.json evidence/fault-coverage/h100/runs/untouched.json evidence/fault-coverage/h200/runs/untouched.json evidence/gpu-sessions/h200-2026-12-04/conformance-results.json evidence/gpu-sessions/h200-2026-12-04/conformance-results-run1.json evidence/gpu-sessions/h200-2026-12-04-regrouped/conformance-results.json evidence/gpu-sessions/h200-2026-12-04-headers/results.json --store "$S" >/dev/null
 # the image's stack carried to a bare host (evidence/shipped-stack): a history of its own, its fault runs apart
-"${B[@]}" results ingest evidence/shipped-stack/*/untouched*.json --store "$S" >/dev/null
+"${B[@]}" results ingest evidence/shipped-stack/*/untouched*.json evidence/fault-coverage/h100-shipped/runs/untouched.json --store "$S" >/dev/null
 for f in evidence/shipped-stack/*/launch-blocking.json evidence/shipped-stack/*/cublas-workspace-0.json; do
   "${B[@]}" results ingest "$f" --store "$S" --fault "$(basename "$f" .json)" >/dev/null
 done
