@@ -99,6 +99,21 @@ def child(index: int) -> dict[str, object]:
     plan = Plan(warmup=3, least=10, cap_s=1.0)
     out: dict[str, object] = {"child": index}
 
+    def timed(one: Callable[[], object], run: Callable[[], object], work: float) -> dict[str, object]:
+        """``run`` timed under the suite's plan (``work`` FLOPs a repetition), with the kernels of ``one`` call."""
+        names = kernel_names(one)
+        with ClockSampler() as clocks:
+            timings = time_cuda(run, device, plan)
+        tflops, fields = timings.rate(work)
+        return {
+            "tflops": tflops,
+            "rel_iqr": fields.get("rel_iqr"),
+            "reps": len(timings.times_ms),
+            "stopped": timings.stopped,
+            "kernels": names,
+            "sm_mhz": _clock_summary(clocks.samples),
+        }
+
     def conv_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
         n = 128 if variant == "n128" else 32
         c, h, w = 256, 56, 56
@@ -112,19 +127,10 @@ def child(index: int) -> dict[str, object]:
             for _ in range(calls):
                 torch.nn.functional.conv2d(x, weight, padding=1)
 
-        names = kernel_names(lambda: torch.nn.functional.conv2d(x, weight, padding=1))
-        with ClockSampler() as clocks:
-            timings = time_cuda(run, device, plan)
+        one = functools.partial(torch.nn.functional.conv2d, x, weight, padding=1)
+        found = timed(one, run, calls * 2.0 * n * c * h * w * c * 9)
         torch.backends.cudnn.benchmark = False
-        tflops, fields = timings.rate(calls * 2.0 * n * c * h * w * c * 9)
-        return {
-            "tflops": tflops,
-            "rel_iqr": fields.get("rel_iqr"),
-            "reps": len(timings.times_ms),
-            "stopped": timings.stopped,
-            "kernels": names,
-            "sm_mhz": _clock_summary(clocks.samples),
-        }
+        return found
 
     def gemm_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
         n = 8192
@@ -137,18 +143,8 @@ def child(index: int) -> dict[str, object]:
                 for _ in range(20):
                     torch.mm(a, b, out=result)
                 torch.cuda.synchronize()
-        names = kernel_names(lambda: torch.mm(a, b, out=result))
-        with ClockSampler() as clocks:
-            timings = time_cuda(lambda: torch.mm(a, b, out=result), device, plan)
-        tflops, fields = timings.rate(2.0 * n * n * n)
-        return {
-            "tflops": tflops,
-            "rel_iqr": fields.get("rel_iqr"),
-            "reps": len(timings.times_ms),
-            "stopped": timings.stopped,
-            "kernels": names,
-            "sm_mhz": _clock_summary(clocks.samples),
-        }
+        one = functools.partial(torch.mm, a, b, out=result)
+        return timed(one, one, 2.0 * n * n * n)
 
     cases: list[tuple[str, Callable[[], dict[str, object]]]] = []
     for variant in CONV_VARIANTS:
