@@ -13,7 +13,10 @@ history sees as run-to-run noise:
 - conv ``benchmark``: ``torch.backends.cudnn.benchmark = True`` (cuDNN times its engines and keeps the fastest);
 - conv ``batch8``: 8 back-to-back calls per repetition (one flush), the rate over 8 calls;
 - conv ``n128``: the same conv at batch 128 (4x the work per call);
-- GEMM ``suite``: gemm_bench's timing (8192^3); ``warm2s``: after 2 s of back-to-back GEMMs (power steady state).
+- conv ``rotate4``: 4 copies of the input at their own addresses, one a repetition in turn (a placement a process
+  gets is averaged over); ``benchmark-batch8`` and ``benchmark-rotate4-batch8``: those together;
+- GEMM ``suite``: gemm_bench's timing (8192^3); ``warm2s``: after 2 s of back-to-back GEMMs (power steady state);
+  ``rotate4``: 4 pairs of inputs in turn.
 
 With pynvml, the SM clock is sampled every 2 ms during each variant's repetitions (its min/median in the output).
 """
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import statistics
 import subprocess
@@ -34,8 +38,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CONV_VARIANTS = ("suite", "benchmark", "batch8", "n128", "suite-again")
-GEMM_VARIANTS = ("suite", "warm2s")
+CONV_VARIANTS = (
+    "suite", "benchmark", "batch8", "n128", "rotate4", "benchmark-batch8", "benchmark-rotate4-batch8", "suite-again"
+)  # fmt: skip
+GEMM_VARIANTS = ("suite", "warm2s", "rotate4")
+ROTATED = 4  # the rotate variants: this many copies of the inputs, at their own addresses, one a repetition
 
 
 class ClockSampler:
@@ -118,25 +125,37 @@ def child(index: int) -> dict[str, object]:
         n = 128 if variant == "n128" else 32
         c, h, w = 256, 56, 56
         memory = torch.channels_last
-        x = seeded_randn((n, c, h, w), 51, device, dtype).contiguous(memory_format=memory)
+        copies = ROTATED if "rotate" in variant else 1
+        inputs = [seeded_randn((n, c, h, w), 51, device, dtype).contiguous(memory_format=memory) for _ in range(copies)]
         weight = (seeded_randn((c, c, 3, 3), 52, device, dtype) / 48).contiguous(memory_format=memory)
-        torch.backends.cudnn.benchmark = variant == "benchmark"
-        calls = 8 if variant == "batch8" else 1
+        torch.backends.cudnn.benchmark = variant.startswith("benchmark")
+        calls = 8 if "batch8" in variant else 1
+        turn = itertools.cycle(inputs)
 
         def run() -> None:
+            x = next(turn)
             for _ in range(calls):
                 torch.nn.functional.conv2d(x, weight, padding=1)
 
-        one = functools.partial(torch.nn.functional.conv2d, x, weight, padding=1)
+        one = functools.partial(torch.nn.functional.conv2d, inputs[0], weight, padding=1)
         found = timed(one, run, calls * 2.0 * n * c * h * w * c * 9)
         torch.backends.cudnn.benchmark = False
         return found
 
     def gemm_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
         n = 8192
-        a = seeded_randn((n, n), 11, device, dtype)
-        b = seeded_randn((n, n), 12, device, dtype)
+        copies = ROTATED if variant == "rotate4" else 1
+        pairs = [
+            (seeded_randn((n, n), 11, device, dtype), seeded_randn((n, n), 12, device, dtype)) for _ in range(copies)
+        ]
+        a, b = pairs[0]
         result = torch.empty(n, n, device=device, dtype=dtype)
+        turn = itertools.cycle(pairs)
+
+        def rotated() -> None:
+            left, right = next(turn)
+            torch.mm(left, right, out=result)
+
         if variant == "warm2s":
             end = time.monotonic() + 2.0
             while time.monotonic() < end:
@@ -144,7 +163,7 @@ def child(index: int) -> dict[str, object]:
                     torch.mm(a, b, out=result)
                 torch.cuda.synchronize()
         one = functools.partial(torch.mm, a, b, out=result)
-        return timed(one, one, 2.0 * n * n * n)
+        return timed(one, rotated, 2.0 * n * n * n)
 
     cases: list[tuple[str, Callable[[], dict[str, object]]]] = []
     for variant in CONV_VARIANTS:
