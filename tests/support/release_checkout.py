@@ -26,6 +26,16 @@ from tests.support.registry_images import SOURCE, Image, push_image
 from tests.support.tiny_images import unique_repository
 
 PASSPHRASE = "correct horse battery staple"
+# `python -c AHEAD SECONDS build.py ARGS`: build.py with the process's wall clock (time.time, datetime.now: what the
+# release index's expiry checks read, python-tuf's among them) moved SECONDS ahead of the real one and ticking on
+# (time-machine); time.monotonic, and so every timeout, stays. An index's expiry is met without waiting for it.
+AHEAD = """
+import datetime, runpy, sys, time_machine
+ahead = datetime.timedelta(seconds=float(sys.argv.pop(1)))
+time_machine.travel(datetime.datetime.now(datetime.UTC) + ahead, tick=True).start()
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 
@@ -37,6 +47,7 @@ class Checkout:
     base: Image | None = None  # the base matrix.yaml pins (published in base_repository), None: unpinned
     base_repository: str = ""
     timestamp_key: str | None = None  # the split setup: keys/timestamp.key holds the timestamp role alone
+    ahead: int = 0  # seconds: this machine's clock, ahead of the real one (`later`)
 
     def candidate(self, tag: str, revision: str, repository: str | None = None) -> str:
         """An image built on the pinned base, pushed as `repository:tag` (default: the release repository)."""
@@ -49,8 +60,9 @@ class Checkout:
     def release(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`build.py release ARGS` from inside the checkout (its release-policy.yaml is read by default)."""
         env = {**os.environ, "XDG_CACHE_HOME": str(self.cache), "RELEASE_KEY_PASSPHRASE": PASSPHRASE}
+        clock = ["-c", AHEAD, str(self.ahead)] if self.ahead else []
         return subprocess.run(
-            [sys.executable, "build.py", "release", *args],
+            [sys.executable, *clock, "build.py", "release", *args],
             capture_output=True, text=True, timeout=300, cwd=self.folder, env=env,
         )  # fmt: skip
 
@@ -83,6 +95,10 @@ class Checkout:
         signed = self.release(*args)
         assert signed.returncode == expect_status, signed.stderr
         return signed
+
+    def later(self, seconds: int) -> Checkout:
+        """The same machine `seconds` later: its `build.py release` runs with the clock moved ahead (AHEAD)."""
+        return dataclasses.replace(self, ahead=self.ahead + seconds)
 
 
 def fresh(checkout: Checkout, tmp_path: Path, name: str) -> Checkout:
