@@ -140,6 +140,26 @@ def without_keyless_builder(policy: str) -> str:
     return f"{head}\nkeyless_builder: null\n"
 
 
+# Each role's key pair, made once per test process by `build.py release keygen` and copied into every later checkout
+# (a keygen is a process start and a passphrase's scrypt: about 0.5 CPU-s, 75 of them in the release tests): role ->
+# (private key, public key). The checkouts stand for repositories of one publisher with one set of keys; each test's
+# keys are its checkout's copies, and a test that needs a new key makes it (the rotation's release2).
+_KEY_PAIRS: dict[str, tuple[bytes, bytes]] = {}
+
+
+def _key_pair(checkout: Checkout, name: str) -> None:
+    """keys/NAME.key (mode 0600, as keygen writes it) and keys/NAME.pub in the checkout."""
+    private, public = checkout.folder / "keys" / f"{name}.key", checkout.folder / "keys" / f"{name}.pub"
+    if name not in _KEY_PAIRS:
+        made = checkout.release("keygen", "--key", str(private), "--public-key", str(public))
+        assert made.returncode == 0, made.stderr
+        _KEY_PAIRS[name] = (private.read_bytes(), public.read_bytes())
+        return
+    private.touch(mode=0o600, exist_ok=False)
+    private.write_bytes(_KEY_PAIRS[name][0])
+    public.write_bytes(_KEY_PAIRS[name][1])
+
+
 def make_checkout(
     folder: Path, repository: str, *, pinned: bool = True, keyless: bool = False, split: bool = False
 ) -> Checkout:
@@ -171,8 +191,7 @@ def make_checkout(
         checkout = dataclasses.replace(checkout, timestamp_key="timestamp")
     keys = folder / "keys"
     for name in ("release", "intruder", "root", *(["timestamp"] if split else [])):
-        made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
-        assert made.returncode == 0, made.stderr
+        _key_pair(checkout, name)
     timestamp = ["--timestamp-public-key", str(keys / "timestamp.pub")] if split else []  # docs/release.md's setup
     rooted = checkout.release("init-root", "--root-key", str(keys / "root.key"), "--root-public-key",
                               str(keys / "root.pub"), *timestamp)  # fmt: skip
