@@ -5,6 +5,7 @@
 # $PYTORCH_CUDA_MANIFEST): those tests simulate a host, and bring their own manifests.
 # The tree goes in through a tar stream, not a bind mount: the image's user (uid 1000) could not
 # read a checkout under a directory only root may enter (/root, or a `mktemp -d`).
+# The host's tool caches stay out of it (.mypy_cache: 30 of the tree's 52 MB after the unit tier, once per shard).
 # The tests run in one container per core (at most $SUITE_SHARDS, default 2), each with one shard
 # of them (tests/support/shard.py); each container's output follows when all have finished.
 # Each shard's torch uses one OpenMP thread (OMP_NUM_THREADS=1): the shards are the parallelism, and with
@@ -24,7 +25,8 @@ trap 'rm -rf "$logs"' EXIT
 run_shard() {  # $1: the shard, K/N; then pytest's arguments
   local shard=$1
   shift
-  tar -c --exclude=./.git --exclude=./.venv --exclude=./build-output --exclude=./.wt --exclude=./.gpu . |
+  tar -c --exclude=./.git --exclude=./.venv --exclude=./build-output --exclude=./.wt --exclude=./.gpu \
+    --exclude=./.mypy_cache --exclude=./.ruff_cache --exclude=./.pytest_cache . |
     docker run --rm -i --network none --shm-size=1g --tmpfs /etc/pytorch-cuda -e PYTHONDONTWRITEBYTECODE=1 \
       -e PYTEST_SHARD="$shard" -e OMP_NUM_THREADS=1 "$image" sh -c 'mkdir -p /tmp/src && tar -x -C /tmp/src && cd /tmp/src && exec env -u PYTORCH_CUDA_MANIFEST python -m pytest -p no:cacheprovider -p tests.support.shard tests/conformance tests/precision_check "$@"' sh "$@"
 }

@@ -7,8 +7,8 @@
 #   images  every other integration test that runs containers of the built image or derived images, and the
 #           loopback index, registry, PostgreSQL and browser tests beside them;
 #   release the release tests (tests/pytorch_cuda/release: `build.py release` against the registry on 127.0.0.1:5000,
-#           no engine, no image): mostly Python starting and waiting, about two minutes of it on purpose (an index's
-#           expiry), which in the images lane lengthened the critical path by their whole wall time;
+#           no engine, no image): mostly Python starting (an index's expiry is met on a clock moved ahead, one of
+#           them, 14 s, waited for), which in the images lane lengthened the critical path by their whole wall time;
 #   suite   the suite's own tests inside the image (scripts/suite-tests-in-image.sh), started when the first of
 #           the other three lanes ends.
 # Each line is prefixed with its lane's name, and each lane's output is kept in build-output/lane-NAME.log. The lanes'

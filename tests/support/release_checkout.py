@@ -26,6 +26,16 @@ from tests.support.registry_images import SOURCE, Image, push_image
 from tests.support.tiny_images import unique_repository
 
 PASSPHRASE = "correct horse battery staple"
+# `python -c AHEAD SECONDS build.py ARGS`: build.py with the process's wall clock (time.time, datetime.now: what the
+# release index's expiry checks read, python-tuf's among them) moved SECONDS ahead of the real one and ticking on
+# (time-machine); time.monotonic, and so every timeout, stays. An index's expiry is met without waiting for it.
+AHEAD = """
+import datetime, runpy, sys, time_machine
+ahead = datetime.timedelta(seconds=float(sys.argv.pop(1)))
+time_machine.travel(datetime.datetime.now(datetime.UTC) + ahead, tick=True).start()
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
+"""
 OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 
 
@@ -37,6 +47,7 @@ class Checkout:
     base: Image | None = None  # the base matrix.yaml pins (published in base_repository), None: unpinned
     base_repository: str = ""
     timestamp_key: str | None = None  # the split setup: keys/timestamp.key holds the timestamp role alone
+    ahead: int = 0  # seconds: this machine's clock, ahead of the real one (`later`)
 
     def candidate(self, tag: str, revision: str, repository: str | None = None) -> str:
         """An image built on the pinned base, pushed as `repository:tag` (default: the release repository)."""
@@ -49,8 +60,9 @@ class Checkout:
     def release(self, *args: str) -> subprocess.CompletedProcess[str]:
         """`build.py release ARGS` from inside the checkout (its release-policy.yaml is read by default)."""
         env = {**os.environ, "XDG_CACHE_HOME": str(self.cache), "RELEASE_KEY_PASSPHRASE": PASSPHRASE}
+        clock = ["-c", AHEAD, str(self.ahead)] if self.ahead else []
         return subprocess.run(
-            [sys.executable, "build.py", "release", *args],
+            [sys.executable, *clock, "build.py", "release", *args],
             capture_output=True, text=True, timeout=300, cwd=self.folder, env=env,
         )  # fmt: skip
 
@@ -83,6 +95,10 @@ class Checkout:
         signed = self.release(*args)
         assert signed.returncode == expect_status, signed.stderr
         return signed
+
+    def later(self, seconds: int) -> Checkout:
+        """The same machine `seconds` later: its `build.py release` runs with the clock moved ahead (AHEAD)."""
+        return dataclasses.replace(self, ahead=self.ahead + seconds)
 
 
 def fresh(checkout: Checkout, tmp_path: Path, name: str) -> Checkout:
@@ -124,6 +140,26 @@ def without_keyless_builder(policy: str) -> str:
     return f"{head}\nkeyless_builder: null\n"
 
 
+# Each role's key pair, made once per test process by `build.py release keygen` and copied into every later checkout
+# (a keygen is a process start and a passphrase's scrypt: about 0.5 CPU-s, 75 of them in the release tests): role ->
+# (private key, public key). The checkouts stand for repositories of one publisher with one set of keys; each test's
+# keys are its checkout's copies, and a test that needs a new key makes it (the rotation's release2).
+_KEY_PAIRS: dict[str, tuple[bytes, bytes]] = {}
+
+
+def _key_pair(checkout: Checkout, name: str) -> None:
+    """keys/NAME.key (mode 0600, as keygen writes it) and keys/NAME.pub in the checkout."""
+    private, public = checkout.folder / "keys" / f"{name}.key", checkout.folder / "keys" / f"{name}.pub"
+    if name not in _KEY_PAIRS:
+        made = checkout.release("keygen", "--key", str(private), "--public-key", str(public))
+        assert made.returncode == 0, made.stderr
+        _KEY_PAIRS[name] = (private.read_bytes(), public.read_bytes())
+        return
+    private.touch(mode=0o600, exist_ok=False)
+    private.write_bytes(_KEY_PAIRS[name][0])
+    public.write_bytes(_KEY_PAIRS[name][1])
+
+
 def make_checkout(
     folder: Path, repository: str, *, pinned: bool = True, keyless: bool = False, split: bool = False
 ) -> Checkout:
@@ -155,8 +191,7 @@ def make_checkout(
         checkout = dataclasses.replace(checkout, timestamp_key="timestamp")
     keys = folder / "keys"
     for name in ("release", "intruder", "root", *(["timestamp"] if split else [])):
-        made = checkout.release("keygen", "--key", str(keys / f"{name}.key"), "--public-key", str(keys / f"{name}.pub"))
-        assert made.returncode == 0, made.stderr
+        _key_pair(checkout, name)
     timestamp = ["--timestamp-public-key", str(keys / "timestamp.pub")] if split else []  # docs/release.md's setup
     rooted = checkout.release("init-root", "--root-key", str(keys / "root.key"), "--root-public-key",
                               str(keys / "root.pub"), *timestamp)  # fmt: skip
