@@ -11,6 +11,7 @@ first, and the other one reports it as already stored. WAL mode lets readers run
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -37,6 +38,21 @@ BUSY_TIMEOUT_S: Final = 120.0  # how long a writer waits for another writer's tr
 TABLES: Final = store_tables("TEXT")
 
 
+def _write_ahead_log(db: sqlite3.Connection) -> None:
+    """WAL mode, waiting for the other writers as a write does: a database that several ingests create at once may
+    answer the switch with "database is locked" at once, without its busy timeout (SQLite's way out of a lock
+    upgrade two connections would otherwise wait on forever); 1 open in 1,200 did, in 200 races of 6 openers."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_S
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as error:
+            if "locked" not in str(error) or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.01)
+
+
 class SqliteStore(SqlHistoryReads):
     """A results store in one SQLite file."""
 
@@ -57,7 +73,7 @@ class SqliteStore(SqlHistoryReads):
         location.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._db = sqlite3.connect(location, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self._db.execute("PRAGMA journal_mode=WAL")
+            _write_ahead_log(self._db)
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._prepare(create)
         except sqlite3.DatabaseError as error:
