@@ -3,15 +3,16 @@ night on a store that benchmarks/store_scale.py or synthetic_fleet.bulk_store le
 checkout's code (the previous code, side by side) on a copy of the same store.
 
     .venv/bin/python benchmarks/store_night.py --store PATH.sqlite|postgresql://... --night 366
-        [--code CHECKOUT] [--site-out DIR] [--steps previous,ingest,judge,site] [--gpus 20 --variants 6]
+        [--code CHECKOUT] [--site-out DIR] [--steps previous,ingest,judge,site|site-judge] [--gpus 20 --variants 6]
 
 The night's runs (one per GPU model x variant, night number --night: the store holds nights 0 to --night - 1) are
 written as results files, then each step is a fresh `build.py` process run from --code (default: this checkout), on
 the clock and on the CPU (its own user + system time; a PostgreSQL server's is not in it): ``previous`` is last
 night's judge and site (not part of the night: the judge keeps each history's window, decay/windowed.py, and the
 site is what tonight's incremental build starts from), then ``ingest`` (`results ingest --skip-duplicates`),
-``judge`` (`results judge --json`), ``site`` (`site` into --site-out, incremental over last night's) and
-``full`` (`site --full` into a new folder). It prints one JSON line per step.
+``judge`` (`results judge --json`), ``site`` (`site` into --site-out, incremental over last night's),
+``site-judge`` (`site --judge`: the judge and the site in one read, what the nightly runs instead of ``judge`` then
+``site``) and ``full`` (`site --full` into a new folder). It prints one JSON line per step.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.synthetic_fleet import Fleet  # noqa: E402
 
-STEPS = ("previous", "ingest", "judge", "site", "full")
+STEPS = ("previous", "ingest", "judge", "site", "site-judge", "full")
 
 
 def _cpu() -> float:
@@ -51,6 +52,7 @@ def night(store: str, files: list[Path], site: Path, code: Path, steps: list[str
         "ingest": ("results", "ingest", *map(str, files), "--store", store, "--skip-duplicates"),
         "judge": ("results", "judge", "--store", store, "--json"),
         "site": ("site", "--store", store, "--out", str(site)),
+        "site-judge": ("site", "--judge", "--store", store, "--out", str(site)),
         "full": ("site", "--store", store, "--out", f"{site}-full", "--full"),
     }
     numbers: dict[str, list[float]] = {}

@@ -13,7 +13,9 @@ import json
 import textwrap
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any, Final
 
 from pytorch_cuda_contract.carried_stack import CarriedStackError, RunStack, parse_run_stack
@@ -152,11 +154,21 @@ class _Gaps:
         return {}
 
 
+@lru_cache(maxsize=65_536)
+def _outcome_only(nodeid: str, outcome: str) -> TestResult:
+    """A test entry that holds its outcome alone (the results store's judge view: the judge reads a history's runs
+    so, about 90 tests each): one immutable TestResult per test and outcome, shared by every run that has it."""
+    return TestResult(nodeid, outcome, None, (), None, None, MappingProxyType({}), ())
+
+
 def _tests(raw: Mapping[str, Any], gaps: _Gaps) -> dict[str, TestResult]:
     tests: dict[str, TestResult] = {}
     for nodeid, entry in raw.items():
         if not isinstance(entry, Mapping):
             gaps.items.append(f"test {nodeid} is not an object")
+            continue
+        if len(entry) == 1 and "outcome" in entry:
+            tests[str(nodeid)] = _outcome_only(str(nodeid), as_str(entry["outcome"]) or "unknown")
             continue
         metrics_raw = mapping(entry.get("metrics"))
         metrics = {name: parse_metric(name, m, nodeid) for name, m in metrics_raw.items() if isinstance(m, Mapping)}

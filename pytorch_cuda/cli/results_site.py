@@ -106,7 +106,7 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         description="Write the static site of a results store into --out: the image x GPU table, each history with "
         "its noise band, the open regressions and the expected bf16 support (docs/site.md). A folder that holds a "
         "previous build is updated incrementally (only the pages whose inputs changed); --full renders every page.",
-        epilog=examples("site --store store/ --out site/"),
+        epilog=examples("site --store store/ --out site/", "site --judge --store results.sqlite --out site/"),
     )
     site_verb.add_argument("--store", type=store_location, required=True, metavar="STORE", help=_STORE)
     site_verb.add_argument("--out", type=Path, required=True, metavar="DIR", help="where the site is written")
@@ -115,6 +115,12 @@ def register(verbs: argparse._SubParsersAction[argparse.ArgumentParser], shared:
         action="store_true",
         help="render every page; by default a folder holding an earlier build's page digests (.site-inputs.json) "
         "gets only the pages whose inputs changed rewritten, and the pages that no longer exist removed",
+    )
+    site_verb.add_argument(
+        "--judge",
+        action="store_true",
+        help="judge each history first and keep its window, as `results judge` does, in the same read of the store "
+        "(the nightly: one process instead of `results judge` then `site`)",
     )
     site_verb.set_defaults(run=site)
 
@@ -205,9 +211,10 @@ def accept_regression(args: argparse.Namespace, session: Session) -> int:
 
 
 def site(args: argparse.Namespace, session: Session) -> int:
+    from pytorch_cuda.decay.windowed import WINDOW_RUNS
     from pytorch_cuda.site.site_writer import build_site  # matplotlib loads only for `site`
 
-    built = build_site(args.store, args.out, full=args.full)
+    built = build_site(args.store, args.out, full=args.full, judge=WINDOW_RUNS if args.judge else None)
     if args.json:
         counts = {"pages": len(built.pages), "written": built.written, "removed": built.removed}
         print(

@@ -57,6 +57,23 @@ class WindowedJudged:
     judged: Judged  # the runs read (the window), their findings after ``exact_after``
     read_from: RunOrder | None  # None: the whole history was read
     exact_after: RunOrder | None  # findings on runs after it (None: every run's)
+    moved: JudgeWindow | None = None  # the window this judgement kept (None: none; the next read starts as this)
+
+    def next_read(self) -> Judged:
+        """What ``read_window`` gives after this judgement, without reading the store again (the site beside the
+        judge, `build.py site --judge`): where the window moved, the runs from its S on, with the findings after
+        its T; else the judgement itself (the next read starts where this one did)."""
+        if self.moved is None:
+            return self.judged
+        since, through = self.moved.since, self.moved.through
+        runs = tuple(r for r in self.judged.runs if order(r) >= since)
+        read = {r.record.sha256 for r in runs}
+        return replace(
+            self.judged,
+            runs=runs,
+            findings=tuple(f for f in self.judged.findings if order(f.run) > through),
+            judged_against={k: n for k, n in self.judged.judged_against.items() if k[0] in read},
+        )
 
     def document(self) -> dict[str, Any]:
         return {
@@ -133,7 +150,9 @@ def judge_window_of(
     moved = _advanced(runs, accepted, counted_before, window_runs, shown) if keep else None
     if moved is not None:
         store.keep_judge_window(text, moved.document())
-    return WindowedJudged(judged, None if kept is None else kept.since, exact_after)
+        if store.judge_window(text) != moved.document():
+            moved = None  # a store this process cannot write kept none: the next read starts where this one did
+    return WindowedJudged(judged, None if kept is None else kept.since, exact_after, moved)
 
 
 def read_window(store: RunStore, text: str, accepted: list[Accepted]) -> WindowedJudged:

@@ -13,7 +13,7 @@ from functools import cached_property
 from typing import Any
 
 from pytorch_cuda.decay import DecayFinding, Judged, judge_history
-from pytorch_cuda.decay.windowed import SHOWN_RUNS, read_window
+from pytorch_cuda.decay.windowed import SHOWN_RUNS, judge_window_of, read_window
 from pytorch_cuda.precision_report.report_model import build_document
 from pytorch_cuda.run_store import RunSubject, Stored
 from pytorch_cuda.run_store.backend import RunHead, RunStore
@@ -148,17 +148,24 @@ def _cell(judged: Judged, heads: list[RunHead], whole: list[Stored]) -> Cell:
                 tuple(flags(judged, shown)), judged, tuple(heads))  # fmt: skip
 
 
-def build_cells(store: RunStore, shown: int = SHOWN_RUNS) -> list[Cell]:
-    """Every history of ``store``, by key: its last ``shown`` runs (at most SHOWN_RUNS: the judge keeps them exact)."""
+def build_cells(store: RunStore, shown: int = SHOWN_RUNS, *, judge: int | None = None) -> list[Cell]:
+    """Every history of ``store``, by key: its last ``shown`` runs (at most SHOWN_RUNS: the judge keeps them exact);
+    ``judge``: judge each history first, as `results judge` does with that many runs in its window's tail (it
+    keeps the window), and show what a read of the window it kept gives, from the runs already read."""
     if not 0 < shown <= SHOWN_RUNS:
         raise ValueError(f"shown ({shown}) must be between 1 and {SHOWN_RUNS}")
     accepted = store.accepted()
     cells = []
     for text in store.histories():
         heads, whole = store.heads(text), store.latest(text, shown)
-        # every run shown: judged whole, one read; else the judge's window (views), exact over the shown runs
-        short = len(heads) <= len(whole)
-        judged = judge_history(whole, accepted) if short else read_window(store, text, accepted).judged
+        # every run shown: judged whole, one read (too short for the judge to keep a window); else the judge's
+        # window (views), exact over the shown runs: read as the judge left it, or judged here and kept
+        if len(heads) <= len(whole):
+            judged = judge_history(whole, accepted)
+        elif judge is not None:
+            judged = judge_window_of(store, text, accepted, judge).next_read()
+        else:
+            judged = read_window(store, text, accepted).judged
         cells.append(_cell(judged, heads, whole))
     return sorted(cells, key=lambda c: c.history_key)
 

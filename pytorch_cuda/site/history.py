@@ -90,11 +90,12 @@ def _test_flags(nightly: Sequence[Stored], shown: Mapping[str, Stored]) -> list[
     """A shown test that failed in a nightly run and passed in the latest earlier good nightly run that ran it (of
     those read: the judge's window, which reaches WINDOW_RUNS back before the shown runs)."""
     found = []
+    complete = [r.results.complete for r in nightly]  # counted once a run, not once for every later shown run
     for i, view in enumerate(nightly):
         run = shown.get(view.record.sha256)
         if run is None:
             continue
-        before = [r for r in nightly[:i] if r.results.complete]
+        before = [r for r, done in zip(nightly[:i], complete, strict=False) if done]
         for nodeid, test in run.results.tests.items():
             if test.outcome not in ("failed", "error"):
                 continue

@@ -127,16 +127,23 @@ class _Older:
 
 
 def build_site(
-    store: StoreLocation, out: Path, chart: Chart = history_chart, *, full: bool = False, shown: int = SHOWN_RUNS
+    store: StoreLocation,
+    out: Path,
+    chart: Chart = history_chart,
+    *,
+    full: bool = False,
+    shown: int = SHOWN_RUNS,
+    judge: int | None = None,
 ) -> Built:
     """The site of ``store`` into ``out`` (``chart``: how a history chart is drawn; benchmarks/site_build.py);
     incremental where ``out`` holds an earlier build's digests, unless ``full``; ``shown``: the last runs of each
-    history its pages show (cells.py)."""
+    history its pages show (cells.py); ``judge``: judge each history first and keep its window, as `results judge`
+    does (the window's tail: WINDOW_RUNS), in the same read (`site --judge`)."""
     backend = open_store(store)
     if not backend.histories():
         raise StoreError(f"the store {store} holds no runs", "ingest results first: build.py results ingest ...")
     _checked(out)
-    cells = build_cells(backend, shown)
+    cells = build_cells(backend, shown, judge=judge)
     files = plan_pages(cells, sorted(a.sha256 for a in backend.accepted()), chart, _Older(backend))
     earlier = None if full else earlier_inputs(out)
     if earlier is None:

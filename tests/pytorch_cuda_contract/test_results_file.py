@@ -159,3 +159,20 @@ def test_the_timing_harness_and_each_numbers_spread_are_read() -> None:
     odd = parse_results(json.dumps(document))
     assert odd.harness == FIRST_HARNESS
     assert "\"harness\" is not a harness version (found 'two')" in odd.missing
+
+
+def test_a_test_entry_with_its_outcome_alone_reads_as_it_always_did() -> None:
+    """The store's judge view keeps each test's outcome only: such an entry reads as the full reader reads it (no
+    phase, markers, metrics or message), as one immutable TestResult per test and outcome, shared across runs."""
+    document = json.loads(H100.read_text(encoding="utf-8"))
+    nodeid = next(k for k, e in document["tests"].items() if e.get("metrics"))
+    views = [{**document, "tests": {nodeid: {"outcome": outcome}}} for outcome in ("failed", "failed", "passed")]
+    first, again, passed = (parse_results(json.dumps(v)).tests[nodeid] for v in views)
+    assert first is again
+    assert first is not passed
+    assert (first.outcome, passed.outcome) == ("failed", "passed")
+    assert (first.phase, first.markers, first.duration_s, first.message, first.notes) == (None, (), None, None, ())
+    assert dict(first.metrics) == {}
+    assert parse_results(json.dumps(document)).tests[nodeid].metrics
+    with pytest.raises(TypeError):  # shared by every run that has it: immutable
+        first.metrics["gemm"] = None  # type: ignore[index]

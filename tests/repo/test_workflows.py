@@ -337,3 +337,20 @@ def test_the_nightly_ingests_the_digest_each_gpu_job_recorded() -> None:
     assert "--image-digest" not in ingest[0]
     (run,) = [r for r in scripts(load("gpu-conformance.yml")) if "docker run --rm --gpus all" in r]
     assert f'-e {IMAGE_DIGEST_ENV}="${{IMAGE#*@}}"' in run
+
+
+def test_the_nightly_judges_in_its_site_step_and_keeps_the_site_between_nights() -> None:
+    """Issue 55: the site is built with `site --judge` (one read of the store: the judge's windows kept, then the
+    pages), into last night's site/ restored from the cache, so it rewrites only the pages whose inputs changed;
+    the folder store's judge windows go to the results branch with the runs."""
+    results = load("nightly-gpu.yml")["jobs"]["results"]["steps"]
+    uses = [s.get("uses", "").split("@")[0] for s in results]
+    restore, save = uses.index("actions/cache/restore"), uses.index("actions/cache/save")
+    build = next(i for i, s in enumerate(results) if "build.py site" in s.get("run", ""))
+    assert restore < build < save
+    assert {results[i]["with"]["key"] for i in (restore, save)} == {"results-site-${{ github.run_id }}"}
+    assert {results[i]["with"]["path"] for i in (restore, save)} == {"site"}
+    assert results[restore]["with"]["restore-keys"] == "results-site-"
+    assert 'build.py site --judge --store "${SHARED_STORE:-store/}" --out site/' in results[build]["run"]
+    assert not [r for r in scripts(load("nightly-gpu.yml")) if "results judge" in r]
+    assert "git add judge-windows.json" in "\n".join(s.get("run", "") for s in results)

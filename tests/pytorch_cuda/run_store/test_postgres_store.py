@@ -12,11 +12,13 @@ import pytest
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.decay import judge_each
 from pytorch_cuda.decay.report import judged_document
+from pytorch_cuda.decay.windowed import judge_windowed
 from pytorch_cuda.run_store import StoreError, ingest, read_store
 from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import open_store, store_location
 from pytorch_cuda.run_store.export import export_store
-from tests.support.long_histories import batches_of, full_read, long_nights, store_and_judge, verdicts
+from pytorch_cuda.site.site_writer import build_site
+from tests.support.long_histories import WINDOW, batches_of, full_read, long_nights, store_and_judge, verdicts
 from tests.support.postgres_server import PostgresServer
 from tests.support.racing_ingests import race
 from tests.support.synthetic_history import night, wobble, write_nights
@@ -123,3 +125,22 @@ def test_the_window_judges_as_the_full_read_and_as_sqlite(tmp_path: Path, databa
     assert [[judged_document([w.judged for w in b]) for b in on_postgres]] == [
         [judged_document([w.judged for w in b]) for b in on_sqlite]
     ]
+
+
+def test_site_judge_on_postgresql_is_judge_then_site_on_sqlite(tmp_path: Path, database: str) -> None:
+    """`site --judge` on PostgreSQL, night by night, writes the pages and keeps the windows that `results judge`
+    then `site` do on SQLite; its incremental site is its full build."""
+    sqlite = tmp_path / "store.sqlite"
+    for n, batch in enumerate(batches_of(long_nights(tmp_path / "nights"))):
+        ingest(batch, database)
+        ingest(batch, sqlite)
+        judge_windowed(open_store(sqlite), WINDOW)
+        build_site(sqlite, tmp_path / "site-sqlite")
+        assert build_site(database, tmp_path / "site", judge=WINDOW).incremental == (n > 0)
+        assert _snapshot(tmp_path / "site") == _snapshot(tmp_path / "site-sqlite")
+        on_postgres, on_sqlite = open_store(database), open_store(sqlite)
+        windows = [on_postgres.judge_window(t) for t in on_postgres.histories()]
+        assert windows == [on_sqlite.judge_window(t) for t in on_sqlite.histories()]
+        build_site(database, tmp_path / f"full-{n}", full=True)
+        assert _snapshot(tmp_path / "site") == _snapshot(tmp_path / f"full-{n}")
+    assert sum(w is not None for w in windows) == 1  # the steady history's window moved; the open drop is read whole

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytorch_cuda.decay.windowed import SHOWN_RUNS, judge_windowed, read_window
+from pytorch_cuda.cli.main import main
+from pytorch_cuda.decay.judge import order
+from pytorch_cuda.decay.windowed import SHOWN_RUNS, WINDOW_RUNS, judge_window_of, judge_windowed, read_window
 from pytorch_cuda.run_store import ingest
 from pytorch_cuda.run_store.backend import open_store
 from pytorch_cuda.site.cells import build_cells
@@ -50,3 +52,60 @@ def test_a_long_history_shows_its_last_runs_judged_as_the_full_read(tmp_path: Pa
         assert f"This history shows its last {SHOWN_RUNS} of {NIGHTS} runs" in page
         older = (site / f"run/{judged.runs[0].record.sha256}.html").read_text()
         assert f"Older than the last {SHOWN_RUNS} runs of its history" in older
+
+
+def test_the_site_that_judges_is_the_judge_then_the_site(tmp_path: Path) -> None:
+    """`site --judge` (one read: judge, keep the window, build) writes the pages and keeps the windows that
+    `results judge` then `site` do, night by night, and its incremental site is the full build byte for byte."""
+    apart, together = tmp_path / "apart.sqlite", tmp_path / "together.sqlite"
+    for n, batch in enumerate(batches_of(long_nights(tmp_path / "nights"))):
+        ingest(batch, apart)
+        ingest(batch, together)
+        judge_windowed(open_store(apart), WINDOW)
+        build_site(apart, tmp_path / "site-apart")
+        assert build_site(together, tmp_path / "site", judge=WINDOW).incremental == (n > 0)
+        assert _files(tmp_path / "site") == _files(tmp_path / "site-apart")
+        a, b = open_store(apart), open_store(together)
+        assert [b.judge_window(t) for t in b.histories()] == [a.judge_window(t) for t in a.histories()]
+        build_site(together, tmp_path / f"full-{n}", full=True)
+        assert _files(tmp_path / "site") == _files(tmp_path / f"full-{n}")
+    backend = open_store(together)
+    windowed = [t for t in backend.histories() if read_window(backend, t, []).read_from is not None]
+    assert len(windowed) == 1
+    assert "steady" in windowed[0]
+
+
+def test_the_judgement_next_read_is_the_read_of_the_window_kept(tmp_path: Path) -> None:
+    """What the judge hands the site (WindowedJudged.next_read) is what reading the window it kept gives: the same
+    runs, and the same findings, noise and baselines where that read is exact."""
+    store = tmp_path / "store.sqlite"
+    moved = 0
+    for batch in batches_of(long_nights(tmp_path / "nights")):
+        ingest(batch, store)
+        backend = open_store(store)
+        for text in backend.histories():
+            judged = judge_window_of(backend, text, [], WINDOW)
+            moved += judged.moved is not None
+            handed, read = judged.next_read(), read_window(backend, text, [])
+            assert [r.record.sha256 for r in handed.runs] == [r.record.sha256 for r in read.judged.runs]
+            found = [(f.run.record.sha256, f.metric, f.kind, f.status, f.noise) for f in handed.findings]
+            assert found == [(f.run.record.sha256, f.metric, f.kind, f.status, f.noise) for f in read.judged.findings]
+            assert handed.noise == read.judged.noise
+            exact = [r for r in read.judged.runs if read.exact_after is None or order(r) > read.exact_after]
+            assert exact
+            assert all(handed.baseline(r, GEMM) == read.judged.baseline(r, GEMM) for r in exact)
+    assert moved == 2  # the steady history's window, after the first batch and after the third
+
+
+def test_site_judge_keeps_the_windows_that_results_judge_keeps(tmp_path: Path) -> None:
+    """`build.py site --judge` judges with the judge's own window (WINDOW_RUNS), as `results judge` does."""
+    nights = [p for n in long_nights(tmp_path / "nights", nights=2 * WINDOW_RUNS + 2) for p in n]
+    together, apart = tmp_path / "together.sqlite", tmp_path / "apart.sqlite"
+    ingest(nights, together)
+    ingest(nights, apart)
+    assert main(["results", "judge", "--store", str(apart), "--json"]) == 1  # the dropping history's regression
+    assert main(["site", "--judge", "--store", str(together), "--out", str(tmp_path / "site")]) == 0
+    a, b = open_store(apart), open_store(together)
+    kept = [b.judge_window(t) for t in b.histories()]
+    assert kept == [a.judge_window(t) for t in a.histories()]
+    assert sum(k is not None for k in kept) == 1  # the steady history's; the dropping one is open since night 9
