@@ -114,9 +114,7 @@ def _case_entry(case: Case, outcomes: Mapping[str, Mapping[str, str | None]], ga
     if case.kind == "fault":
         entry["tripped"] = [c for c in failed if case.expects_to_trip(c)]
         entry["collateral"] = [c for c in failed if not case.expects_to_trip(c)]
-        entry["missed"] = [
-            c for c in gated if case.must_trip(c) and outcomes.get(c, {}).get("outcome") != "failed"
-        ]
+        entry["missed"] = [c for c in gated if case.must_trip(c) and outcomes.get(c, {}).get("outcome") != "failed"]
         entry["targets"] = list(case.trips) + [f"{check} (where {condition})" for check, condition in case.trips_where]
     else:
         entry["missing_skips"] = [
