@@ -15,6 +15,7 @@ from pytorch_cuda.decay.report import judged_document
 from pytorch_cuda.decay.windowed import WindowedJudged, judge_windowed
 from pytorch_cuda.run_store import ingest, read_store
 from pytorch_cuda.run_store.backend import StoreLocation, open_store
+from pytorch_cuda.site.site_writer import build_site
 from tests.support.synthetic_history import night, wobble
 
 GEMM = "gemm.bf16.tflops"
@@ -64,3 +65,25 @@ def batches_of(nights: list[list[Path]]) -> list[list[Path]]:
     """The first 64 nights at once, then two batches of 8 nights."""
     flat = [[p for n in nights[a:b] for p in n] for a, b in ((0, 64), (64, 72), (72, 80))]
     return [batch for batch in flat if batch]
+
+
+def site_files(folder: Path) -> dict[str, bytes]:
+    """Every file of a built site, by its path in the site."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def site_judge_matches_judge_then_site(together: StoreLocation, apart: Path, folder: Path) -> None:
+    """The long nights stored night by night in both stores: `site --judge` on ``together`` writes the pages and
+    keeps the windows that `results judge` then `site` do on ``apart`` (SQLite), and its incremental site is the
+    full build byte for byte."""
+    for n, batch in enumerate(batches_of(long_nights(folder / "nights"))):
+        ingest(batch, together)
+        ingest(batch, apart)
+        judge_windowed(open_store(apart), WINDOW)
+        build_site(apart, folder / "site-apart")
+        assert build_site(together, folder / "site", judge=WINDOW).incremental == (n > 0)
+        assert site_files(folder / "site") == site_files(folder / "site-apart")
+        a, b = open_store(apart), open_store(together)
+        assert [b.judge_window(t) for t in b.histories()] == [a.judge_window(t) for t in a.histories()]
+        build_site(together, folder / f"full-{n}", full=True)
+        assert site_files(folder / "site") == site_files(folder / f"full-{n}")

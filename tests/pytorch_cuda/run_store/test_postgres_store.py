@@ -12,13 +12,19 @@ import pytest
 from pytorch_cuda.cli.main import main
 from pytorch_cuda.decay import judge_each
 from pytorch_cuda.decay.report import judged_document
-from pytorch_cuda.decay.windowed import judge_windowed
 from pytorch_cuda.run_store import StoreError, ingest, read_store
 from pytorch_cuda.run_store.accepted import Accepted
 from pytorch_cuda.run_store.backend import open_store, store_location
 from pytorch_cuda.run_store.export import export_store
-from pytorch_cuda.site.site_writer import build_site
-from tests.support.long_histories import WINDOW, batches_of, full_read, long_nights, store_and_judge, verdicts
+from tests.support.long_histories import (
+    batches_of,
+    full_read,
+    long_nights,
+    site_files,
+    site_judge_matches_judge_then_site,
+    store_and_judge,
+    verdicts,
+)
 from tests.support.postgres_server import PostgresServer
 from tests.support.racing_ingests import race
 from tests.support.synthetic_history import night, wobble, write_nights
@@ -36,10 +42,6 @@ def _history(tmp_path: Path) -> list[Path]:
     """30 nights of two hosts: steady, then a held 15% drop from night 20."""
     nights = [night(d, scale={GEMM: wobble(d) * (0.85 if d >= 20 else 1.0)}, host="ab"[d % 2]) for d in range(30)]
     return write_nights(tmp_path / "incoming", nights)
-
-
-def _snapshot(store: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(store)): p.read_bytes() for p in sorted(store.rglob("*")) if p.is_file()}
 
 
 def test_a_uri_is_kept_whole_and_picks_postgresql() -> None:
@@ -73,7 +75,7 @@ def test_export_through_postgresql_is_the_archive_byte_for_byte_and_judges_the_s
     open_store(files).add_accepted(accepted)
     export_store(files, database)
     export_store(database, tmp_path / "archive")
-    assert _snapshot(tmp_path / "archive") == _snapshot(files)
+    assert site_files(tmp_path / "archive") == site_files(files)
     verdicts = [judged_document(judge_each(open_store(store))) for store in (files, database)]
     assert verdicts[0] == verdicts[1]
     assert verdicts[1]["histories"][0]["accepted"][0]["reason"] == "new level"
@@ -130,17 +132,7 @@ def test_the_window_judges_as_the_full_read_and_as_sqlite(tmp_path: Path, databa
 def test_site_judge_on_postgresql_is_judge_then_site_on_sqlite(tmp_path: Path, database: str) -> None:
     """`site --judge` on PostgreSQL, night by night, writes the pages and keeps the windows that `results judge`
     then `site` do on SQLite; its incremental site is its full build."""
-    sqlite = tmp_path / "store.sqlite"
-    for n, batch in enumerate(batches_of(long_nights(tmp_path / "nights"))):
-        ingest(batch, database)
-        ingest(batch, sqlite)
-        judge_windowed(open_store(sqlite), WINDOW)
-        build_site(sqlite, tmp_path / "site-sqlite")
-        assert build_site(database, tmp_path / "site", judge=WINDOW).incremental == (n > 0)
-        assert _snapshot(tmp_path / "site") == _snapshot(tmp_path / "site-sqlite")
-        on_postgres, on_sqlite = open_store(database), open_store(sqlite)
-        windows = [on_postgres.judge_window(t) for t in on_postgres.histories()]
-        assert windows == [on_sqlite.judge_window(t) for t in on_sqlite.histories()]
-        build_site(database, tmp_path / f"full-{n}", full=True)
-        assert _snapshot(tmp_path / "site") == _snapshot(tmp_path / f"full-{n}")
+    site_judge_matches_judge_then_site(database, tmp_path / "store.sqlite", tmp_path)
+    on_postgres = open_store(database)
+    windows = [on_postgres.judge_window(t) for t in on_postgres.histories()]
     assert sum(w is not None for w in windows) == 1  # the steady history's window moved; the open drop is read whole

@@ -12,11 +12,16 @@ from pytorch_cuda.run_store import ingest
 from pytorch_cuda.run_store.backend import open_store
 from pytorch_cuda.site.cells import build_cells
 from pytorch_cuda.site.site_writer import build_site
-from tests.support.long_histories import GEMM, NIGHTS, WINDOW, batches_of, full_read, long_nights
-
-
-def _files(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+from tests.support.long_histories import (
+    GEMM,
+    NIGHTS,
+    WINDOW,
+    batches_of,
+    full_read,
+    long_nights,
+    site_files,
+    site_judge_matches_judge_then_site,
+)
 
 
 def test_a_long_history_shows_its_last_runs_judged_as_the_full_read(tmp_path: Path) -> None:
@@ -26,7 +31,7 @@ def test_a_long_history_shows_its_last_runs_judged_as_the_full_read(tmp_path: Pa
         judge_windowed(open_store(store), WINDOW)  # the nightly's judge: it keeps each history's window
         assert build_site(store, site).incremental == (n > 0)
         build_site(store, tmp_path / f"full-{n}", full=True)
-        assert _files(site) == _files(tmp_path / f"full-{n}")
+        assert site_files(site) == site_files(tmp_path / f"full-{n}")
     backend = open_store(store)
     windowed = [t for t in backend.histories() if read_window(backend, t, []).read_from is not None]
     assert len(windowed) == 1  # the steady history is read from its window; the dropping one in full (still open)
@@ -57,18 +62,8 @@ def test_a_long_history_shows_its_last_runs_judged_as_the_full_read(tmp_path: Pa
 def test_the_site_that_judges_is_the_judge_then_the_site(tmp_path: Path) -> None:
     """`site --judge` (one read: judge, keep the window, build) writes the pages and keeps the windows that
     `results judge` then `site` do, night by night, and its incremental site is the full build byte for byte."""
-    apart, together = tmp_path / "apart.sqlite", tmp_path / "together.sqlite"
-    for n, batch in enumerate(batches_of(long_nights(tmp_path / "nights"))):
-        ingest(batch, apart)
-        ingest(batch, together)
-        judge_windowed(open_store(apart), WINDOW)
-        build_site(apart, tmp_path / "site-apart")
-        assert build_site(together, tmp_path / "site", judge=WINDOW).incremental == (n > 0)
-        assert _files(tmp_path / "site") == _files(tmp_path / "site-apart")
-        a, b = open_store(apart), open_store(together)
-        assert [b.judge_window(t) for t in b.histories()] == [a.judge_window(t) for t in a.histories()]
-        build_site(together, tmp_path / f"full-{n}", full=True)
-        assert _files(tmp_path / "site") == _files(tmp_path / f"full-{n}")
+    together = tmp_path / "together.sqlite"
+    site_judge_matches_judge_then_site(together, tmp_path / "apart.sqlite", tmp_path)
     backend = open_store(together)
     windowed = [t for t in backend.histories() if read_window(backend, t, []).read_from is not None]
     assert len(windowed) == 1
