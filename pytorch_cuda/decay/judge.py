@@ -34,6 +34,8 @@ class Judged:
     accepted: tuple[Accepted, ...] = ()
     harness: int = FIRST_HARNESS  # the newest timing harness among the runs: the noise and the verdict are its own
     resume_point: tuple[object, ...] = ()  # each watched metric's (detector.SeriesJudgement.resume_point)
+    # with judge_history's ``resume_after``: the resume point judging only the runs through it would end in
+    resume_at: tuple[object, ...] | None = None
 
     def baseline(self, run: Stored, metric: str) -> Noise | None:
         """The noise ``run`` was judged against for ``metric`` (None: not judged, too little before it)."""
@@ -80,8 +82,12 @@ def order(run: Stored) -> tuple[str, str]:
     return (run.results.started_at or "", run.record.sha256)
 
 
-def judge_history(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> Judged:
-    """One key's runs (any order) judged oldest first; ``accepted``: the store's accepted regressions."""
+def judge_history(
+    runs: Sequence[Stored], accepted: Sequence[Accepted] = (), resume_after: tuple[str, str] | None = None
+) -> Judged:
+    """One key's runs (any order) judged oldest first; ``accepted``: the store's accepted regressions;
+    ``resume_after`` (a run's order): also the resume point judge_history of the runs through it alone would give
+    (``Judged.resume_at``), from the same pass."""
     ordered = sorted(runs, key=order)
     key = ordered[0].key if ordered else HistoryKey("-", "-", "-")
     mine = tuple(a for a in accepted if a.history == key.text)
@@ -93,20 +99,26 @@ def judge_history(runs: Sequence[Stored], accepted: Sequence[Accepted] = ()) -> 
     judged_against: dict[tuple[str, str], Noise] = {}
     noise: list[Noise] = []
     resume: list[object] = []  # the current harness's detector end state, metric by metric
+    through_cut = [run for run in ordered if resume_after is not None and order(run) <= resume_after]
+    current_at = max((run.results.harness for run in through_cut), default=None)  # the harness judged alone
+    resume_at: list[object] = []
     for harness, members in sorted(by_harness.items()):  # each harness's runs a history of their own
+        cut = None if resume_after is None else sum(1 for run in members if order(run) <= resume_after)
         for watched in WATCHED:
             through = {a.through for a in mine if a.metric == watched.metric}
-            judged = judge_series(watched, members, through)
+            judged = judge_series(watched, members, through, cut)
             findings += judged.findings
             judged_against.update({(sha, watched.metric): n for sha, n in judged.judged_against.items()})
             if harness == current:
                 resume.append(judged.resume_point)
                 if judged.noise is not None:
                     noise.append(judged.noise)
+            if harness == current_at:
+                resume_at.append(judged.resume_at)
     findings.sort(key=lambda f: order(f.run))
     return Judged(
         key, tuple(ordered), tuple(noise), tuple(findings), judged_against, mine, harness=current,
-        resume_point=tuple(resume),
+        resume_point=tuple(resume), resume_at=None if resume_after is None else tuple(resume_at),
     )  # fmt: skip
 
 

@@ -24,6 +24,7 @@ history yet; the findings listed are those on runs after T, and the counts are o
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 from dataclasses import dataclass, replace
 from typing import Any, Final
@@ -107,16 +108,24 @@ def _kept(store: RunStore, text: str, digest: str, shown: int) -> JudgeWindow | 
     return kept if store.count_through(text, kept.through) == kept.runs_through else None
 
 
+def _cut(runs: list[Stored], window_runs: int, shown: int) -> tuple[str, str] | None:
+    """Where a window could move to (the last run before the last ``shown``), when the read is long enough."""
+    return order(runs[len(runs) - shown - 1]) if len(runs) > 2 * window_runs else None
+
+
 def _advanced(
-    runs: list[Stored], accepted: list[Accepted], counted_before: int, window_runs: int, shown: int
+    runs: list[Stored], judged: Judged, accepted: list[Accepted], counted_before: int, *, window_runs: int, shown: int
 ) -> JudgeWindow | None:
     """A later window, where the ``window_runs`` before the last ``shown`` alone end in the state the read is in at
-    the same run (the read is exact there: past the kept T, or a full read)."""
-    if len(runs) <= 2 * window_runs:
+    the same run (the read is exact there: past the kept T, or a full read). The read's state there comes from its
+    own pass (``judged.resume_at``) where the runs came in order, else from judging them again."""
+    if _cut(runs, window_runs, shown) is None:
         return None
     head = runs[: len(runs) - shown]
     tail = head[-window_runs:]
-    if judge_history(tail, accepted).resume_point != judge_history(head, accepted).resume_point:
+    in_order = all(order(a) <= order(b) for a, b in itertools.pairwise(runs))
+    at = judged.resume_at if in_order and judged.resume_at is not None else judge_history(head, accepted).resume_point
+    if judge_history(tail, accepted).resume_point != at:
         return None  # e.g. a regression open since before the tail
     digest = _accepted_digest([a for a in accepted if a.history == head[-1].key.text])
     return JudgeWindow(order(tail[0]), order(head[-1]), counted_before + len(head), digest, shown)
@@ -142,12 +151,12 @@ def judge_window_of(
     else:
         runs = store.history_since(text, kept.since)
         counted_before = kept.runs_through - sum(1 for r in runs if order(r) <= kept.through)
-    judged = judge_history(runs, accepted)
+    judged = judge_history(runs, accepted, _cut(runs, window_runs, shown) if keep else None)
     exact_after = None if kept is None else kept.through
     if exact_after is not None:
         after = exact_after
         judged = replace(judged, findings=tuple(f for f in judged.findings if order(f.run) > after))
-    moved = _advanced(runs, accepted, counted_before, window_runs, shown) if keep else None
+    moved = _advanced(runs, judged, accepted, counted_before, window_runs=window_runs, shown=shown) if keep else None
     if moved is not None:
         store.keep_judge_window(text, moved.document())
         if store.judge_window(text) != moved.document():

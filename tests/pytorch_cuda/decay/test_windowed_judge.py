@@ -91,3 +91,28 @@ def test_a_run_stored_late_before_the_window_is_read_in_full(tmp_path: Path, nig
     steady = [w for w in judge_windowed(open_store(store), WINDOW) if "steady" in w.judged.key.variant]
     assert [w.read_from for w in steady] == [None]  # the kept window no longer matches: the whole history
     assert verdicts([w.judged for w in judge_windowed(open_store(store), WINDOW)]) == verdicts(full_read(store))
+
+
+def test_one_pass_gives_the_resume_point_judging_the_first_runs_alone_ends_in(tmp_path: Path) -> None:
+    """judge_history's ``resume_after``: the state a read of the runs through that one alone ends in, from the same
+    pass (what moving the window compares; windowed.py), at every cut: before and during the open drop, and across
+    a change of the timing harness (each harness is judged on its own)."""
+    from pytorch_cuda.decay.judge import judge_history
+    from tests.support.synthetic_history import wobble
+
+    paths = []
+    for day in range(70):
+        for variant, drop in (("steady", 1.0), ("dropping", 0.85 if day >= DROP_FROM else 1.0)):
+            document = night(day, scale={GEMM: wobble(day) * drop}, host="ab"[day % 2], variant=variant)
+            document["harness"] = 2 if day >= 50 else 1
+            paths.append(tmp_path / "nights" / f"{day:04d}-{variant}.json")
+            paths[-1].parent.mkdir(exist_ok=True)
+            paths[-1].write_text(json.dumps(document), encoding="utf-8")
+    ingest(paths, tmp_path / "store")
+    store = open_store(tmp_path / "store")
+    for text in store.histories():
+        runs = store.history(text)
+        for cut in (1, DROP_FROM, DROP_FROM + 3, 49, 50, 51, 60, len(runs)):
+            one_pass = judge_history(runs, [], order(runs[cut - 1])).resume_at
+            assert one_pass == judge_history(runs[:cut], []).resume_point, (text, cut)
+        assert judge_history(runs, []).resume_at is None
