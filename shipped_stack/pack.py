@@ -5,15 +5,14 @@ when the host lock changes (it is keyed by the lock's sha256)."""
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import shutil
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import IO, Final
+from typing import IO, Final, Protocol
 
 from pytorch_cuda.errors import UserError
 from pytorch_cuda.locks.file_format import parse_lock
@@ -112,7 +111,11 @@ def _tree_bytes(folder: Path) -> int:
     return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file() and not path.is_symlink())
 
 
-def _write_parts(stream: IO[bytes], folder: Path, part_bytes: int) -> list[Part]:
+class _Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _write_parts(stream: _Readable, folder: Path, part_bytes: int) -> list[Part]:
     parts: list[Part] = []
     chunk = stream.read(CHUNK)
     while chunk:
@@ -151,17 +154,14 @@ def compress(site: Path, folder: Path, part_bytes: int) -> list[Part]:
     return parts
 
 
-class _Joined(io.RawIOBase):
+class _Joined:
     """The parts of a pack read back as the one stream they were cut from."""
 
     def __init__(self, paths: list[Path]) -> None:
         self._paths = iter(paths)
         self._current: IO[bytes] | None = None
 
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
+    def read(self, size: int, /) -> bytes:
         while True:
             if self._current is None:
                 path = next(self._paths, None)
@@ -182,13 +182,13 @@ def resplit(index: PackIndex, folder: Path, part_bytes: int) -> PackIndex:
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir()
     stream = _Joined([folder / part.name for part in index.parts])
-    parts = _write_parts(stream, staging, part_bytes)  # type: ignore[arg-type]
+    parts = _write_parts(stream, staging, part_bytes)
     for part in index.parts:
         (folder / part.name).unlink()
     for part in parts:
         (staging / part.name).rename(folder / part.name)
     staging.rmdir()
-    joined = PackIndex(**{**index.__dict__, "parts": tuple(parts)})
+    joined = replace(index, parts=tuple(parts))
     (folder / PARTS_INDEX).write_text(json.dumps(joined.as_json(), indent=1) + "\n", encoding="utf-8")
     return joined
 

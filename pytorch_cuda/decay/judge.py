@@ -99,8 +99,11 @@ def judge_history(
     judged_against: dict[tuple[str, str], Noise] = {}
     noise: list[Noise] = []
     resume: list[object] = []  # the current harness's detector end state, metric by metric
-    through_cut = [run for run in ordered if resume_after is not None and order(run) <= resume_after]
-    current_at = max((run.results.harness for run in through_cut), default=None)  # the harness judged alone
+    current_at = (  # the newest harness among the runs through the cut: the one judging them alone would report
+        None
+        if resume_after is None
+        else max((r.results.harness for r in ordered if order(r) <= resume_after), default=None)
+    )
     resume_at: list[object] = []
     for harness, members in sorted(by_harness.items()):  # each harness's runs a history of their own
         cut = None if resume_after is None else sum(1 for run in members if order(run) <= resume_after)

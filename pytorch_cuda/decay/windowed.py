@@ -118,13 +118,14 @@ def _advanced(
 ) -> JudgeWindow | None:
     """A later window, where the ``window_runs`` before the last ``shown`` alone end in the state the read is in at
     the same run (the read is exact there: past the kept T, or a full read). The read's state there comes from its
-    own pass (``judged.resume_at``) where the runs came in order, else from judging them again."""
-    if _cut(runs, window_runs, shown) is None:
+    own pass (``judged.resume_at``, judged with ``_cut``) where the runs came in order, else from judging them
+    again."""
+    if judged.resume_at is None:  # the read is too short to move the window (``_cut``)
         return None
     head = runs[: len(runs) - shown]
     tail = head[-window_runs:]
     in_order = all(order(a) <= order(b) for a, b in itertools.pairwise(runs))
-    at = judged.resume_at if in_order and judged.resume_at is not None else judge_history(head, accepted).resume_point
+    at = judged.resume_at if in_order else judge_history(head, accepted).resume_point
     if judge_history(tail, accepted).resume_point != at:
         return None  # e.g. a regression open since before the tail
     digest = _accepted_digest([a for a in accepted if a.history == head[-1].key.text])

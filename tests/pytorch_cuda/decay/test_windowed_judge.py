@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytorch_cuda.decay.judge import order
+from pytorch_cuda.decay.judge import judge_history, order
 from pytorch_cuda.decay.report import judged_document
 from pytorch_cuda.decay.windowed import SHOWN_RUNS, WindowedJudged, judge_windowed
 from pytorch_cuda.run_store import ingest
@@ -26,7 +26,7 @@ from tests.support.long_histories import (
     store_and_judge,
     verdicts,
 )
-from tests.support.synthetic_history import night
+from tests.support.synthetic_history import night, wobble
 
 
 @pytest.fixture(scope="module")
@@ -97,9 +97,6 @@ def test_one_pass_gives_the_resume_point_judging_the_first_runs_alone_ends_in(tm
     """judge_history's ``resume_after``: the state a read of the runs through that one alone ends in, from the same
     pass (what moving the window compares; windowed.py), at every cut: before and during the open drop, and across
     a change of the timing harness (each harness is judged on its own)."""
-    from pytorch_cuda.decay.judge import judge_history
-    from tests.support.synthetic_history import wobble
-
     paths = []
     for day in range(70):
         for variant, drop in (("steady", 1.0), ("dropping", 0.85 if day >= DROP_FROM else 1.0)):
