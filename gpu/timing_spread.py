@@ -8,15 +8,13 @@ by the child's number, and names the kernel each variant ran (torch.profiler, on
 variant and metric, the children's medians and their spread ((max - min) / median), which is what the nightly
 history sees as run-to-run noise:
 
-- conv ``suite``: what conformance/test_article.py does (one call per repetition after an L2 flush, cuDNN's
-  heuristics choose the engine); ``suite-again``: the same, last in the child (drift inside one process);
-- conv ``benchmark``: ``torch.backends.cudnn.benchmark = True`` (cuDNN times its engines and keeps the fastest);
-- conv ``batch8``: 8 back-to-back calls per repetition (one flush), the rate over 8 calls;
-- conv ``n128``: the same conv at batch 128 (4x the work per call);
-- conv ``rotate4``: 4 copies of the input at their own addresses, one a repetition in turn (a placement a process
-  gets is averaged over); ``benchmark-batch8`` and ``benchmark-rotate4-batch8``: those together;
-- GEMM ``suite``: gemm_bench's timing (8192^3); ``warm2s``: after 2 s of back-to-back GEMMs (power steady state);
-  ``rotate4``: 4 pairs of inputs in turn.
+- ``suite``: what the suite does now (timing harness 3: one call a repetition after an L2 flush, behind the launch
+  hold, conformance/support/workloads/launch_hold.py); ``unheld``: the same without the hold (harness 2);
+  ``suite-again``: ``suite`` again, last in the child (drift inside one process);
+- conv (fp16, bf16; tf32 suite and unheld only) ``rotate4``: 4 copies of the input at their own addresses, one a
+  repetition in turn (a placement a process gets is averaged over);
+- GEMM (fp16, bf16; tf32 suite and unheld only) ``rotate4``: 4 pairs of inputs in turn;
+- SDPA (fp16, bf16): ``suite`` and ``unheld``.
 
 With pynvml, the SM clock is sampled every 2 ms during each variant's repetitions (its min/median in the output).
 """
@@ -38,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-CONV_VARIANTS = (
-    "suite", "benchmark", "batch8", "n128", "rotate4", "benchmark-batch8", "benchmark-rotate4-batch8", "suite-again"
-)  # fmt: skip
-GEMM_VARIANTS = ("suite", "warm2s", "rotate4")
+CONV_VARIANTS = ("unheld", "suite", "rotate4", "suite-again")
+GEMM_VARIANTS = ("unheld", "suite", "rotate4")
+SDPA_VARIANTS = ("unheld", "suite")
+TF32_VARIANTS = ("unheld", "suite")  # conv and GEMM in TF32: the harness's effect only
 ROTATED = 4  # the rotate variants: this many copies of the inputs, at their own addresses, one a repetition
 
 
@@ -106,11 +104,11 @@ def child(index: int) -> dict[str, object]:
     plan = Plan(warmup=3, least=10, cap_s=1.0)
     out: dict[str, object] = {"child": index}
 
-    def timed(one: Callable[[], object], run: Callable[[], object], work: float) -> dict[str, object]:
+    def timed(one: Callable[[], object], run: Callable[[], object], work: float, held: bool) -> dict[str, object]:
         """``run`` timed under the suite's plan (``work`` FLOPs a repetition), with the kernels of ``one`` call."""
         names = kernel_names(one)
         with ClockSampler() as clocks:
-            timings = time_cuda(run, device, plan)
+            timings = time_cuda(run, device, plan, held=held)
         tflops, fields = timings.rate(work)
         return {
             "tflops": tflops,
@@ -119,28 +117,22 @@ def child(index: int) -> dict[str, object]:
             "stopped": timings.stopped,
             "kernels": names,
             "sm_mhz": _clock_summary(clocks.samples),
+            "note": timings.device_note,
         }
 
     def conv_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
-        n = 128 if variant == "n128" else 32
-        c, h, w = 256, 56, 56
+        n, c, h, w = 32, 256, 56, 56  # conformance/test_article.py's CONV_SHAPE
         memory = torch.channels_last
-        copies = ROTATED if "rotate" in variant else 1
+        copies = ROTATED if variant == "rotate4" else 1
         inputs = [seeded_randn((n, c, h, w), 51, device, dtype).contiguous(memory_format=memory) for _ in range(copies)]
         weight = (seeded_randn((c, c, 3, 3), 52, device, dtype) / 48).contiguous(memory_format=memory)
-        torch.backends.cudnn.benchmark = variant.startswith("benchmark")
-        calls = 8 if "batch8" in variant else 1
         turn = itertools.cycle(inputs)
 
         def run() -> None:
-            x = next(turn)
-            for _ in range(calls):
-                torch.nn.functional.conv2d(x, weight, padding=1)
+            torch.nn.functional.conv2d(next(turn), weight, padding=1)
 
         one = functools.partial(torch.nn.functional.conv2d, inputs[0], weight, padding=1)
-        found = timed(one, run, calls * 2.0 * n * c * h * w * c * 9)
-        torch.backends.cudnn.benchmark = False
-        return found
+        return timed(one, run, 2.0 * n * c * h * w * c * 9, held=variant != "unheld")
 
     def gemm_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
         n = 8192
@@ -148,7 +140,6 @@ def child(index: int) -> dict[str, object]:
         pairs = [
             (seeded_randn((n, n), 11, device, dtype), seeded_randn((n, n), 12, device, dtype)) for _ in range(copies)
         ]
-        a, b = pairs[0]
         result = torch.empty(n, n, device=device, dtype=dtype)
         turn = itertools.cycle(pairs)
 
@@ -156,22 +147,27 @@ def child(index: int) -> dict[str, object]:
             left, right = next(turn)
             torch.mm(left, right, out=result)
 
-        if variant == "warm2s":
-            end = time.monotonic() + 2.0
-            while time.monotonic() < end:
-                for _ in range(20):
-                    torch.mm(a, b, out=result)
-                torch.cuda.synchronize()
-        one = functools.partial(torch.mm, a, b, out=result)
-        return timed(one, rotated, 2.0 * n * n * n)
+        one = functools.partial(torch.mm, pairs[0][0], pairs[0][1], out=result)
+        return timed(one, rotated, 2.0 * n * n * n, held=variant != "unheld")
 
+    def sdpa_case(variant: str, dtype: torch.dtype) -> dict[str, object]:
+        batch, heads, sequence, head_dim = shape = (8, 16, 1024, 64)  # conformance/test_sdpa.py's THROUGHPUT_SHAPE
+        q, k, v = (seeded_randn(shape, seed, device, dtype) for seed in (25, 26, 27))
+        one = functools.partial(torch.nn.functional.scaled_dot_product_attention, q, k, v)
+        return timed(one, one, 4.0 * batch * heads * sequence * sequence * head_dim, held=variant != "unheld")
+
+    torch.set_float32_matmul_precision("high")  # float32 GEMMs in TF32; cuDNN's convs are TF32 by default
+    halves = (("fp16", torch.float16), ("bf16", torch.bfloat16))
     cases: list[tuple[str, Callable[[], dict[str, object]]]] = []
-    for variant in CONV_VARIANTS:
-        for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
-            cases.append((f"conv.{name}.{variant}", functools.partial(conv_case, variant, dtype)))
-    for variant in GEMM_VARIANTS:
-        for name, dtype in (("fp16", torch.float16), ("bf16", torch.bfloat16)):
-            cases.append((f"gemm.{name}.{variant}", functools.partial(gemm_case, variant, dtype)))
+    for kind, case, variants in (("conv", conv_case, CONV_VARIANTS), ("gemm", gemm_case, GEMM_VARIANTS)):
+        for variant in variants:
+            for name, dtype in halves:
+                cases.append((f"{kind}.{name}.{variant}", functools.partial(case, variant, dtype)))
+        for variant in TF32_VARIANTS:
+            cases.append((f"{kind}.tf32.{variant}", functools.partial(case, variant, torch.float32)))
+    for variant in SDPA_VARIANTS:
+        for name, dtype in halves:
+            cases.append((f"sdpa.{name}.{variant}", functools.partial(sdpa_case, variant, dtype)))
     fixed_last = [case for case in cases if case[0].endswith("suite-again")]
     rotating = [case for case in cases if not case[0].endswith("suite-again")]
     shift = index % len(rotating)

@@ -21,8 +21,10 @@ VERDICTS: Final = ("native", "emulated", "unsupported")  # a dtype on a device, 
 # the decay history compares a run only with runs of its own harness (pytorch_cuda/decay/judge.py, docs/decay.md).
 # 1: a fixed count of CUDA-event timed calls after a warm-up, no L2 flush (every file written before the field);
 # 2: the L2 flushed before every repetition, repetitions until the median's relative standard error reaches the
-#    target or a time cap ends them, each number's own spread recorded, AMP and compile speed-ups interleaved.
+#    target or a time cap ends them, each number's own spread recorded, AMP and compile speed-ups interleaved;
+# 3: harness 2 with each repetition held behind a spin kernel while the CPU enqueues it (nvbench's blocking kernel),
+#    and a repetition whose start the GPU reached first timed again: no launch gap in any time.
 FIRST_HARNESS: Final = 1
-HARNESS_VERSION: Final = 2
+HARNESS_VERSION: Final = 3
 # Why a timed number's repetitions stopped (its metric's "stopped" field).
 STOPPED: Final = ("target", "time_cap", "max_reps")

@@ -149,7 +149,7 @@ def test_the_timing_harness_and_each_numbers_spread_are_read() -> None:
     gemm.update(samples=31, rel_spread=0.041, rel_iqr=0.006, rel_error=0.0019, stopped="target")
     jsonschema.validate(document, json.loads(SCHEMA_FILE.read_text()))
     results = parse_results(json.dumps(document))
-    assert results.harness == HARNESS_VERSION == 2
+    assert results.harness == HARNESS_VERSION == 3
     metric = results.measurement("gemm.bf16.tflops")
     assert metric is not None
     assert (metric.samples, metric.rel_spread, metric.rel_iqr, metric.rel_error, metric.stopped) == (

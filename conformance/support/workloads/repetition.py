@@ -1,9 +1,10 @@
-"""The timing harness's rule (harness 2 of ``pytorch_cuda_contract.results_format``), apart from the device.
+"""The timing harness's rule (harness 3 of ``pytorch_cuda_contract.results_format``), apart from the device.
 
 What nvbench adds to CUDA-event timing, in plain Python so that it is tested without a GPU:
 
 - the L2 cache flushed before every repetition (``TimingDevice.flush``: cuda_timing.py writes a buffer of
-  ``flush_bytes`` on the stream, outside the events), so no repetition finds the last one's data in L2;
+  ``flush_bytes`` on the stream, outside the events), so no repetition finds the last one's data in L2; on the GPU
+  the flush also runs behind the launch hold (launch_hold.py), so no repetition's time holds a launch gap;
 - repetitions until the median's relative standard error is at most ``Plan.target`` (after ``Plan.least`` of them),
   or until the time cap or the repetition cap ends them; ``Timings.stopped`` says which;
 - several workloads measured interleaved (A, B, A, B: ``measure_interleaved``), so that a clock or thermal change
@@ -43,6 +44,10 @@ class TimingDevice(Protocol):
     def synchronize(self) -> None:
         """Wait for the work enqueued so far (the warm-up)."""
 
+    def note(self) -> str:
+        """How the device timed the repetitions (the launch hold), for the timing note; "" where nothing to say."""
+        ...
+
 
 @dataclass(frozen=True)
 class Plan:
@@ -66,6 +71,7 @@ class Timings:
     stopped: str  # pytorch_cuda_contract.results_format.STOPPED
     rel_error: float  # the median's relative standard error when the repetitions stopped
     seconds: float  # wall time of the repetitions
+    device_note: str = ""  # TimingDevice.note: how the device held the repetitions
 
     @property
     def median_ms(self) -> float:
@@ -174,7 +180,8 @@ def measure_interleaved(
             stopped = "time_cap"
         else:
             continue
-        return {name: Timings(tuple(times[name]), stopped, errors[name], elapsed) for name in cases}
+        note = device.note()
+        return {name: Timings(tuple(times[name]), stopped, errors[name], elapsed, note) for name in cases}
 
 
 def describe(timings: Timings, plan: Plan) -> str:
@@ -184,4 +191,6 @@ def describe(timings: Timings, plan: Plan) -> str:
         "time_cap": f"the {plan.cap_s:g} s cap stopped them short of {plan.target:.1%}",
         "max_reps": f"the cap of {plan.most} repetitions stopped them short of {plan.target:.1%}",
     }[timings.stopped]
-    return f"{len(timings.times_ms)} repetitions in {timings.seconds:.2f} s ({why}; error {timings.rel_error:.2%})"
+    held = f"; {timings.device_note}" if timings.device_note else ""
+    count = len(timings.times_ms)
+    return f"{count} repetitions in {timings.seconds:.2f} s ({why}; error {timings.rel_error:.2%}){held}"

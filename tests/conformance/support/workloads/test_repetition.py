@@ -50,6 +50,9 @@ class FakeGpu:
     def synchronize(self) -> None:
         self.log.append("sync")
 
+    def note(self) -> str:
+        return "held behind a 0.05 ms spin"
+
     def workload(self, name: str) -> Callable[[], object]:
         return lambda: self.log.append(name)
 
@@ -70,6 +73,7 @@ def test_a_quiet_workload_stops_at_the_target_after_the_least_count() -> None:
     assert len(timings.times_ms) == 10
     assert timings.rel_error == 0.0
     assert "the median's error reached 1.0%" in describe(timings, plan)
+    assert describe(timings, plan).endswith("; held behind a 0.05 ms spin")  # the device's note, with each number
 
 
 def test_repetitions_go_on_until_the_error_reaches_the_target() -> None:
