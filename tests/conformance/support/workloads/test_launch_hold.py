@@ -22,15 +22,18 @@ def test_a_late_repetition_is_timed_again_behind_a_hold_twice_as_long_until_in_t
     assert hold.late == 2
     assert hold.after(False) is False  # the next repetitions keep the hold that was long enough
     assert hold.hold_ms == pytest.approx(0.2)
-    assert "0.2 ms spin" in hold.note() and "2 late repetition(s) timed again" in hold.note()
+    assert "0.2 ms spin" in hold.note()
+    assert "2 late repetition(s) timed again" in hold.note()
 
 
 def test_a_workload_that_waits_for_the_gpu_is_timed_unheld_and_says_so() -> None:
     hold = LaunchHold(hold_ms=16.0, most_ms=64.0)
     assert [hold.after(True), hold.after(True), hold.after(True)] == [True, True, False]
-    assert hold.given_up and not hold.active
+    assert hold.given_up
+    assert not hold.active
     assert hold.after(True) is False  # no more retries: the hold no longer runs
-    assert "not held" in hold.note() and "include the launch" in hold.note()
+    assert "not held" in hold.note()
+    assert "include the launch" in hold.note()
 
 
 def test_the_spin_is_the_hold_in_cycles_of_the_measured_clock() -> None:
