@@ -61,8 +61,10 @@ finish_stage() {
 }
 image_build_pid=""  # the full tier's image build, in the background while the linters and unit tests run
 image_log=build-output/test-image-build.log
+mypy_pid=""  # mypy, in the background while ruff, the CI linters and the render check run
 report() {
   status=$?
+  if [ -n "$mypy_pid" ]; then kill "$mypy_pid" 2>/dev/null || true; fi  # a stage before it failed
   if [ -n "$image_build_pid" ] && kill -0 "$image_build_pid" 2>/dev/null; then
     kill -INT "$image_build_pid" 2>/dev/null || true  # Ctrl-C's way out: no tag moves
     wait "$image_build_pid" 2>/dev/null || true
@@ -87,15 +89,21 @@ for name, value in json.load(open(sys.argv[1])).items():
   exit "$status"
 }
 trap report EXIT
+mkdir -p build-output
 
 if [ "$tier" = full ]; then
   # The integration tests' image, built (or reused: the same content's image) while the linters and the unit tests
   # run: on an empty engine most of a cold build waits on downloads and the engine, and they fill the cores.
-  mkdir -p build-output
   printf '\n==> building pytorch-cuda:v2.9 in the background while the linters and unit tests run (log: %s)\n' "$image_log"
   "$py" build.py --target cu12 --progress plain >"$image_log" 2>&1 &
   image_build_pid=$!
 fi
+
+# mypy (one core, about 11 s in a fresh clone) runs beside ruff, the CI linters and the render check, which left the
+# other core idle one after another; its output follows theirs.
+mypy_log=build-output/mypy.log
+.venv/bin/mypy >"$mypy_log" 2>&1 &
+mypy_pid=$!
 
 stage "ruff (lint and format)"
 .venv/bin/ruff check .
@@ -104,11 +112,15 @@ stage "ruff (lint and format)"
 stage "CI configuration (actionlint + shellcheck, zizmor, jq, check-jsonschema, hadolint, kubernetes-validate)"
 scripts/lint-ci.sh
 
-stage "mypy (strict)"
-.venv/bin/mypy
-
 stage "images/ matches templates/ and matrix.yaml"
 "$py" build.py render --check
+
+stage "mypy (strict; started beside the stages above, this is the rest of its wait)"
+mypy_status=0
+wait "$mypy_pid" || mypy_status=$?
+mypy_pid=""
+cat "$mypy_log"
+[ "$mypy_status" -eq 0 ] || exit "$mypy_status"
 
 stage "unit tests (fake engine, recorded results; no engine, registry, PostgreSQL or browser), one worker per core"
 # The tier is a marker: every test of tests/ that is not marked integration, but the suite's and precision-check's

@@ -79,7 +79,7 @@ def test_a_late_writer_outside_the_group_loses_no_binding(
     first = released(checkout, "a" * 40, "v9.9")  # the index exists, v9.9 bound
     other = checkout.candidate("candidate-other", "b" * 40)
     checkout.sign(f"{checkout.repository}@{other}", "release")
-    took = _late_write(checkout, monkeypatch, late, fresh(checkout, tmp_path, "other-machine"), other)
+    took = _late_write(checkout, monkeypatch, late, fresh(checkout, tmp_path, "other-machine").as_typed(), other)
     assert took >= 1.0  # the other release wrote and read back inside the late writer's stall
     user = fresh(checkout, tmp_path, "user")  # a machine that never saw the index
     promoted = user.release("promote", f"{checkout.repository}@{other}", "--tag", "v9.7")

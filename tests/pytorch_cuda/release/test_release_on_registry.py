@@ -38,6 +38,7 @@ class Release:
 @pytest.fixture(scope="module")
 def release(tmp_path_factory: pytest.TempPathFactory) -> Release:
     checkout, (tested, other) = pushed_candidates(tmp_path_factory, "tested", "other")
+    checkout = checkout.as_typed()  # here `build.py release` runs as a user types it; in-process elsewhere
     repository = checkout.repository
     checkout.sign(f"{repository}@{tested}", "release", "v9.9", "v9.9-runtime")  # sign before promote
     promoted = checkout.release("promote", f"{repository}@{tested}", "--tag", "v9.9", "--tag", "v9.9-runtime")
