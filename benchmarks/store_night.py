@@ -15,8 +15,8 @@ site is what tonight's incremental build starts from), then ``ingest`` (`results
 ``site-judge`` (`site --judge`: the judge and the site in one read, what the nightly runs instead of ``judge`` then
 ``site``) and ``full`` (`site --full` into a new folder). It prints one JSON line per step.
 
-``--window-move`` times the night the judge's windows move instead (about 1 night in 40: the read passes
-2 x WINDOW_RUNS runs, and the judge judges the tail alone): the nights from --night up to the one before it are
+``--window-move`` times the night the judge's windows move instead (1 night in 21: the read passes
+windowed.moves_after runs, and the judge judges the tail alone): the nights from --night up to the one before it are
 stored in bulk first (not timed; the store must hold the windows last night's judge kept). ``--put-back`` deletes
 the timed night's runs afterwards and restores the windows the judge kept before it, so that the same store times
 the night again (with other code, or once more): a database only, as the site's folder is --site-out's to restore.
@@ -36,7 +36,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.synthetic_fleet import Fleet, bulk_store  # noqa: E402
-from pytorch_cuda.decay.windowed import WINDOW_RUNS  # noqa: E402
+from pytorch_cuda.decay.windowed import SHOWN_RUNS, WINDOW_RUNS, moves_after  # noqa: E402
 from pytorch_cuda.run_store.backend import RunStore, open_store  # noqa: E402
 
 STEPS = ("previous", "ingest", "judge", "site", "site-judge", "full")
@@ -77,7 +77,7 @@ def night(store: str, files: list[Path], site: Path, code: Path, steps: list[str
 
 def nights_to_move(store: RunStore) -> int:
     """How many nights come before the one on which the judge's windows next move (every history's read passes
-    2 x WINDOW_RUNS runs on it; the fewest over the histories), from the windows the store keeps."""
+    windowed.moves_after runs on it; the fewest over the histories), from the windows the store keeps."""
     reads = []
     for text in store.histories():
         kept = store.judge_window(text)
@@ -87,7 +87,7 @@ def nights_to_move(store: RunStore) -> int:
         reads.append(sum(1 for head in store.heads(text) if (head.started_at, head.sha256) >= since))
     if not reads:
         raise SystemExit("--window-move: the store holds no history")
-    return max(0, 2 * WINDOW_RUNS - max(reads))
+    return max(0, moves_after(WINDOW_RUNS, SHOWN_RUNS) - max(reads))
 
 
 def _location(store: str) -> Path | str:

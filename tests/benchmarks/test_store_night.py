@@ -13,7 +13,7 @@ from pytorch_cuda.run_store.backend import open_store
 
 def test_the_window_move_night_is_the_first_whose_judge_moves_the_windows(tmp_path: Path) -> None:
     fleet, location = Fleet(1, 2), tmp_path / "store.sqlite"
-    first = 2 * WINDOW_RUNS + 10
+    first = 2 * WINDOW_RUNS + 10  # longer than a window: the first judge keeps one
     bulk_store(fleet, location, range(first), every=10**9)
     judge_windowed(open_store(location))  # last night's judge: it kept each history's window
     before = nights_to_move(open_store(location))
