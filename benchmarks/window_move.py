@@ -1,5 +1,6 @@
-"""The judge's work on the night a history's window moves (issue 55: about 1 night in 40, the 44,000-run night's
-slow one): the read (2 x WINDOW_RUNS + 1 runs) is judged, then the WINDOW_RUNS before the last SHOWN_RUNS alone,
+"""The judge's work on the night a history's window moves (issue 55: then 1 night in 41, the 44,000-run night's
+slow one; 1 in 21 since it moves once the read passes windowed.moves_after, 100 runs): the read (2 x WINDOW_RUNS + 1
+runs, as it moved then) is judged, then the WINDOW_RUNS before the last SHOWN_RUNS alone,
 and the two states compared at the tail's end. The read's state there comes either from judging the head again
 (the previous code: a second pass over nearly the whole read) or from the read's own pass (judge_history's
 ``resume_after``, now), side by side on the same histories in one process, alternating:

@@ -10,12 +10,15 @@ and T (with how many runs of the history sorted up to T, and which regressions w
 
 - with no window kept, or one the store no longer matches (a run stored late, before T; an acceptance since), it
   reads the whole history, which is exact;
-- when what it read is longer than 2 x WINDOW_RUNS, it judges alone the WINDOW_RUNS before the last SHOWN_RUNS, and
-  where that tail ends in the state the read is in at the same run (each metric's resume point), moves S to the
-  tail's first run and T to its last: the last SHOWN_RUNS runs of a history are always after T, judged exactly (the
-  site shows them, reading the kept window without keeping one: ``read_window``). A regression open since before
-  the tail keeps its nights in the state, so S stays before it: the window is the last runs plus the open
-  regressions.
+- when what it read is longer than WINDOW_RUNS + SHOWN_RUNS + WINDOW_RUNS / MOVE_SHARE (100 runs), it judges alone
+  the WINDOW_RUNS before the last SHOWN_RUNS, and where that tail ends in the state the read is in at the same run
+  (each metric's resume point), moves S to the tail's first run and T to its last: the last SHOWN_RUNS runs of a
+  history are always after T, judged exactly (the site shows them, reading the kept window without keeping one:
+  ``read_window``). A regression open since before the tail keeps its nights in the state, so S stays before it: the
+  window is the last runs plus the open regressions. A night reads from WINDOW_RUNS + SHOWN_RUNS + 1 runs (the
+  night after a move) up to 20 more, and the night the window moves (1 in 21) judges its read and the tail: moving
+  less often (once the read passed 2 x WINDOW_RUNS, 1 night in 41, before) reads more every night, and most on
+  that one (benchmarks/store_night.py --window-move times it).
 
 What it reports is exact for the runs after T: the regressions open on the latest nightly run, the noise, no
 history yet; the findings listed are those on runs after T, and the counts are of the runs read (``window``).
@@ -36,6 +39,7 @@ from pytorch_cuda.run_store.store import Stored
 
 WINDOW_RUNS: Final = 60  # the tail judged alone to move the window: three noise windows (noise.WINDOW)
 SHOWN_RUNS: Final = 20  # the last runs of a history always after T (exact): what the site shows of a history
+MOVE_SHARE: Final = 3  # the window moves again once the read gains a third of the tail past the tail and shown runs
 KIND: Final = "pytorch-cuda-judge-window"
 
 
@@ -108,9 +112,15 @@ def _kept(store: RunStore, text: str, digest: str, shown: int) -> JudgeWindow | 
     return kept if store.count_through(text, kept.through) == kept.runs_through else None
 
 
+def moves_after(window_runs: int, shown: int) -> int:
+    """The longest read that keeps its window: one run more moves it (``window_runs`` before the last ``shown``,
+    and a MOVE_SHARE-th of ``window_runs`` gained past them)."""
+    return window_runs + shown + window_runs // MOVE_SHARE
+
+
 def _cut(runs: list[Stored], window_runs: int, shown: int) -> tuple[str, str] | None:
     """Where a window could move to (the last run before the last ``shown``), when the read is long enough."""
-    return order(runs[len(runs) - shown - 1]) if len(runs) > 2 * window_runs else None
+    return order(runs[len(runs) - shown - 1]) if len(runs) > moves_after(window_runs, shown) else None
 
 
 def _advanced(

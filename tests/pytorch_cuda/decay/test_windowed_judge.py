@@ -12,7 +12,7 @@ import pytest
 
 from pytorch_cuda.decay.judge import judge_history, order
 from pytorch_cuda.decay.report import judged_document
-from pytorch_cuda.decay.windowed import SHOWN_RUNS, WindowedJudged, judge_windowed
+from pytorch_cuda.decay.windowed import MOVE_SHARE, SHOWN_RUNS, WindowedJudged, judge_windowed, moves_after
 from pytorch_cuda.run_store import ingest
 from pytorch_cuda.run_store.backend import open_store
 from tests.support.long_histories import (
@@ -113,3 +113,28 @@ def test_one_pass_gives_the_resume_point_judging_the_first_runs_alone_ends_in(tm
             one_pass = judge_history(runs, [], order(runs[cut - 1])).resume_at
             assert one_pass == judge_history(runs[:cut], []).resume_point, (text, cut)
         assert judge_history(runs, []).resume_at is None
+
+
+def test_the_window_moves_once_the_read_passes_its_tail_the_shown_runs_and_a_third_of_the_tail(
+    tmp_path: Path, nights: list[list[Path]]
+) -> None:
+    """A read of moves_after runs keeps no window; one run more moves it: S to the first of the ``tail`` runs before
+    the last SHOWN_RUNS, so the next night reads tail + SHOWN_RUNS + 1 runs (a steady history: nothing open). A
+    tail of 36 runs: 68 runs read keep none (twice the tail, what moved it once, would be 72)."""
+    tail = 36
+    longest = moves_after(tail, SHOWN_RUNS)
+    assert longest == tail + SHOWN_RUNS + tail // MOVE_SHARE == 68
+    store = tmp_path / "store.sqlite"
+    ingest([p for n in nights[:longest] for p in n], store)
+    steady = next(t for t in open_store(store).histories() if "steady" in t)
+    judge_windowed(open_store(store), tail)
+    assert open_store(store).judge_window(steady) is None  # the whole history read: moves_after runs keep none
+    ingest(nights[longest], store)
+    judge_windowed(open_store(store), tail)
+    kept = json.loads(open_store(store).judge_window(steady) or "{}")
+    runs = open_store(store).history(steady)
+    cut = len(runs) - SHOWN_RUNS - 1
+    assert [kept["since"], kept["through"]] == [list(order(runs[cut - tail + 1])), list(order(runs[cut]))]
+    ingest(nights[longest + 1], store)
+    (after,) = [w for w in judge_windowed(open_store(store), tail) if w.judged.key.text == steady]
+    assert len(after.judged.runs) == tail + SHOWN_RUNS + 1
