@@ -55,7 +55,7 @@ class SeriesJudgement:
     # what the next run's judgement depends on (_State.resume_point): equal resume points judge every later run the
     # same, so a window of the history that ends in the full read's resume point judges as the full read (windowed.py)
     resume_point: tuple[object, ...] = ()
-    resume_at: tuple[object, ...] | None = None  # the resume point after the first ``resume_after`` runs, if asked
+    resume_at: tuple[object, ...] | None = None  # the resume point after the first ``resume_runs`` runs, if asked
 
 
 @dataclass
@@ -173,17 +173,17 @@ def _accept(state: _State) -> None:
 
 
 def judge_series(
-    watched: Watched, runs: Sequence[Stored], accepted_through: Collection[str] = (), resume_after: int | None = None
+    watched: Watched, runs: Sequence[Stored], accepted_through: Collection[str] = (), resume_runs: int | None = None
 ) -> SeriesJudgement:
     """``runs`` oldest first (every purpose); ``accepted_through``: the sha256 of the runs through which an open
-    regression of this metric was accepted (`results accept`); ``resume_after``: also keep the resume point after
+    regression of this metric was accepted (`results accept`); ``resume_runs``: also keep the resume point after
     that many runs (what judging only them would end in, without a second pass: windowed.py)."""
     state = _State(watched)
     judged_against: dict[str, Noise] = {}
     experiments: list[tuple[Stored, float]] = []
     resume_at: tuple[object, ...] | None = None
     for index, run in enumerate(runs):
-        if index == resume_after:
+        if index == resume_runs:
             resume_at = state.resume_point()
         raw = run.results.number(watched.metric)
         value = raw if raw is not None and math.isfinite(raw) else None
@@ -209,7 +209,7 @@ def judge_series(
         _judge_night(state, Night(run, value, noise, _z(watched, value, noise)))
         if state.open is not None and run.record.sha256 in accepted_through:
             _accept(state)
-    if resume_after is not None and resume_at is None:
+    if resume_runs is not None and resume_at is None:
         resume_at = state.resume_point()
     final = state.noise()
     if final is not None and final.runs >= HISTORY_RUNS and final.centre != 0:

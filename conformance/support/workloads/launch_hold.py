@@ -39,9 +39,10 @@ class LaunchHold:
 
     def after(self, was_late: bool) -> bool:
         """Record one timed repetition; True: time it again (it was late and the hold can still grow)."""
-        if not was_late or self.given_up:
-            if not self.given_up:
-                self.longest_ms = max(self.longest_ms, self.hold_ms)
+        if self.given_up:
+            return False
+        if not was_late:
+            self.longest_ms = max(self.longest_ms, self.hold_ms)
             return False
         self.late += 1
         if self.hold_ms >= self.most_ms:
